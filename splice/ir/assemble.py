@@ -1,0 +1,109 @@
+"""Assembly: generated syntax -> code object -> function object.
+
+The generated ``def`` (or ``lambda``) is compiled inside a scaffold that reproduces what the
+compiler needs to see around it: a function scope binding the original's free variables (so
+they stay free variables) and the hidden cells, and the nearest enclosing class (for private
+name mangling and ``__class__``). The scaffold never runs; the function's code object is taken
+out of its constants and given the original's closure cells, globals and attributes.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+
+from splice.errors import UnsupportedError
+from splice.ir.codegen import GenContext, fix_locations, generate_function
+from splice.ir.nodes import FunctionIR
+from splice.ir.source import FunctionSource, describe
+
+SCAFFOLD = "__splice_scope__"
+
+
+def scaffold(ir: FunctionIR, source: FunctionSource, node: ast.stmt | ast.expr,
+             cell_names: list[str]) -> ast.Module:
+    """The module that compiles ``node`` with the same scoping as the original."""
+    stmt: ast.stmt = node if isinstance(node, ast.stmt) else ast.Expr(node)
+    body: list[ast.stmt] = [stmt]
+    cls = next((s for s in reversed(source.enclosing) if isinstance(s, ast.ClassDef)), None)
+    if cls is not None:
+        body = [ast.ClassDef(cls.name, [], [], body, [])]
+    if cell_names:
+        binds: list[ast.stmt] = [
+            ast.Assign([ast.Name(name, ast.Store())], ast.Constant(None))
+            for name in cell_names if name != "__class__" or cls is None
+        ]
+        args = ast.arguments([], [], None, [], [], None, [])
+        body = [ast.FunctionDef(SCAFFOLD, args, [*binds, *body], [], None, None)]
+    module = ast.Module(body, [])
+    fix_locations(module, ir.pos)
+    return module
+
+
+def find_code(code: types.CodeType, name: str) -> types.CodeType | None:
+    """The code object called ``name`` among ``code``'s constants, depth first."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name:
+                return const
+            found = find_code(const, name)
+            if found is not None:
+                return found
+    return None
+
+
+def requalify(code: types.CodeType, old: str, new: str) -> types.CodeType:
+    """Rename ``code``'s qualified name prefix ``old`` to ``new``, nested code included."""
+    consts = tuple(requalify(c, old, new) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    qualname = code.co_qualname
+    if qualname == old:
+        qualname = new
+    elif qualname.startswith(old + "."):
+        qualname = new + qualname[len(old):]
+    return code.replace(co_consts=consts, co_qualname=qualname)
+
+
+def assemble(ir: FunctionIR, original: types.FunctionType, *, renest: bool = True
+             ) -> types.FunctionType:
+    """Compile ``ir`` (lowered from ``original``) into a new function object that shares the
+    original's globals and closure cells and copies its other attributes."""
+    source: FunctionSource = ir.origin
+    ctx = GenContext(renest=renest)
+    node = generate_function(ir, ctx)
+    code = original.__code__
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        node.lineno = code.co_firstlineno  # the compiler derives co_firstlineno from it
+    cell_names = list(code.co_freevars) + [n for n in ctx.cells if n not in code.co_freevars]
+    module = scaffold(ir, source, node, cell_names)
+    try:
+        module_code = compile(module, source.filename, "exec",
+                              flags=source.future_flags, dont_inherit=True)
+    except SyntaxError as exc:
+        raise UnsupportedError(describe(original), f"the regenerated code does not compile: "
+                               f"{exc.msg}", f"{source.filename}:{exc.lineno}") from None
+    new_code = find_code(module_code, code.co_name)
+    if new_code is None:  # pragma: no cover - the scaffold always contains it
+        raise UnsupportedError(describe(original), "the regenerated code object is missing")
+    new_code = requalify(new_code, new_code.co_qualname, code.co_qualname)
+    cells = dict(zip(code.co_freevars, original.__closure__ or (), strict=True))
+    closure = []
+    for name in new_code.co_freevars:
+        if name in cells:
+            closure.append(cells[name])
+        elif name in ctx.cells:
+            closure.append(types.CellType(ctx.cells[name]))
+        else:
+            raise UnsupportedError(describe(original),
+                                   f"the regenerated code needs a free variable {name!r} "
+                                   "the original does not have")
+    function = types.FunctionType(new_code, original.__globals__, original.__name__,
+                                  original.__defaults__, tuple(closure) or None)
+    function.__kwdefaults__ = (None if original.__kwdefaults__ is None
+                               else dict(original.__kwdefaults__))
+    function.__annotations__ = dict(original.__annotations__)
+    function.__qualname__ = original.__qualname__
+    function.__doc__ = original.__doc__
+    function.__module__ = original.__module__
+    function.__dict__.update(original.__dict__)
+    return function

@@ -1,0 +1,952 @@
+"""The IR: a structured, normalised representation of one Python scope.
+
+Control flow stays nested (``If``, ``While``, ``For``, ``Try``, ``With``, ``Match``). Every
+operation that can run user code is its own statement with a named result (a ``Temp``) and
+simple operands (``Temp``, ``Var`` or ``Const``). Expression-level control flow (``and``/``or``,
+conditional expressions, chained comparisons) keeps its lazily evaluated parts in ``Region``s.
+
+Conventions every stage relies on:
+
+* An op's fields that hold operands are listed in *evaluation order* (``SetAttr`` lists the
+  value before the object, because Python evaluates ``a.b = v`` as ``v``, then ``a``).
+  ``Op.operands()`` yields them in that order.
+* A ``Var`` operand is read when its op executes. Lowering captures a name into a temp with
+  ``Load`` whenever reading it late could observe a different binding or a different error.
+* ``Temp`` objects are unique per scope and compared by identity; most are assigned once.
+* Statements have identity (``stmt.id``), a source position, and are cheap to copy.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple, TypeAlias
+
+
+class Pos(NamedTuple):
+    """A source span: the same four numbers as an ``ast`` node carries."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int
+    end_col_offset: int
+
+    @classmethod
+    def of(cls, node: ast.AST) -> Pos:
+        return cls(
+            getattr(node, "lineno", 0),
+            getattr(node, "col_offset", 0),
+            getattr(node, "end_lineno", None) or getattr(node, "lineno", 0),
+            getattr(node, "end_col_offset", None) or getattr(node, "col_offset", 0),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.lineno}:{self.col_offset}"
+
+
+NOPOS = Pos(0, 0, 0, 0)
+
+
+# --------------------------------------------------------------------------------- operands
+
+
+class Temp:
+    """A value computed by one statement and used by others (printed ``%n``)."""
+
+    __slots__ = ("id", "annotation", "__weakref__")
+
+    def __init__(self, id: int) -> None:
+        self.id = id
+        self.annotation: Any = None  # filled by inference (an abstract value)
+
+    def __repr__(self) -> str:
+        return f"%{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A source-level name; the compiler resolves its scope (local, cell, global) as usual."""
+
+    name: str
+    pos: Pos = field(default=NOPOS, compare=False, hash=False)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A constant. Non-literal values (objects a plugin inserted) are passed by reference."""
+
+    value: Any
+    pos: Pos = field(default=NOPOS, compare=False, hash=False)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Const)
+            and type(other.value) is type(self.value)
+            and (other.value is self.value or _safe_eq(other.value, self.value))
+        )
+
+    def __hash__(self) -> int:
+        try:
+            return hash((type(self.value), self.value))
+        except TypeError:
+            return id(self.value)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Const:
+        return self  # constants are shared by reference, never copied (modules, functions)
+
+
+def _safe_eq(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+Operand: TypeAlias = "Temp | Var | Const"
+
+
+@dataclass(slots=True)
+class Starred:
+    """``*x`` in a call or display; ``x`` is normally the result of a ``Splat``."""
+
+    value: Operand
+
+
+@dataclass(slots=True)
+class Keyword:
+    """``name=value`` in a call; ``name is None`` means ``**value`` (a ``DoubleSplat`` result)."""
+
+    name: str | None
+    value: Operand
+
+
+@dataclass(slots=True)
+class Region:
+    """Statements evaluated lazily, producing ``value`` (used by and/or, ``while`` tests...)."""
+
+    body: list[Stmt]
+    value: Operand
+
+
+# -------------------------------------------------------------------------------------- ops
+
+
+class Op:
+    """An operation. Subclasses list operand fields in evaluation order in ``_operand_fields``."""
+
+    __slots__ = ()
+    _operand_fields: ClassVar[tuple[str, ...]] = ()
+    #: True when the op cannot run user code nor raise (safe to move across others).
+    pure: ClassVar[bool] = False
+    #: Short name used by the printer.
+    opname: ClassVar[str] = "op"
+
+    def operands(self) -> Iterator[Operand]:
+        """The op's operands in evaluation order (``Starred``/``Keyword`` unwrapped)."""
+        for name in self._operand_fields:
+            yield from _flatten_operands(getattr(self, name))
+
+    def regions(self) -> Iterator[Region]:
+        """The regions the op evaluates lazily."""
+        return iter(())
+
+    def map_operands(self, fn: Any) -> None:
+        """Replace every operand ``o`` by ``fn(o)`` (in place)."""
+        for name in self._operand_fields:
+            setattr(self, name, _map_operand_field(getattr(self, name), fn))
+
+
+def _flatten_operands(value: Any) -> Iterator[Operand]:
+    if value is None:
+        return
+    if isinstance(value, (Temp, Var, Const)):
+        yield value
+    elif isinstance(value, (Starred, Keyword)):
+        yield value.value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _flatten_operands(item)
+
+
+def _map_operand_field(value: Any, fn: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (Temp, Var, Const)):
+        return fn(value)
+    if isinstance(value, Starred):
+        return Starred(fn(value.value))
+    if isinstance(value, Keyword):
+        return Keyword(value.name, fn(value.value))
+    if isinstance(value, list):
+        return [_map_operand_field(item, fn) for item in value]
+    return value
+
+
+# The names follow the ``operator`` module, so ``operator.<name>`` is the callee.
+BINARY_OPS = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.MatMult: "matmul",
+    ast.Div: "truediv", ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow",
+    ast.LShift: "lshift", ast.RShift: "rshift", ast.BitOr: "or_", ast.BitXor: "xor",
+    ast.BitAnd: "and_",
+}
+UNARY_OPS = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert", ast.Not: "not_"}
+COMPARE_OPS = {
+    ast.Lt: "lt", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne", ast.Gt: "gt", ast.GtE: "ge",
+    ast.Is: "is_", ast.IsNot: "is_not", ast.In: "in", ast.NotIn: "not_in",
+}
+
+
+@dataclass(slots=True)
+class Load(Op):
+    """Read the current binding of a name (may raise ``NameError``/``UnboundLocalError``)."""
+
+    var: Var
+    _operand_fields: ClassVar = ("var",)
+    opname: ClassVar = "load"
+
+
+@dataclass(slots=True)
+class BinOp(Op):
+    op: str  # a key of ``operator``: "add", "sub", ...
+    left: Operand
+    right: Operand
+    _operand_fields: ClassVar = ("left", "right")
+    opname: ClassVar = "binop"
+
+
+@dataclass(slots=True)
+class InPlace(Op):
+    """``target op= value`` without the store: ``operator.i<op>(target, value)``."""
+
+    op: str
+    target: Operand
+    value: Operand
+    _operand_fields: ClassVar = ("target", "value")
+    opname: ClassVar = "inplace"
+
+
+@dataclass(slots=True)
+class UnaryOp(Op):
+    op: str  # "neg", "pos", "invert", "not_" (``not_`` performs a truth test)
+    operand: Operand
+    _operand_fields: ClassVar = ("operand",)
+    opname: ClassVar = "unary"
+
+
+@dataclass(slots=True)
+class Compare(Op):
+    op: str  # "lt", "le", "eq", "ne", "gt", "ge", "is_", "is_not", "in", "not_in"
+    left: Operand
+    right: Operand
+    _operand_fields: ClassVar = ("left", "right")
+    opname: ClassVar = "compare"
+
+
+@dataclass(slots=True)
+class BoolOp(Op):
+    """``first and r1 and r2 ...`` (or ``or``): short-circuit with truth tests; the result is
+    the first operand that decides, or the last one.
+
+    ``in_test``: the result is only consumed by a truth test (``if a and b:``); as in CPython,
+    that test reuses this op's own tests instead of testing the deciding operand again.
+    ``chain``: the source was a chained comparison ``a < b < c``, written as
+    ``(a < b) and (b < c)`` with ``b`` evaluated once into a temp shared by both links.
+    """
+
+    op: str  # "and" | "or"
+    first: Operand
+    rest: list[Region]
+    in_test: bool = False
+    chain: bool = False
+    _operand_fields: ClassVar = ("first",)
+    opname: ClassVar = "boolop"
+
+    def regions(self) -> Iterator[Region]:
+        return iter(self.rest)
+
+
+@dataclass(slots=True)
+class IfExp(Op):
+    """``body if test else orelse`` (``test`` is truth-tested)."""
+
+    test: Operand
+    body: Region
+    orelse: Region
+    _operand_fields: ClassVar = ("test",)
+    opname: ClassVar = "ifexp"
+
+    def regions(self) -> Iterator[Region]:
+        return iter((self.body, self.orelse))
+
+
+@dataclass(slots=True)
+class GetAttr(Op):
+    obj: Operand
+    name: str
+    _operand_fields: ClassVar = ("obj",)
+    opname: ClassVar = "getattr"
+
+
+@dataclass(slots=True)
+class SetAttr(Op):
+    value: Operand
+    obj: Operand
+    name: str
+    _operand_fields: ClassVar = ("value", "obj")
+    opname: ClassVar = "setattr"
+
+
+@dataclass(slots=True)
+class DelAttr(Op):
+    obj: Operand
+    name: str
+    _operand_fields: ClassVar = ("obj",)
+    opname: ClassVar = "delattr"
+
+
+@dataclass(slots=True)
+class GetItem(Op):
+    obj: Operand
+    index: Operand
+    _operand_fields: ClassVar = ("obj", "index")
+    opname: ClassVar = "getitem"
+
+
+@dataclass(slots=True)
+class SetItem(Op):
+    value: Operand
+    obj: Operand
+    index: Operand
+    _operand_fields: ClassVar = ("value", "obj", "index")
+    opname: ClassVar = "setitem"
+
+
+@dataclass(slots=True)
+class DelItem(Op):
+    obj: Operand
+    index: Operand
+    _operand_fields: ClassVar = ("obj", "index")
+    opname: ClassVar = "delitem"
+
+
+@dataclass(slots=True)
+class BuildSlice(Op):
+    """``lower:upper:step``; an absent part is ``None`` (not ``Const(None)``)."""
+
+    lower: Operand | None
+    upper: Operand | None
+    step: Operand | None
+    _operand_fields: ClassVar = ("lower", "upper", "step")
+    pure: ClassVar = True
+    opname: ClassVar = "slice"
+
+
+@dataclass(slots=True)
+class Call(Op):
+    """``func(*args, **keywords)``; ``args`` may hold ``Starred`` items, ``keywords`` may hold
+    ``Keyword(None, mapping)`` for ``**mapping``."""
+
+    func: Operand
+    args: list[Operand | Starred]
+    keywords: list[Keyword]
+    _operand_fields: ClassVar = ("func", "args", "keywords")
+    opname: ClassVar = "call"
+
+
+@dataclass(slots=True)
+class Splat(Op):
+    """Iterate ``value`` for ``*value`` in a call or display (runs ``__iter__``/``__next__``)."""
+
+    value: Operand
+    _operand_fields: ClassVar = ("value",)
+    opname: ClassVar = "splat"
+
+
+@dataclass(slots=True)
+class DoubleSplat(Op):
+    """Read ``value`` as a mapping for ``**value`` (runs ``keys``/``__getitem__``)."""
+
+    value: Operand
+    _operand_fields: ClassVar = ("value",)
+    opname: ClassVar = "dsplat"
+
+
+@dataclass(slots=True)
+class BuildTuple(Op):
+    items: list[Operand | Starred]
+    _operand_fields: ClassVar = ("items",)
+    opname: ClassVar = "tuple"
+
+
+@dataclass(slots=True)
+class BuildList(Op):
+    items: list[Operand | Starred]
+    _operand_fields: ClassVar = ("items",)
+    opname: ClassVar = "list"
+
+
+@dataclass(slots=True)
+class BuildSet(Op):
+    items: list[Operand | Starred]  # hashing runs ``__hash__``
+    _operand_fields: ClassVar = ("items",)
+    opname: ClassVar = "set"
+
+
+@dataclass(slots=True)
+class BuildDict(Op):
+    """``{k: v, **m}``: ``keys[i] is None`` marks ``**values[i]``. Keys and values are listed
+    interleaved in ``items`` as ``(key, value)`` pairs, in evaluation order."""
+
+    items: list[tuple[Operand | None, Operand]]
+    opname: ClassVar = "dict"
+
+    def operands(self) -> Iterator[Operand]:
+        for key, value in self.items:
+            if key is not None:
+                yield key
+            yield value
+
+    def map_operands(self, fn: Any) -> None:
+        self.items = [(None if k is None else fn(k), fn(v)) for k, v in self.items]
+
+
+@dataclass(slots=True)
+class Format(Op):
+    """``{value!conversion:spec}`` in an f-string: conversion then ``format(value, spec)``."""
+
+    value: Operand
+    conversion: int  # -1, ord("s"), ord("r"), ord("a") as in ``ast.FormattedValue``
+    spec: Operand | None
+    _operand_fields: ClassVar = ("value", "spec")
+    opname: ClassVar = "format"
+
+
+@dataclass(slots=True)
+class JoinStr(Op):
+    """Concatenate strings (the parts of an f-string)."""
+
+    parts: list[Operand]
+    _operand_fields: ClassVar = ("parts",)
+    pure: ClassVar = True
+    opname: ClassVar = "joinstr"
+
+
+@dataclass(slots=True)
+class Iter(Op):
+    """``iter(value)`` (``aiter`` when ``is_async``), as ``for`` and comprehensions do."""
+
+    value: Operand
+    is_async: bool = False
+    _operand_fields: ClassVar = ("value",)
+    opname: ClassVar = "iter"
+
+
+@dataclass(slots=True)
+class Unpack(Op):
+    """Iterate ``value`` into ``before`` values, a list of the rest (if ``star``), and
+    ``after`` values; the statement's ``results`` receive them."""
+
+    value: Operand
+    before: int
+    star: bool
+    after: int
+    _operand_fields: ClassVar = ("value",)
+    opname: ClassVar = "unpack"
+
+
+@dataclass(slots=True)
+class Yield(Op):
+    value: Operand | None
+    _operand_fields: ClassVar = ("value",)
+    opname: ClassVar = "yield"
+
+
+@dataclass(slots=True)
+class YieldFrom(Op):
+    """``yield from value``: iterates ``value`` (``iter``) and delegates send/throw/close."""
+
+    value: Operand
+    _operand_fields: ClassVar = ("value",)
+    opname: ClassVar = "yield_from"
+
+
+@dataclass(slots=True)
+class Await(Op):
+    value: Operand
+    _operand_fields: ClassVar = ("value",)
+    opname: ClassVar = "await"
+
+
+@dataclass(slots=True)
+class Walrus(Op):
+    """``(var := value)``: binds ``var`` and results in ``value``."""
+
+    var: Var
+    value: Operand
+    _operand_fields: ClassVar = ("value",)
+    opname: ClassVar = "walrus"
+
+
+@dataclass(slots=True)
+class MakeLambda(Op):
+    """Create a function from a ``lambda`` expression."""
+
+    fn: FunctionIR
+    defaults: list[Operand]
+    kwdefaults: list[Operand | None]  # one per keyword-only argument, None = no default
+    _operand_fields: ClassVar = ("defaults", "kwdefaults")
+    opname: ClassVar = "lambda"
+
+
+@dataclass(slots=True)
+class MakeComprehension(Op):
+    """Run a comprehension (list/set/dict/generator expression) whose first iterator
+    (already ``iter``-ed in the enclosing scope) is ``iterator``; ``fn`` is its own scope."""
+
+    kind: str  # "list", "set", "dict", "genexp"
+    fn: FunctionIR
+    iterator: Operand
+    _operand_fields: ClassVar = ("iterator",)
+    opname: ClassVar = "comprehension"
+
+
+@dataclass(slots=True)
+class ComprehensionAppend(Op):
+    """Add to the comprehension's result: ``append``/``add`` (one value) or ``d[k] = v``."""
+
+    values: list[Operand]
+    _operand_fields: ClassVar = ("values",)
+    opname: ClassVar = "append"
+
+
+# ------------------------------------------------------------------------------- statements
+
+_ids = itertools.count(1)
+
+
+class Stmt:
+    """A statement. Every statement has an identity ``id`` and a source position ``pos``."""
+
+    __slots__ = ()
+    pos: Pos
+    id: int
+
+    def blocks(self) -> Iterator[list[Stmt]]:
+        """Nested statement lists (bodies), in source order."""
+        return iter(())
+
+    def operands(self) -> Iterator[Operand]:
+        return iter(())
+
+    def regions(self) -> Iterator[Region]:
+        return iter(())
+
+
+def _new_id() -> int:
+    return next(_ids)
+
+
+@dataclass(slots=True, eq=False)
+class Assign(Stmt):
+    """``results = op``: zero results (value unused), one, or several (for ``Unpack``)."""
+
+    results: tuple[Temp, ...]
+    op: Op
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    @property
+    def result(self) -> Temp | None:
+        return self.results[0] if len(self.results) == 1 else None
+
+    def operands(self) -> Iterator[Operand]:
+        return self.op.operands()
+
+    def regions(self) -> Iterator[Region]:
+        return self.op.regions()
+
+
+@dataclass(slots=True, eq=False)
+class Store(Stmt):
+    """``var = value``. ``annotation`` keeps an unevaluated annotation (``x: T = v`` in a
+    function), as source AST, so the compiler sees the same declarations."""
+
+    var: Var
+    value: Operand
+    pos: Pos
+    annotation: ast.expr | None = None
+    id: int = field(default_factory=_new_id)
+
+    def operands(self) -> Iterator[Operand]:
+        yield self.value
+
+
+@dataclass(slots=True, eq=False)
+class Declare(Stmt):
+    """``var: annotation`` without a value: declares ``var`` local; evaluates nothing."""
+
+    var: Var
+    annotation: ast.expr
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+
+@dataclass(slots=True, eq=False)
+class AnnotateName(Stmt):
+    """In a class body: ``__annotations__[name] = annotation`` (after any value is stored).
+    ``annotation`` is an operand, or source AST under ``from __future__ import annotations``."""
+
+    var: Var
+    annotation: Operand | ast.expr
+    value: Operand | None
+    simple: bool
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def operands(self) -> Iterator[Operand]:
+        if self.value is not None:
+            yield self.value
+        if not isinstance(self.annotation, ast.AST):
+            yield self.annotation
+
+
+@dataclass(slots=True, eq=False)
+class DeleteVar(Stmt):
+    var: Var
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+
+@dataclass(slots=True, eq=False)
+class If(Stmt):
+    test: Operand  # truth-tested
+    body: list[Stmt]
+    orelse: list[Stmt]
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def blocks(self) -> Iterator[list[Stmt]]:
+        yield self.body
+        yield self.orelse
+
+    def operands(self) -> Iterator[Operand]:
+        yield self.test
+
+
+@dataclass(slots=True, eq=False)
+class While(Stmt):
+    test: Region  # evaluated and truth-tested before every iteration
+    body: list[Stmt]
+    orelse: list[Stmt]
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def blocks(self) -> Iterator[list[Stmt]]:
+        yield self.body
+        yield self.orelse
+
+    def regions(self) -> Iterator[Region]:
+        yield self.test
+
+
+@dataclass(slots=True, eq=False)
+class For(Stmt):
+    """``for target in iterator``: calls ``next`` (``anext``) on ``iterator`` (an ``Iter``
+    result) and binds the value to ``target``; the body starts by storing it."""
+
+    iterator: Operand
+    target: Temp
+    body: list[Stmt]
+    orelse: list[Stmt]
+    is_async: bool
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def blocks(self) -> Iterator[list[Stmt]]:
+        yield self.body
+        yield self.orelse
+
+    def operands(self) -> Iterator[Operand]:
+        yield self.iterator
+
+
+@dataclass(slots=True, eq=False)
+class Handler:
+    """``except type as name:``; ``type`` is evaluated only when an exception is matched."""
+
+    type: Region | None
+    name: str | None
+    body: list[Stmt]
+    pos: Pos
+
+
+@dataclass(slots=True, eq=False)
+class Try(Stmt):
+    body: list[Stmt]
+    handlers: list[Handler]
+    orelse: list[Stmt]
+    finalbody: list[Stmt]
+    is_star: bool
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def blocks(self) -> Iterator[list[Stmt]]:
+        yield self.body
+        for handler in self.handlers:
+            yield handler.body
+        yield self.orelse
+        yield self.finalbody
+
+    def regions(self) -> Iterator[Region]:
+        for handler in self.handlers:
+            if handler.type is not None:
+                yield handler.type
+
+
+@dataclass(slots=True, eq=False)
+class With(Stmt):
+    """``with manager as target``: calls ``__enter__`` (``__aenter__``) and, on the way out,
+    ``__exit__`` (``__aexit__``). ``joined``: the source wrote it as another item of the
+    enclosing ``with`` statement (``with a, b:``)."""
+
+    manager: Operand
+    target: Temp | None
+    body: list[Stmt]
+    is_async: bool
+    pos: Pos
+    joined: bool = False
+    id: int = field(default_factory=_new_id)
+
+    def blocks(self) -> Iterator[list[Stmt]]:
+        yield self.body
+
+    def operands(self) -> Iterator[Operand]:
+        yield self.manager
+
+
+@dataclass(slots=True, eq=False)
+class Case:
+    """One ``case``: ``pattern`` is the source pattern AST (its value and class names are
+    evaluated by the match itself), ``guard`` is truth-tested after a successful match."""
+
+    pattern: ast.pattern
+    guard: Region | None
+    body: list[Stmt]
+
+
+@dataclass(slots=True, eq=False)
+class Match(Stmt):
+    subject: Operand
+    cases: list[Case]
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def blocks(self) -> Iterator[list[Stmt]]:
+        for case in self.cases:
+            yield case.body
+
+    def operands(self) -> Iterator[Operand]:
+        yield self.subject
+
+    def regions(self) -> Iterator[Region]:
+        for case in self.cases:
+            if case.guard is not None:
+                yield case.guard
+
+
+@dataclass(slots=True, eq=False)
+class Return(Stmt):
+    value: Operand | None
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def operands(self) -> Iterator[Operand]:
+        if self.value is not None:
+            yield self.value
+
+
+@dataclass(slots=True, eq=False)
+class Raise(Stmt):
+    exc: Operand | None
+    cause: Operand | None
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def operands(self) -> Iterator[Operand]:
+        if self.exc is not None:
+            yield self.exc
+        if self.cause is not None:
+            yield self.cause
+
+
+@dataclass(slots=True, eq=False)
+class Assert(Stmt):
+    """``assert test, msg``: both are regions, because ``python -O`` evaluates neither."""
+
+    test: Region
+    msg: Region | None
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def regions(self) -> Iterator[Region]:
+        yield self.test
+        if self.msg is not None:
+            yield self.msg
+
+
+@dataclass(slots=True, eq=False)
+class Break(Stmt):
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+
+@dataclass(slots=True, eq=False)
+class Continue(Stmt):
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+
+@dataclass(slots=True, eq=False)
+class Pass(Stmt):
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+
+@dataclass(slots=True, eq=False)
+class Import(Stmt):
+    """``import a.b as c, d``: runs the import system and binds names."""
+
+    names: list[tuple[str, str | None]]
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+
+@dataclass(slots=True, eq=False)
+class ImportFrom(Stmt):
+    module: str | None
+    names: list[tuple[str, str | None]]
+    level: int
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+
+@dataclass(slots=True, eq=False)
+class FunctionDef(Stmt):
+    """``def``: evaluates decorators, defaults, keyword defaults and annotations (in that
+    order), creates the function from ``fn``, applies the decorators, binds ``fn.name``."""
+
+    fn: FunctionIR
+    decorators: list[Operand]
+    defaults: list[Operand]
+    kwdefaults: list[Operand | None]
+    annotations: list[tuple[str, Operand | ast.expr]]  # ast.expr: unevaluated (future)
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def operands(self) -> Iterator[Operand]:
+        yield from self.decorators
+        yield from self.defaults
+        yield from (d for d in self.kwdefaults if d is not None)
+        yield from (a for _, a in self.annotations if not isinstance(a, ast.AST))
+
+
+@dataclass(slots=True, eq=False)
+class ClassDef(Stmt):
+    """``class``: evaluates decorators, bases and keywords, runs the body ``fn`` through
+    ``__build_class__``, applies the decorators, binds ``fn.name``."""
+
+    fn: FunctionIR
+    decorators: list[Operand]
+    bases: list[Operand | Starred]
+    keywords: list[Keyword]
+    pos: Pos
+    id: int = field(default_factory=_new_id)
+
+    def operands(self) -> Iterator[Operand]:
+        yield from self.decorators
+        yield from _flatten_operands(self.bases)
+        yield from _flatten_operands(self.keywords)
+
+
+# --------------------------------------------------------------------------------- scopes
+
+
+@dataclass(slots=True)
+class Arguments:
+    """A function's parameters (names only; defaults are operands of the creating op)."""
+
+    posonly: list[str] = field(default_factory=list)
+    args: list[str] = field(default_factory=list)
+    vararg: str | None = None
+    kwonly: list[str] = field(default_factory=list)
+    kwarg: str | None = None
+    #: the ``ast.arguments`` of the source, kept for positions and unevaluated annotations
+    source: ast.arguments | None = None
+
+    def names(self) -> list[str]:
+        names = [*self.posonly, *self.args]
+        if self.vararg:
+            names.append(self.vararg)
+        names.extend(self.kwonly)
+        if self.kwarg:
+            names.append(self.kwarg)
+        return names
+
+
+@dataclass(slots=True, eq=False)
+class FunctionIR:
+    """The IR of one scope: a function, a lambda, a class body or a comprehension."""
+
+    name: str
+    qualname: str
+    kind: str  # "function", "lambda", "class", "comprehension"
+    args: Arguments
+    body: list[Stmt]
+    filename: str
+    pos: Pos
+    is_async: bool = False
+    docstring: str | None = None
+    globals: list[str] = field(default_factory=list)  # ``global`` declarations
+    nonlocals: list[str] = field(default_factory=list)  # ``nonlocal`` declarations
+    future_flags: int = 0  # ``__future__`` compiler flags of the source module
+    #: where the scope came from (a ``splice.ir.source.FunctionSource`` for lowered functions)
+    origin: Any = None
+    _next_temp: int = 1
+
+    def new_temp(self) -> Temp:
+        """A fresh temporary of this scope."""
+        temp = Temp(self._next_temp)
+        self._next_temp += 1
+        return temp
+
+    def walk(self) -> Iterator[Stmt]:
+        """Every statement of this scope (not of nested scopes), in source order."""
+        return walk_block(self.body)
+
+    def copy(self) -> FunctionIR:
+        """A deep copy: rewriting the copy never changes this IR."""
+        return copy.deepcopy(self)
+
+    def __str__(self) -> str:
+        from splice.ir.printer import format_function
+
+        return format_function(self)
+
+
+def walk_block(block: list[Stmt]) -> Iterator[Stmt]:
+    """Every statement of ``block``, including nested blocks and regions, in order."""
+    for stmt in block:
+        for region in stmt.regions():
+            yield from walk_block(region.body)
+        yield stmt
+        for inner in stmt.blocks():
+            yield from walk_block(inner)
