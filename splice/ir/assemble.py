@@ -29,7 +29,16 @@ def scaffold(ir: FunctionIR, source: FunctionSource, node: ast.stmt | ast.expr,
     if cls is not None:
         body = [ast.ClassDef(cls.name, [], [], body, [])]
     if cell_names:
-        binds: list[ast.stmt] = [
+        # the scaffold's class statement binds the class name: keep it global unless the
+        # original really closes over a variable of that name
+        binds: list[ast.stmt] = []
+        bound = [cls.name] if cls is not None else []
+        if cls is None and isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            bound.append(stmt.name)
+        bound = [name for name in bound if name not in cell_names]
+        if bound:
+            binds.append(ast.Global(bound))
+        binds += [
             ast.Assign([ast.Name(name, ast.Store())], ast.Constant(None))
             for name in cell_names if name != "__class__" or cls is None
         ]

@@ -353,18 +353,26 @@ class ScopeGen:
                  owned: set[Temp] | None = None) -> tuple[list[ast.stmt], ast.expr | None]:
         """Generate a block (and the expression of ``value`` after it, for regions),
         retrying without a composite shape when folding it would reorder effects."""
+        out, expr, _ = self.generate_retrying(stmts, value, owned, keep_last=False)
+        return out, expr
+
+    def generate_retrying(self, stmts: list[Stmt], value: Operand | None,
+                          owned: set[Temp] | None, keep_last: bool
+                          ) -> tuple[list[ast.stmt], ast.expr | None, Tree | None]:
         disabled: set[int] = set()
         while True:
             try:
-                return self.generate_once(stmts, value, owned, disabled)
+                return self.generate_once(stmts, value, owned, disabled, keep_last)
             except Retry as retry:
                 if retry.key in disabled:  # pragma: no cover - defensive
                     raise CannotRegenerate("internal: composite retry loop") from None
                 disabled.add(retry.key)
 
     def generate_once(self, stmts: list[Stmt], value: Operand | None,
-                      owned: set[Temp] | None, disabled: set[int]
-                      ) -> tuple[list[ast.stmt], ast.expr | None]:
+                      owned: set[Temp] | None, disabled: set[int], keep_last: bool = False
+                      ) -> tuple[list[ast.stmt], ast.expr | None, Tree | None]:
+        """One attempt of ``generate``. ``keep_last``: do not emit the last statement;
+        return its tree, with every definition before it folded or emitted."""
         out: list[ast.stmt] = []
         pending: list[Tree] = []
         base = self.label
@@ -372,7 +380,7 @@ class ScopeGen:
         shapes = find_shapes(stmts, self.uses, disabled) if self.ctx.renest else {}
         skipped = {i for shape in shapes.values() for i in shape.skipped}
         # temps read twice by one composite (``a.b += v`` reads ``a`` for get and set)
-        shared = {t for shape in shapes.values() for t in shape.shared()}
+        shared = {t for shape in shapes.values() for t in shape.shared()} | (owned or set())
         for index, stmt in enumerate(stmts):
             if index in skipped:
                 continue
@@ -380,12 +388,16 @@ class ScopeGen:
             shape = shapes.get(index)
             tree = shape.tree(stmt, label, base) if shape else self.tree(stmt, label)
             self.absorb(tree, pending)
+            if keep_last and index == len(stmts) - 1:
+                self.flush(pending, out)
+                return merge_stores(out, self), None, tree
             if shape is not None and shape.must_fold_after is not None and any(
                     base + shape.must_fold_after + 1 < self.label_of(p) for p in pending):
                 raise Retry(stmt.id)
             if (isinstance(stmt, Assign) and len(stmt.results) == 1
                     and (self.uses[stmt.results[0]] == 1 or stmt.results[0] in shared)
-                    and not isinstance(stmt.op, NOT_EXPRESSIONS)):
+                    and not isinstance(stmt.op, NOT_EXPRESSIONS)
+                    and self.has_expression(tree)):
                 # stays pending; what it did not absorb stays pending before it
                 pending.append(tree)
                 continue
@@ -400,7 +412,18 @@ class ScopeGen:
             self.flush(pending, out)
             expr = self.operand(value_tree, value, NOPOS)
         self.flush(pending, out)
-        return merge_stores(out, self), expr
+        return merge_stores(out, self), expr, None
+
+    def has_expression(self, tree: Tree) -> bool:
+        """Whether a definition can be written as one expression (``and``/``or`` and
+        conditional expressions only when their lazy parts are expressions)."""
+        stmt = tree.stmt
+        if tree.kind == "op" and isinstance(stmt, Assign) and isinstance(stmt.op,
+                                                                       (BoolOp, IfExp)):
+            if "expr" not in tree.extra:
+                tree.extra["expr"] = self.lazy_expr(tree, stmt)
+            return tree.extra["expr"] is not None
+        return True
 
     def flush(self, pending: list[Tree], out: list[ast.stmt]) -> None:
         for tree in pending:
@@ -472,7 +495,7 @@ class ScopeGen:
         if isinstance(op, ComprehensionAppend):
             raise self.fail(stmt, "comprehension append outside a comprehension")
         if isinstance(op, (BoolOp, IfExp)) and tree.kind != "chain":
-            expr = self.lazy_expr(tree, stmt)
+            expr = tree.extra["expr"] if "expr" in tree.extra else self.lazy_expr(tree, stmt)
             if expr is None:
                 return self.lazy_statements(tree, stmt)
         else:
@@ -708,7 +731,7 @@ class ScopeGen:
             return at(ast.Compare(self.operand(tree, op.left, pos), [AST_COMPARE[op.op]()],
                                   [self.operand(tree, op.right, pos)]), pos)
         if isinstance(op, (BoolOp, IfExp)):
-            expr = self.lazy_expr(tree, stmt)
+            expr = tree.extra["expr"] if "expr" in tree.extra else self.lazy_expr(tree, stmt)
             if expr is None:
                 raise self.fail(stmt, "a lazily evaluated part could not be made an expression")
             return expr
@@ -970,30 +993,14 @@ class ScopeGen:
             raise CannotRegenerate("a comprehension's body has an unexpected statement")
 
     def block_with_tail(self, stmts: list[Stmt]) -> tuple[list[ast.stmt], Stmt | None]:
-        """Generate all but the last statement, fold what can be folded into the last one's
-        tree (kept in ``self.tail_tree``), and return the statements that remain."""
+        """Generate all but the last statement, folding what can be folded into the last
+        one's tree (kept in ``self.tail_tree``); return the statements that remain."""
         if not stmts:
             raise CannotRegenerate("an empty comprehension body")
-        out: list[ast.stmt] = []
-        pending: list[Tree] = []
-        for stmt in stmts[:-1]:
-            label = self.next_label()
-            tree = self.tree(stmt, label)
-            self.absorb(tree, pending)
-            self.flush(pending, out)
-            if (isinstance(stmt, Assign) and len(stmt.results) == 1
-                    and self.uses[stmt.results[0]] == 1
-                    and not isinstance(stmt.op, NOT_EXPRESSIONS)):
-                pending.append(tree)
-                continue
-            out.extend(self.statement(tree))
-        tail = stmts[-1]
-        tree = self.tree(tail, self.next_label())
-        self.absorb(tree, pending)
-        ok = not pending
-        self.flush(pending, out)
-        self.tail_tree = (tree, ok)
-        return out, tail
+        out, _, tree = self.generate_retrying(stmts, None, None, keep_last=True)
+        assert tree is not None
+        self.tail_tree = (tree, not out)
+        return out, stmts[-1]
 
     tail_tree: tuple[Tree, bool]
 

@@ -94,6 +94,11 @@ def find_source(fn: types.FunctionType) -> FunctionSource:
 
 def _parse(filename: str, module_globals: dict[str, object], fn: object) -> _ParsedFile:
     lines = linecache.getlines(filename, module_globals)
+    if not lines and filename.startswith("<frozen "):
+        # frozen stdlib modules keep their source file beside the frozen code
+        path = module_globals.get("__file__")
+        if isinstance(path, str):
+            lines = linecache.getlines(path)
     if not lines:
         raise UnsupportedError(
             describe(fn),
