@@ -1264,15 +1264,24 @@ def build_arguments(ir: FunctionIR, defaults: list[ast.expr],
                     kwdefaults: list[ast.expr | None],
                     annotations: dict[str, ast.expr]) -> ast.arguments:
     source = ir.args.source
-    args = copy.deepcopy(source) if source is not None else ast.arguments(
-        posonlyargs=[], args=[ast.arg(a) for a in ir.args.args], vararg=None, kwonlyargs=[],
-        kw_defaults=[], kwarg=None, defaults=[])
-    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs,
-                *([args.vararg] if args.vararg else []), *([args.kwarg] if args.kwarg else [])]:
-        arg.annotation = annotations.get(arg.arg) if arg.annotation is not None else None
-    args.defaults = defaults
-    args.kw_defaults = kwdefaults
-    return args
+    if source is None:
+        return ast.arguments(posonlyargs=[], args=[ast.arg(a) for a in ir.args.args],
+                             vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                             defaults=[])
+
+    def arg(node: ast.arg | None) -> ast.arg | None:
+        if node is None:
+            return None
+        annotation = annotations.get(node.arg) if node.annotation is not None else None
+        new = ast.arg(node.arg, annotation, None)
+        new.lineno, new.col_offset = node.lineno, node.col_offset
+        new.end_lineno, new.end_col_offset = node.end_lineno, node.end_col_offset
+        return new
+
+    return ast.arguments(
+        posonlyargs=[arg(a) for a in source.posonlyargs], args=[arg(a) for a in source.args],
+        vararg=arg(source.vararg), kwonlyargs=[arg(a) for a in source.kwonlyargs],
+        kw_defaults=kwdefaults, kwarg=arg(source.kwarg), defaults=defaults)
 
 
 def function_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
@@ -1342,14 +1351,19 @@ def generate_function(ir: FunctionIR, ctx: GenContext) -> ast.stmt | ast.expr:
 
 def fix_locations(node: ast.AST, pos: Pos) -> None:
     """Fill in missing positions from the nearest positioned ancestor."""
-    def visit(node: ast.AST, parent: tuple[int, int, int, int]) -> None:
-        if "lineno" in node._attributes:
-            if getattr(node, "lineno", None) is None:
-                node.lineno, node.col_offset = parent[0], parent[1]  # type: ignore[attr-defined]
-                node.end_lineno, node.end_col_offset = parent[2], parent[3]  # type: ignore[attr-defined]
-            parent = (node.lineno, node.col_offset,  # type: ignore[attr-defined]
-                      node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-        for child in ast.iter_child_nodes(node):
-            visit(child, parent)
-    visit(node, tuple(pos))  # type: ignore[arg-type]
-
+    stack: list[tuple[ast.AST, tuple[int, int, int, int]]] = [(node, tuple(pos))]  # type: ignore[list-item]
+    while stack:
+        current, parent = stack.pop()
+        if "lineno" in type(current)._attributes:
+            if getattr(current, "lineno", None) is None:
+                (current.lineno, current.col_offset,  # type: ignore[attr-defined]
+                 current.end_lineno, current.end_col_offset) = parent  # type: ignore[attr-defined]
+            else:
+                parent = (current.lineno, current.col_offset,  # type: ignore[attr-defined]
+                          current.end_lineno, current.end_col_offset)  # type: ignore[attr-defined]
+        for name in type(current)._fields:
+            value = getattr(current, name, None)
+            if isinstance(value, ast.AST):
+                stack.append((value, parent))
+            elif isinstance(value, list):
+                stack.extend((item, parent) for item in value if isinstance(item, ast.AST))

@@ -150,7 +150,7 @@ def _arguments(args: ast.arguments) -> Arguments:
         vararg=args.vararg.arg if args.vararg else None,
         kwonly=[a.arg for a in args.kwonlyargs],
         kwarg=args.kwarg.arg if args.kwarg else None,
-        source=copy.deepcopy(args),
+        source=args,  # shared with the parsed source: read it, never mutate it
     )
 
 
