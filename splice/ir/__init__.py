@@ -33,6 +33,7 @@ def lower(fn: object) -> FunctionIR:
     source = find_source(function)
     ir = lower_source(source, function.__qualname__)
     ir.origin = source
+    ir.function = function
     return ir
 
 

@@ -920,6 +920,8 @@ class FunctionIR:
     future_flags: int = 0  # ``__future__`` compiler flags of the source module
     #: where the scope came from (a ``splice.ir.source.FunctionSource`` for lowered functions)
     origin: Any = None
+    #: the function object this scope was lowered from (top-level scopes only)
+    function: Any = None
     _next_temp: int = 1
 
     def new_temp(self) -> Temp:
@@ -927,6 +929,12 @@ class FunctionIR:
         temp = Temp(self._next_temp)
         self._next_temp += 1
         return temp
+
+    def calls(self) -> list[Any]:
+        """Every call statement of this scope as a ``splice.ir.tools.CallSite``."""
+        from splice.ir.tools import calls
+
+        return calls(self)
 
     def walk(self) -> Iterator[Stmt]:
         """Every statement of this scope (not of nested scopes), in source order."""

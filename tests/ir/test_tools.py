@@ -1,0 +1,154 @@
+"""The compiler tools: rewriting IR and running the result against native code."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import splice
+from splice.ir import compile_ir, lower, verify
+from splice.ir.nodes import Assign, Call, Const, Store
+from splice.ir.tools import (
+    Builder,
+    calls,
+    definitions,
+    find_calls,
+    insert_after,
+    insert_before,
+    local_names,
+    remove,
+    replace_uses,
+    scopes,
+    uses,
+    walk,
+)
+
+LOG: list[object] = []
+
+
+def fast_sin(x: float) -> float:
+    return x - x**3 / 6
+
+
+def simulate(n: int) -> float:
+    total = 0.0
+    for i in range(n):
+        total += math.sin(i / n)
+    return total
+
+
+def nested(xs: list[int]) -> list[int]:
+    def inner(y: int) -> int:
+        return abs(y) + 1
+
+    return [inner(x) for x in xs if x]
+
+
+def test_find_calls_by_object_and_path() -> None:
+    ir = lower(simulate)
+    sites = find_calls(ir, math.sin)
+    assert len(sites) == 1
+    assert sites[0].callee_path == "math.sin"
+    assert find_calls(ir, path="range")[0].callee is range
+    assert {s.callee_path for s in calls(ir)} == {"range", "math.sin"}
+
+
+def test_replacing_the_callee_changes_only_that_call() -> None:
+    ir = lower(simulate)
+    for site in ir.calls():
+        if site.callee is math.sin:
+            site.callee = fast_sin
+    verify(ir)
+    rewritten = compile_ir(ir, simulate)
+    assert rewritten(50) == pytest.approx(sum(fast_sin(i / 50) for i in range(50)))
+    assert rewritten(50) != simulate(50)
+    assert simulate(50) == sum(math.sin(i / 50) for i in range(50))  # original untouched
+
+
+def test_builder_inserts_calls_before_and_after() -> None:
+    ir = lower(simulate)
+    site = find_calls(ir, math.sin)[0]
+    before = Builder(ir, at=site.stmt)
+    before.call(LOG.append, Const("before"))
+    insert_before(ir, site.stmt, before.stmts)
+    after = Builder(ir, at=site.stmt)
+    assert site.result is not None
+    after.call(LOG.append, site.result)
+    insert_after(ir, site.stmt, after.stmts)
+    verify(ir)
+    LOG.clear()
+    value = compile_ir(ir, simulate)(3)
+    assert value == simulate(3)
+    assert LOG == ["before", math.sin(0), "before", math.sin(1 / 3), "before", math.sin(2 / 3)]
+    assert "@" in splice.ir.generate(ir)  # the inserted objects travel as closure cells
+
+
+def test_remove_and_replace_uses() -> None:
+    def f(a: int) -> int:
+        b = a + 1
+        print("unused")
+        return b
+
+    ir = lower(f)
+    printing = find_calls(ir, print)[0]
+    remove(ir, printing.stmt)
+    store = next(s for s in walk(ir) if isinstance(s, Store))
+    assert replace_uses(ir, store.value, Const(41)) == 1
+    verify(ir)
+    assert compile_ir(ir, f)(0) == 41
+
+
+def test_definitions_uses_and_scopes() -> None:
+    ir = lower(nested)
+    defs = definitions(ir)
+    for temp, stmt in defs.items():
+        assert temp in stmt.results
+        assert uses(ir, temp), f"{temp} is defined but never used"
+    names = [s.qualname for s in scopes(ir)]
+    assert names[0].endswith("nested")
+    assert any(n.endswith("<listcomp>") for n in names)
+    assert any(n.endswith("inner") for n in names)
+    assert {"xs", "inner"} <= local_names(ir)
+
+
+def test_resolution_does_not_run_user_code() -> None:
+    class Tricky:
+        def __getattr__(self, name: str) -> object:
+            LOG.append(("getattr", name))
+            return print
+
+    tricky = Tricky()
+
+    def f() -> None:
+        tricky.anything()
+
+    LOG.clear()
+    site = calls(lower(f))[0]
+    assert site.callee is None
+    assert LOG == []
+
+
+def test_copy_is_independent() -> None:
+    ir = lower(simulate)
+    copy = ir.copy()
+    find_calls(copy, math.sin)[0].callee = fast_sin
+    assert find_calls(ir, math.sin), "rewriting the copy changed the original"
+    assert compile_ir(ir, simulate)(10) == simulate(10)
+
+
+def test_verify_rejects_a_use_before_definition() -> None:
+    ir = lower(simulate)
+    site = find_calls(ir, math.sin)[0]
+    stray = ir.new_temp()
+    site.op.args = [stray]
+    with pytest.raises(splice.ir.VerifyError, match="used before it is defined"):
+        verify(ir)
+
+
+def test_verify_rejects_a_statement_twice() -> None:
+    ir = lower(simulate)
+    stmt = next(s for s in walk(ir) if isinstance(s, Assign) and isinstance(s.op, Call))
+    ir.body.append(stmt)
+    with pytest.raises(splice.ir.VerifyError, match="appears twice"):
+        verify(ir)
