@@ -25,7 +25,7 @@ import operator
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from splice.errors import UnsupportedError
 from splice.ir.nodes import (
@@ -114,6 +114,9 @@ LITERAL_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsi
 NOT_EXPRESSIONS = (Unpack, ComprehensionAppend)
 
 
+N = TypeVar("N", bound=ast.AST)
+
+
 class CannotRegenerate(Exception):
     """The IR has a shape codegen cannot express (reported as ``UnsupportedError``)."""
 
@@ -122,11 +125,12 @@ def temp_name(temp: Temp) -> str:
     return f"%{temp.id}"
 
 
-def at(node: Any, pos: Pos) -> Any:
+def at(node: N, pos: Pos) -> N:
     """Give ``node`` the source span ``pos`` (nodes without one inherit it later)."""
     if pos != NOPOS:
-        node.lineno, node.col_offset = pos.lineno, pos.col_offset
-        node.end_lineno, node.end_col_offset = pos.end_lineno, pos.end_col_offset
+        node.lineno, node.col_offset = pos.lineno, pos.col_offset  # type: ignore[attr-defined]
+        node.end_lineno = pos.end_lineno  # type: ignore[attr-defined]
+        node.end_col_offset = pos.end_col_offset  # type: ignore[attr-defined]
     return node
 
 
@@ -276,7 +280,7 @@ class ScopeGen:
 
     def const(self, value: object, pos: Pos) -> ast.expr:
         if is_literal(value):
-            return at(ast.Constant(value), pos)
+            return at(ast.Constant(value), pos)  # type: ignore[arg-type]
         hint = getattr(value, "__name__", type(value).__name__)
         return at(ast.Name(self.ctx.cell(value, str(hint)), ast.Load()), pos)
 
@@ -442,14 +446,15 @@ class ScopeGen:
         if tree.kind == "augname":
             assert isinstance(stmt, Store)
             value = self.operand(tree, tree.extra["value"], pos)
-            target = at(ast.Name(stmt.var.name, ast.Store()), either(stmt.var.pos, pos))
-            return [at(ast.AugAssign(target, AST_INPLACE[tree.extra["op"]](), value), pos)]
+            name = at(ast.Name(stmt.var.name, ast.Store()), either(stmt.var.pos, pos))
+            return [at(ast.AugAssign(name, AST_INPLACE[tree.extra["op"]](), value), pos)]
         if tree.kind == "augtarget":
             assert isinstance(stmt, Assign)
             op = stmt.op
             obj = self.operand(tree, op.obj, pos)  # type: ignore[attr-defined]
             if isinstance(op, SetAttr):
-                target: ast.expr = at(ast.Attribute(obj, op.name, ast.Store()), pos)
+                target: ast.Attribute | ast.Subscript = at(
+                    ast.Attribute(obj, op.name, ast.Store()), pos)
             else:
                 assert isinstance(op, SetItem)
                 index = self.operand(tree, op.index, pos, subscript=True)
@@ -587,7 +592,7 @@ class ScopeGen:
 
     def stmt_For(self, tree: Tree, stmt: For) -> list[ast.stmt]:
         iterator = self.iterator(tree, stmt.iterator, stmt.is_async, stmt.pos)
-        target = self.name(stmt.target, stmt.pos, ast.Store())
+        target: ast.expr = self.name(stmt.target, stmt.pos, ast.Store())
         body = self.body(stmt.body, stmt.pos)
         target, body = absorb_target(target, body, stmt.target, self, stmt.pos)
         body = body or [at(ast.Pass(), stmt.pos)]
@@ -604,7 +609,8 @@ class ScopeGen:
 
     def stmt_With(self, tree: Tree, stmt: With) -> list[ast.stmt]:
         manager = self.operand(tree, stmt.manager, stmt.pos)
-        target = None if stmt.target is None else self.name(stmt.target, stmt.pos, ast.Store())
+        target: ast.expr | None = (None if stmt.target is None
+                                   else self.name(stmt.target, stmt.pos, ast.Store()))
         body = self.body(stmt.body, stmt.pos)
         if target is not None and stmt.target is not None:
             target, body = absorb_target(target, body, stmt.target, self, stmt.pos)
@@ -791,8 +797,8 @@ class ScopeGen:
                                "aiter" if op.is_async else "iter", pos)
             return at(ast.Call(func, [self.operand(tree, op.value, pos)], []), pos)
         if isinstance(op, Yield):
-            value = None if op.value is None else self.operand(tree, op.value, pos)
-            return at(ast.Yield(value), pos)
+            yielded = None if op.value is None else self.operand(tree, op.value, pos)
+            return at(ast.Yield(yielded), pos)
         if isinstance(op, YieldFrom):
             return at(ast.YieldFrom(self.operand(tree, op.value, pos)), pos)
         if isinstance(op, Await):
@@ -883,10 +889,10 @@ class ScopeGen:
         for region in op.rest:
             stmts, value = self.region(region)
             inner: list[ast.stmt] = [*stmts, assign(value, op.in_test)]
-            test: ast.expr = self.name(result, pos)
+            decided: ast.expr = self.name(result, pos)
             if op.op == "or":
-                test = at(ast.UnaryOp(ast.Not(), test), pos)
-            current.append(at(ast.If(test, inner, []), pos))
+                decided = at(ast.UnaryOp(ast.Not(), decided), pos)
+            current.append(at(ast.If(decided, inner, []), pos))
             current = inner
         return out
 
@@ -961,7 +967,7 @@ class ScopeGen:
                     raise CannotRegenerate("a comprehension's loop header is not an expression")
                 if iterator_expr is None:
                     iterator_expr = self.iterator(tree, tail.iterator, tail.is_async, tail.pos)
-                target = self.name(tail.target, tail.pos, ast.Store())
+                target: ast.expr = self.name(tail.target, tail.pos, ast.Store())
                 rest = tail.body
                 # the loop body starts with the target stores, then ifs / a nested loop
                 target_stmts, rest = split_target_stores(rest, tail.target)
@@ -1092,7 +1098,7 @@ def find_shapes(stmts: list[Stmt], uses: Counter[Temp], disabled: set[int]
         shape: Shape
         if isinstance(stmt, Store) and stmt.annotation is None:
             if not (isinstance(prev.op, InPlace) and prev.results[0] is stmt.value
-                    and uses[stmt.value] == 1):  # type: ignore[index]
+                    and uses[prev.results[0]] == 1):
                 continue
             target = prev.op.target
             if isinstance(target, Var):
@@ -1114,7 +1120,7 @@ def find_shapes(stmts: list[Stmt], uses: Counter[Temp], disabled: set[int]
         elif isinstance(stmt, Assign) and isinstance(stmt.op, (SetAttr, SetItem)):
             op = stmt.op
             if not (isinstance(prev.op, InPlace) and prev.results[0] is op.value
-                    and uses[op.value] == 1):  # type: ignore[index]
+                    and uses[prev.results[0]] == 1):
                 continue
             j = single(prev.op.target, k - 1)
             get = stmts[j] if j is not None else None
@@ -1138,7 +1144,7 @@ def find_shapes(stmts: list[Stmt], uses: Counter[Temp], disabled: set[int]
             chain = stmt.op
             first = prev.op
             if not (isinstance(first, Compare) and prev.results[0] is chain.first
-                    and uses[chain.first] == 1):  # type: ignore[index]
+                    and uses[prev.results[0]] == 1):
                 continue
             links: list[tuple[str, Region]] = []
             previous = first.right
@@ -1225,7 +1231,7 @@ def merge_stores(out: list[ast.stmt], gen: ScopeGen) -> list[ast.stmt]:
                 names = [_temp_target(e) for e in target.elts]
                 follow = out[i + 1:i + 1 + len(names)]
                 if len(follow) == len(names) and all(
-                        _stores(s, n) and gen.uses[gen.temps_by_name[n]] == 1  # type: ignore[arg-type]
+                        n is not None and _stores(s, n) and gen.uses[gen.temps_by_name[n]] == 1
                         for s, n in zip(follow, names, strict=True)):
                     elts = []
                     for elt, s in zip(target.elts, follow, strict=True):
@@ -1269,9 +1275,7 @@ def build_arguments(ir: FunctionIR, defaults: list[ast.expr],
                              vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
                              defaults=[])
 
-    def arg(node: ast.arg | None) -> ast.arg | None:
-        if node is None:
-            return None
+    def arg(node: ast.arg) -> ast.arg:
         annotation = annotations.get(node.arg) if node.annotation is not None else None
         new = ast.arg(node.arg, annotation, None)
         new.lineno, new.col_offset = node.lineno, node.col_offset
@@ -1280,8 +1284,9 @@ def build_arguments(ir: FunctionIR, defaults: list[ast.expr],
 
     return ast.arguments(
         posonlyargs=[arg(a) for a in source.posonlyargs], args=[arg(a) for a in source.args],
-        vararg=arg(source.vararg), kwonlyargs=[arg(a) for a in source.kwonlyargs],
-        kw_defaults=kwdefaults, kwarg=arg(source.kwarg), defaults=defaults)
+        vararg=arg(source.vararg) if source.vararg else None,
+        kwonlyargs=[arg(a) for a in source.kwonlyargs], kw_defaults=kwdefaults,
+        kwarg=arg(source.kwarg) if source.kwarg else None, defaults=defaults)
 
 
 def function_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
@@ -1303,7 +1308,7 @@ def function_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
     returns = annotations.get("return")
     node_type = ast.AsyncFunctionDef if ir.is_async else ast.FunctionDef
     node = node_type(ir.name, args, body, decorators, returns, None)
-    return at(node, ir.pos)  # type: ignore[no-any-return]
+    return at(node, ir.pos)
 
 
 def class_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
@@ -1319,19 +1324,20 @@ def class_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
     body += gen.block(ir.body)
     if not body:
         body.append(at(ast.Pass(), ir.pos))
-    return at(ast.ClassDef(ir.name, bases, keywords, body, decorators), ir.pos)  # type: ignore[no-any-return]
+    return at(ast.ClassDef(ir.name, bases, keywords, body, decorators), ir.pos)
 
 
 def scope_ast(ir: FunctionIR, ctx: GenContext) -> ast.stmt | ast.expr:
     """The top-level syntax for ``ir``: a ``def`` (no decorators, defaults or annotations:
     those belong to the function object) or a ``lambda``."""
-    empty_defaults = [at(ast.Constant(None), ir.pos) for _ in range(_ndefaults(ir))]
+    empty_defaults: list[ast.expr] = [at(ast.Constant(None), ir.pos)
+                                      for _ in range(_ndefaults(ir))]
     kwdefaults: list[ast.expr | None] = [None for _ in ir.args.kwonly]
     if ir.kind == "lambda":
         gen = ScopeGen(ir, ctx)
         body = gen.expression_body()
         args = build_arguments(ir, empty_defaults, kwdefaults, {})
-        return at(ast.Lambda(args, body), ir.pos)  # type: ignore[no-any-return]
+        return at(ast.Lambda(args, body), ir.pos)
     return function_node(ir, ctx, [], empty_defaults, kwdefaults, {})
 
 

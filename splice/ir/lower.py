@@ -182,7 +182,7 @@ def _constant_value(node: ast.expr) -> object:
     if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
             and isinstance(node.operand, ast.Constant)
             and type(node.operand.value) in (int, float, complex)):
-        return -node.operand.value
+        return -node.operand.value  # type: ignore[operator]
     return _NOT_CONSTANT
 
 
@@ -326,26 +326,26 @@ class Lowerer:
         if self.ir.kind != "class":
             # A function never evaluates the annotations of its variables.
             if node.value is not None:
-                value = self.expr(node.value)
+                stored = self.expr(node.value)
                 if isinstance(target, ast.Name) and node.simple:
-                    self.emit(Store(Var(target.id, Pos.of(target)), value, pos,
+                    self.emit(Store(Var(target.id, Pos.of(target)), stored, pos,
                                     annotation=copy.deepcopy(node.annotation)))
                 else:
-                    if isinstance(value, Var) and not _simple_target(target):
-                        value = self.load(value, node.value)
-                    self.store(target, value, pos)
+                    if isinstance(stored, Var) and not _simple_target(target):
+                        stored = self.load(stored, node.value)
+                    self.store(target, stored, pos)
             elif isinstance(target, ast.Name):
                 self.emit(Declare(Var(target.id, Pos.of(target)),
                                   copy.deepcopy(node.annotation), pos))
             else:  # ``a.b: int`` still evaluates ``a`` (and a subscript's index)
                 parts = ([target.value] if isinstance(target, ast.Attribute)
-                         else [target.value, target.slice])  # type: ignore[attr-defined]
+                         else [target.value, target.slice])
                 for part in self.sequence(parts):
                     if isinstance(part, Var):
                         self.emit(Assign((), Load(part), pos))
             return
         if isinstance(target, ast.Name):
-            value = None if node.value is None else self.expr(node.value)
+            value: Operand | None = None if node.value is None else self.expr(node.value)
             annotation: Operand | ast.expr
             if evaluated:
                 if value is not None and isinstance(value, Var) and not _trivial(
@@ -729,6 +729,7 @@ class Lowerer:
             value = self.expr(node.value)
             spec = None
         else:
+            assert isinstance(spec_node, ast.JoinedStr)
             runs = not all(isinstance(v, ast.Constant) for v in spec_node.values)
             value, spec = self.sequence([node.value, spec_node], force={1} if runs else set())
         return self.op(Format(value, node.conversion, spec), node)

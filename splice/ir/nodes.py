@@ -36,12 +36,11 @@ class Pos(NamedTuple):
 
     @classmethod
     def of(cls, node: ast.AST) -> Pos:
-        return cls(
-            getattr(node, "lineno", 0),
-            getattr(node, "col_offset", 0),
-            getattr(node, "end_lineno", None) or getattr(node, "lineno", 0),
-            getattr(node, "end_col_offset", None) or getattr(node, "col_offset", 0),
-        )
+        lineno: int = getattr(node, "lineno", 0)
+        col: int = getattr(node, "col_offset", 0)
+        end_lineno: int = getattr(node, "end_lineno", None) or lineno
+        end_col: int = getattr(node, "end_col_offset", None) or col
+        return cls(lineno, col, end_lineno, end_col)
 
     def __str__(self) -> str:
         return f"{self.lineno}:{self.col_offset}"

@@ -6,8 +6,8 @@ code object by name, first line and parameter names.
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import linecache
 import types
@@ -152,8 +152,9 @@ def _code_order(args: ast.arguments) -> list[str]:
 
 def _overlap(code: types.CodeType, node: ast.AST) -> int:
     """How many instruction positions of ``code`` fall inside ``node``'s span."""
-    start = (node.lineno, node.col_offset)
-    end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+    start = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+    end = (getattr(node, "end_lineno", None) or start[0],
+           getattr(node, "end_col_offset", None) or 0)
     count = 0
     for line, _, col, _ in code.co_positions():
         if line is not None and col is not None and start <= (line, col) <= end:

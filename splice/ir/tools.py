@@ -396,8 +396,6 @@ def loop_targets(ir: FunctionIR) -> dict[Temp, For | With]:
     """Temps bound by ``for`` loops and ``with ... as`` (not by ``Assign``)."""
     found: dict[Temp, For | With] = {}
     for stmt in walk(ir):
-        if isinstance(stmt, For):
-            found[stmt.target] = stmt
-        elif isinstance(stmt, With) and stmt.target is not None:
+        if isinstance(stmt, (For, With)) and stmt.target is not None:
             found[stmt.target] = stmt
     return found

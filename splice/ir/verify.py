@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from splice.errors import SpliceError
 from splice.ir.nodes import (
     NOPOS,
     Assign,
@@ -19,7 +20,6 @@ from splice.ir.nodes import (
     With,
     walk_block,
 )
-from splice.errors import SpliceError
 
 NO_RESULT_OPS = ("SetAttr", "SetItem", "DelAttr", "DelItem", "ComprehensionAppend")
 
