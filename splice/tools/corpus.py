@@ -10,7 +10,8 @@ Usage::
 
 What is covered
 ---------------
-Modules: every name of ``sys.stdlib_module_names`` and, for packages, their submodules
+Modules: every name of ``sys.stdlib_module_names`` (which already leaves out the ``test``
+package) and, for packages, their submodules
 (found with ``pkgutil.iter_modules`` on the package directory, without importing anything
 first). Skipped, and listed in the report with the reason: GUI packages (``tkinter``,
 ``turtle``, ``idlelib``, ``turtledemo``), test packages and modules (``test``, ``*.test``,

@@ -1,0 +1,110 @@
+"""A module for the rebuild tests: one of each kind of slot ``rebuild_module`` handles.
+
+Loaded fresh by each test (not imported by name)."""
+
+import contextlib
+import dataclasses
+import functools
+from textwrap import dedent  # noqa: F401 - another module's function: never replaced
+
+CALLS: list[str] = []
+
+
+def plain(x, y=2, *args, z=3, **kw):
+    return (x, y, args, z, kw)
+
+
+alias = plain
+
+
+def decorator(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        CALLS.append(fn.__name__)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@decorator
+def decorated(x):
+    return x * 2
+
+
+@contextlib.contextmanager
+def managed(log):
+    log.append("enter")
+    yield 42
+    log.append("exit")
+
+
+@functools.lru_cache(maxsize=16)
+def cached(n):
+    return n * n
+
+
+def gen(n):
+    total = yield from range(n)
+    return total
+
+
+def uses_lambda(xs):
+    return sorted(xs, key=lambda x: -x)
+
+
+class Base:
+    def __init__(self, v):
+        self.v = v
+
+    def method(self):
+        return self.v + 1
+
+    __call__ = method
+
+    @staticmethod
+    def static(a):
+        return a * 3
+
+    @classmethod
+    def klass(cls):
+        return cls.__name__
+
+    @property
+    def prop(self):
+        return self.v * 10
+
+    @prop.setter
+    def prop(self, value):
+        self.v = value
+
+    @functools.cached_property
+    def cached_prop(self):
+        return [self.v]
+
+    class Inner:
+        def inner_method(self):
+            return "inner"
+
+    dispatch = {"m": method, "pair": (method, static)}  # noqa: RUF012
+
+
+class Child(Base):
+    def method(self):
+        return super().method() * 2
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int = 0
+
+    def norm1(self):
+        return abs(self.x) + abs(self.y)
+
+
+_inst = Base(5)
+bound = _inst.method
+TABLE = [("plain", plain), ("decorated", decorated)]
+partial_plain = functools.partial(plain, 1)
+
+# a function of this module whose source cannot be found: splice raises UnsupportedError
+exec(compile("def no_source():\n    return 1\n", __file__, "exec"))  # noqa: S102

@@ -1,0 +1,52 @@
+"""CPython's own test modules, natively and with the module under test rebuilt through the
+round trip: the multisets of (test id, outcome) must be identical. Each test module is one
+test id; all of them run once, over two processes, in a module-scoped fixture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from splice.tools.cpython_tests import DEFAULT, Comparison, run_many, run_one
+
+JOBS = 2
+TIMEOUT = 240.0
+
+
+@pytest.fixture(scope="module")
+def comparisons(request: pytest.FixtureRequest) -> dict[str, Comparison]:
+    # run only the modules this session selected, all at once, over JOBS processes
+    wanted = sorted({item.callspec.params["test"] for item in request.session.items
+                     if getattr(item, "originalname", "") == "test_cpython_module"
+                     and hasattr(item, "callspec")})
+    return {c.test: c for c in run_many(wanted or DEFAULT, jobs=JOBS, timeout=TIMEOUT)}
+
+
+def test_enough_modules() -> None:
+    assert len(DEFAULT) >= 15
+
+
+@pytest.mark.parametrize("test", DEFAULT)
+def test_cpython_module(comparisons: dict[str, Comparison], test: str) -> None:
+    c = comparisons[test]
+    assert c.native.status == "ran", c.native.detail
+    assert c.rebuilt.status == "ran", c.rebuilt.detail
+    assert c.native.tests_run > 0
+    assert c.rebuilt.replaced() > 0, "nothing was rebuilt: the comparison would be vacuous"
+    assert c.rebuilt.failed() == []  # no internal error while rebuilding
+    assert c.differences() == []
+    assert c.identical
+
+
+def test_harness_sees_a_divergence() -> None:
+    """A stand-in round trip that changes the string constants of one textwrap method must
+    make test_textwrap's outcomes differ."""
+    sabotage = f"{Path(__file__).with_name('sabotage.py')}:roundtrip"
+    native = run_one("test_textwrap", "native", timeout=TIMEOUT)
+    broken = run_one("test_textwrap", "rebuilt", timeout=TIMEOUT, roundtrip=sabotage)
+    c = Comparison("test_textwrap", native, broken)
+    assert broken.status == "ran" and broken.replaced() > 0
+    assert not c.identical
+    assert broken.counts()["fail"] + broken.counts()["error"] > 0
+    assert any("native ['pass']" in d for d in c.differences())
