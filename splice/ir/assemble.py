@@ -18,6 +18,7 @@ from splice.ir.nodes import FunctionIR
 from splice.ir.source import FunctionSource, describe
 
 SCAFFOLD = "__splice_scope__"
+RUNTIME_FLAGS = 0x100  # CO_ITERABLE_COROUTINE
 
 
 def scaffold(ir: FunctionIR, source: FunctionSource, node: ast.stmt | ast.expr,
@@ -49,16 +50,22 @@ def scaffold(ir: FunctionIR, source: FunctionSource, node: ast.stmt | ast.expr,
     return module
 
 
-def find_code(code: types.CodeType, name: str) -> types.CodeType | None:
-    """The code object called ``name`` among ``code``'s constants, depth first."""
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            if const.co_name == name:
-                return const
-            found = find_code(const, name)
-            if found is not None:
-                return found
-    return None
+def find_code(module_code: types.CodeType, name: str, scaffolded: bool, in_class: bool
+              ) -> types.CodeType | None:
+    """The generated function's code object, found by the scaffold's structure (a search by
+    name alone would find a class body named like the method)."""
+    code = module_code
+    levels = [SCAFFOLD] if scaffolded else []
+    if in_class:
+        levels.append("")  # the class body: the only code object at that level
+    for level in levels:
+        inner = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        chosen = [c for c in inner if not level or c.co_name == level]
+        if len(chosen) != 1:
+            return None
+        code = chosen[0]
+    found = [c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name]
+    return found[0] if len(found) == 1 else None
 
 
 def requalify(code: types.CodeType, old: str, new: str) -> types.CodeType:
@@ -91,10 +98,13 @@ def assemble(ir: FunctionIR, original: types.FunctionType, *, renest: bool = Tru
     except SyntaxError as exc:
         raise UnsupportedError(describe(original), f"the regenerated code does not compile: "
                                f"{exc.msg}", f"{source.filename}:{exc.lineno}") from None
-    new_code = find_code(module_code, code.co_name)
+    in_class = any(isinstance(s, ast.ClassDef) for s in source.enclosing)
+    new_code = find_code(module_code, code.co_name, bool(cell_names), in_class)
     if new_code is None:  # pragma: no cover - the scaffold always contains it
         raise UnsupportedError(describe(original), "the regenerated code object is missing")
     new_code = requalify(new_code, new_code.co_qualname, code.co_qualname)
+    # flags set on the code object at run time, not by the compiler (``types.coroutine``)
+    new_code = new_code.replace(co_flags=new_code.co_flags | (code.co_flags & RUNTIME_FLAGS))
     cells = dict(zip(code.co_freevars, original.__closure__ or (), strict=True))
     closure = []
     for name in new_code.co_freevars:
