@@ -15,7 +15,10 @@ alone would take wrappers that ``functools.wraps`` copied ``__module__`` onto (s
 ``contextlib.contextmanager``'s ``helper``, whose code lives in contextlib) and functions made
 by ``exec`` (``dataclasses``' generated ``__init__``, which has no source); the second keeps
 them out. :func:`rebuild_modules` rebuilds several modules as one unit (a package and its
-submodules): a function of any of them found through any of them is replaced.
+submodules): a function of any of them found through any of them is replaced; the test is
+then "``__module__`` is one of their names and ``co_filename`` one of their files", which also
+covers ``_pydecimal`` (its functions say ``__module__ == "decimal"``). Functions a rebuild
+produced are never rebuilt again (a module that re-exports a rebuilt module's functions).
 
 Where functions are replaced (each slot rewritten is recorded and put back by ``restore()``)
 ---------------------------------------------------------------------------------------------
@@ -76,6 +79,7 @@ import contextlib
 import functools
 import os
 import types
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -153,10 +157,15 @@ def _name(fn: object) -> str:
     return f"{module}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
+#: every function a rebuild produced: a later rebuild leaves them alone
+_PRODUCED: weakref.WeakSet[types.FunctionType] = weakref.WeakSet()
+
+
 class _Rebuilder:
-    def __init__(self, modules: list[types.ModuleType], renest: bool, strict: bool,
-                 check: bool, roundtrip: RoundTrip) -> None:
-        self.files = {m.__name__: _filenames(m) for m in modules}
+    def __init__(self, modules: list[types.ModuleType], scope: list[types.ModuleType],
+                 renest: bool, strict: bool, check: bool, roundtrip: RoundTrip) -> None:
+        self.names = {m.__name__ for m in [*modules, *scope]}
+        self.files = set().union(*(_filenames(m) for m in [*modules, *scope]))
         self.renest = renest
         self.strict = strict
         self.check = check
@@ -171,10 +180,10 @@ class _Rebuilder:
     # -- what belongs
 
     def belongs(self, value: object) -> bool:
-        if not isinstance(value, types.FunctionType):
+        if not isinstance(value, types.FunctionType) or value in _PRODUCED:
             return False
-        files = self.files.get(getattr(value, "__module__", None) or "")
-        return files is not None and value.__code__.co_filename in files
+        return (getattr(value, "__module__", None) in self.names
+                and value.__code__.co_filename in self.files)
 
     # -- slots
 
@@ -223,6 +232,7 @@ class _Rebuilder:
             new = fn
         else:
             self.stats.replaced += 1
+            _PRODUCED.add(new)
         self.memo[id(fn)] = new
         self.rewire(fn)
         wrapped = fn.__dict__.get("__wrapped__")
@@ -479,11 +489,15 @@ class _Rebuilder:
 
 def rebuild_modules(modules: Iterable[types.ModuleType], *, renest: bool = True,
                     strict: bool = False, check: bool = True,
-                    roundtrip: RoundTrip | None = None) -> Restore:
+                    roundtrip: RoundTrip | None = None,
+                    scope: Iterable[types.ModuleType] = ()) -> Restore:
     """Rebuild several modules as one unit (see the module docstring); returns the
-    :class:`Restore` that puts the originals back (its ``stats`` say what was done)."""
+    :class:`Restore` that puts the originals back (its ``stats`` say what was done).
+
+    ``scope``: more modules whose functions count as the unit's when reached from
+    ``modules`` (their own globals are not walked)."""
     mods = list(modules)
-    rebuilder = _Rebuilder(mods, renest, strict, check,
+    rebuilder = _Rebuilder(mods, list(scope), renest, strict, check,
                            roundtrip if roundtrip is not None else splice.ir.roundtrip)
     try:
         for module in mods:
