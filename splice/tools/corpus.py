@@ -405,41 +405,42 @@ class Timeout(Exception):
     """A stage took longer than the per-function limit."""
 
 
+def code_facts(code: types.CodeType) -> tuple[object, ...]:
+    """The ``dis``-level facts of one code object that a round trip must keep."""
+    nargs = code.co_argcount + code.co_kwonlyargcount
+    nargs += bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
+    return (code.co_name, code.co_qualname, code.co_argcount, code.co_posonlyargcount,
+            code.co_kwonlyargcount, code.co_varnames[:nargs], hex(code.co_flags & FLAGS_MASK),
+            tuple(sorted(code.co_freevars)),
+            tuple(sorted(n for n in code.co_cellvars if n.isidentifier())),
+            code.co_filename, code.co_firstlineno)
+
+
+FACT_NAMES = ("co_name", "co_qualname", "co_argcount", "co_posonlyargcount",
+              "co_kwonlyargcount", "co_varnames[:nargs]", "co_flags", "co_freevars",
+              "co_cellvars", "co_filename", "co_firstlineno")
+
+
 def compare_facts(original: types.FunctionType, new: types.FunctionType) -> None:
     """Raise :class:`FactsMismatch` naming the first fact that differs.
 
-    Code: ``co_argcount``, ``co_posonlyargcount``, ``co_kwonlyargcount``, the parameter names
-    (``co_varnames[:nargs]``), the flags that change behaviour (varargs, varkeywords,
-    generator, coroutine, iterable coroutine, async generator, ``__future__`` features),
-    ``co_freevars`` as a set, the identifier names among ``co_cellvars`` as a set (hidden
-    cells are allowed), ``co_name``, ``co_qualname``, ``co_filename``, ``co_firstlineno``.
-    Function: the same globals dict, the same cell objects for every free variable, equal
-    defaults/kwdefaults (element identity), ``__name__``, ``__qualname__``, ``__module__``,
-    ``__doc__``."""
+    Code (the function's and, as a multiset, every nested function, lambda and
+    comprehension's): ``co_argcount``, ``co_posonlyargcount``, ``co_kwonlyargcount``, the
+    parameter names (``co_varnames[:nargs]``), the flags that change behaviour (varargs,
+    varkeywords, generator, coroutine, iterable coroutine, async generator, ``__future__``
+    features; not ``CO_NESTED``, which has no effect), ``co_freevars`` as a set, the identifier
+    names among ``co_cellvars`` as a set (hidden cells are allowed), ``co_name``,
+    ``co_qualname``, ``co_filename``, ``co_firstlineno``. Function: the same globals dict, the
+    same cell objects for every free variable, equal defaults/kwdefaults (element identity),
+    ``__name__``, ``__qualname__``, ``__module__``, ``__doc__``."""
     a, b = original.__code__, new.__code__
-    nargs = a.co_argcount + a.co_kwonlyargcount
-    nargs += bool(a.co_flags & CO_VARARGS) + bool(a.co_flags & CO_VARKEYWORDS)
-    facts: list[tuple[str, object, object]] = [
-        ("co_argcount", a.co_argcount, b.co_argcount),
-        ("co_posonlyargcount", a.co_posonlyargcount, b.co_posonlyargcount),
-        ("co_kwonlyargcount", a.co_kwonlyargcount, b.co_kwonlyargcount),
-        ("co_varnames[:nargs]", a.co_varnames[:nargs], b.co_varnames[:nargs]),
-        ("co_flags", hex(a.co_flags & FLAGS_MASK), hex(b.co_flags & FLAGS_MASK)),
-        ("co_freevars", sorted(a.co_freevars), sorted(b.co_freevars)),
-        ("co_cellvars", sorted(a.co_cellvars),
-         sorted(n for n in b.co_cellvars if n.isidentifier())),
-        ("co_name", a.co_name, b.co_name),
-        ("co_qualname", a.co_qualname, b.co_qualname),
-        ("co_filename", a.co_filename, b.co_filename),
-        ("co_firstlineno", a.co_firstlineno, b.co_firstlineno),
-        ("__name__", original.__name__, new.__name__),
-        ("__qualname__", original.__qualname__, new.__qualname__),
-        ("__module__", original.__module__, new.__module__),
-        ("__doc__", original.__doc__, new.__doc__),
-    ]
-    for fact, x, y in facts:
+    for fact, x, y in zip(FACT_NAMES, code_facts(a), code_facts(b), strict=True):
         if x != y:
             raise FactsMismatch(f"{fact}: {x!r} != {y!r}")
+    for attr in ("__name__", "__qualname__", "__module__", "__doc__"):
+        x, y = getattr(original, attr), getattr(new, attr)
+        if x != y:
+            raise FactsMismatch(f"{attr}: {x!r} != {y!r}")
     if original.__globals__ is not new.__globals__:
         raise FactsMismatch("__globals__ is not the original's dict")
     cells_a = dict(zip(a.co_freevars, original.__closure__ or (), strict=True))
@@ -449,12 +450,21 @@ def compare_facts(original: types.FunctionType, new: types.FunctionType) -> None
             raise FactsMismatch(f"closure cell {name!r} is not shared with the original")
     for attr in ("__defaults__", "__kwdefaults__"):
         x, y = getattr(original, attr), getattr(new, attr)
-        xs = list(x.items()) if isinstance(x, dict) else list(x or ())
-        ys = list(y.items()) if isinstance(y, dict) else list(y or ())
-        if (x is None) != (y is None) or len(xs) != len(ys) or any(
-                (p[0] != q[0] or p[1] is not q[1]) if isinstance(p, tuple) and attr ==
-                "__kwdefaults__" else p is not q for p, q in zip(xs, ys, strict=True)):
+        if isinstance(x, dict) and isinstance(y, dict):
+            same = x.keys() == y.keys() and all(x[k] is y[k] for k in x)
+        else:
+            xs, ys = tuple(x or ()), tuple(y or ())
+            same = len(xs) == len(ys) and all(p is q for p, q in zip(xs, ys, strict=True))
+        if (x is None) != (y is None) or not same:
             raise FactsMismatch(f"{attr}: {x!r} != {y!r}")
+    nested_a = sorted(map(repr, (code_facts(c) for c in nested_codes(a)
+                                 if c.co_flags & CO_OPTIMIZED)))
+    nested_b = sorted(map(repr, (code_facts(c) for c in nested_codes(b)
+                                 if c.co_flags & CO_OPTIMIZED)))
+    if nested_a != nested_b:
+        only_a = sorted(set(nested_a) - set(nested_b))[:1]
+        only_b = sorted(set(nested_b) - set(nested_a))[:1]
+        raise FactsMismatch(f"nested code objects: {only_a} != {only_b}")
 
 
 @contextlib.contextmanager
@@ -556,7 +566,7 @@ def check_function(target: Target, module: str, *, renest: bool = True,
         result.stage = stage
         result.reason = f"{type(exc).__name__}: {exc}"[:500]
         if isinstance(exc, FactsMismatch):
-            fact = str(exc).split(":")[0]
+            fact = str(exc).split(":")[0]  # the fact's name
             result.group = f"FactsMismatch: {fact} differs"
         elif isinstance(exc, Timeout):
             result.group = f"Timeout at stage {stage}"

@@ -33,23 +33,22 @@ FIXED = ["textwrap", "colorsys", "shlex", "fnmatch", "graphlib", "bisect", "heap
 SAMPLE_SIZE = 12
 SAMPLE_SEED = int(os.environ.get("SPLICE_CORPUS_SEED", "0"))
 
-#: modules with known divergences (see .notes/corpus-findings.md); strict xfail, so the test
-#: fails as soon as the core is fixed and the mark must go
-KNOWN: dict[str, str] = {
-    "asyncio.tasks": "F2: types.coroutine's CO_ITERABLE_COROUTINE flag is lost",
-    "unittest.mock": "F1: a method named like its class round-trips to the class body",
-}
+#: modules with known divergences (see .notes/corpus-findings.md), run as strict xfails so a
+#: fix shows up; empty since F1 and F2 were fixed (c364a64)
+KNOWN: dict[str, str] = {}
+#: modules where the findings were made, kept in the sample as regression checks
+REGRESSIONS = ["asyncio.tasks", "unittest.mock"]
 
 
 def _sample() -> list[str]:
     import random
     names, _ = enumerate_modules()
-    rest = sorted(set(names) - set(FIXED) - set(KNOWN))
+    rest = sorted(set(names) - set(FIXED) - set(KNOWN) - set(REGRESSIONS))
     return sorted(random.Random(SAMPLE_SEED).sample(rest, SAMPLE_SIZE))
 
 
 SAMPLE = _sample()
-MODULES = FIXED + SAMPLE + sorted(KNOWN)
+MODULES = FIXED + SAMPLE + REGRESSIONS + sorted(KNOWN)
 
 
 @pytest.fixture(scope="module")
@@ -115,9 +114,10 @@ def test_enumeration_rules() -> None:
     assert skip_reason("collections.abc") is None
 
 
-def _module_from_source(tmp_path: Path, source: str) -> types.ModuleType:
+def _module_from_source(tmp_path: Path, source: str, stem: str = "corpus_case"
+                        ) -> types.ModuleType:
     import importlib.util
-    path = tmp_path / "corpus_case.py"
+    path = tmp_path / f"{stem}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location("corpus_case", path)
     assert spec is not None and spec.loader is not None
@@ -134,10 +134,18 @@ def test_facts_check_catches_differences(tmp_path: Path) -> None:
     m = _module_from_source(tmp_path, "def f(a, /, b, *c, d, **e):\n    return a\n"
                                       "def g(a, b, *c, d, **e):\n    return a\n")
     compare_facts(m.f, splice.ir.roundtrip(m.f))
-    fake = types.FunctionType(m.g.__code__, m.f.__globals__, "f")
+    fake_code = m.g.__code__.replace(co_name="f", co_qualname="f", co_firstlineno=1)
+    fake = types.FunctionType(fake_code, m.f.__globals__, "f")
     fake.__qualname__ = "f"
     with pytest.raises(FactsMismatch, match="co_posonlyargcount"):
         compare_facts(m.f, fake)
+    n = _module_from_source(tmp_path, "def h(x):\n    return lambda y: y\n"
+                                      "def k(x):\n    return lambda y, z: y\n", "nested_case")
+    compare_facts(n.h, splice.ir.roundtrip(n.h))
+    fake_h = types.FunctionType(n.k.__code__.replace(co_name="h", co_qualname="h",
+                                                     co_firstlineno=1), n.h.__globals__, "h")
+    with pytest.raises(FactsMismatch, match="nested code objects"):
+        compare_facts(n.h, fake_h)
     other_globals = types.FunctionType(m.f.__code__, dict(m.f.__globals__), "f")
     with pytest.raises(FactsMismatch, match="__globals__"):
         compare_facts(m.f, other_globals)
@@ -152,16 +160,12 @@ def test_check_function_classifies(tmp_path: Path) -> None:
     assert result.status == "unsupported" and "source" in result.reason
 
 
-@pytest.mark.xfail(reason="F1: a method named like its class round-trips to the class "
-                          "body's code object", strict=True)
 def test_f1_method_named_like_its_class(tmp_path: Path) -> None:
     m = _module_from_source(tmp_path, "class A:\n    def A(self):\n        return 1\n")
     assert check_function(Target(m.A.A, "live", 0), "corpus_case").status == "ok"
     assert splice.ir.roundtrip(m.A.A)(m.A()) == 1
 
 
-@pytest.mark.xfail(reason="F2: code flags set at run time (types.coroutine) are lost",
-                   strict=True)
 def test_f2_types_coroutine_flag(tmp_path: Path) -> None:
     m = _module_from_source(tmp_path, "import types\n@types.coroutine\ndef legacy():\n"
                                       "    yield 1\nasync def use(g):\n    return await g()\n")
