@@ -51,9 +51,11 @@ any stage classifies the function as unsupported (grouped by reason); any other 
 timeout, or a facts mismatch is a failure (an internal error), grouped by exception type,
 normalised message and the innermost splice source location.
 
-Timings (``--timings``): per function, ``lower`` + ``generate`` (the first function of a file
-also pays the parse of its file, which splice caches per file), and the full ``roundtrip``
-(lower + generate + compile + assemble, parse cached).
+Timings (``--timings``): per function, ``lower`` + ``generate`` and the full ``roundtrip``
+(lower + generate + compile + assemble), both with the source file already parsed (splice
+parses a file once and caches it; each file is parsed, timed, before its functions run); the
+parse per file; and lower + generate per function with its file's parse shared out among the
+file's functions.
 """
 
 from __future__ import annotations
@@ -411,7 +413,7 @@ def code_facts(code: types.CodeType) -> tuple[object, ...]:
     nargs += bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
     return (code.co_name, code.co_qualname, code.co_argcount, code.co_posonlyargcount,
             code.co_kwonlyargcount, code.co_varnames[:nargs], hex(code.co_flags & FLAGS_MASK),
-            tuple(sorted(code.co_freevars)),
+            tuple(sorted(n for n in code.co_freevars if n.isidentifier())),
             tuple(sorted(n for n in code.co_cellvars if n.isidentifier())),
             code.co_filename, code.co_firstlineno)
 
@@ -428,8 +430,10 @@ def compare_facts(original: types.FunctionType, new: types.FunctionType) -> None
     comprehension's): ``co_argcount``, ``co_posonlyargcount``, ``co_kwonlyargcount``, the
     parameter names (``co_varnames[:nargs]``), the flags that change behaviour (varargs,
     varkeywords, generator, coroutine, iterable coroutine, async generator, ``__future__``
-    features; not ``CO_NESTED``, which has no effect), ``co_freevars`` as a set, the identifier
-    names among ``co_cellvars`` as a set (hidden cells are allowed), ``co_name``,
+    features; not ``CO_NESTED``, which has no effect), the identifier names among
+    ``co_freevars`` and among ``co_cellvars`` as sets (hidden cells, whose names are not
+    identifiers, such as the ``@operator_iadd`` and ``@AssertionError`` helpers of literal mode,
+    are allowed: they cannot clash with user names), ``co_name``,
     ``co_qualname``, ``co_filename``, ``co_firstlineno``. Function: the same globals dict, the
     same cell objects for every free variable, equal defaults/kwdefaults (element identity),
     ``__name__``, ``__qualname__``, ``__module__``, ``__doc__``."""
@@ -507,6 +511,19 @@ class Result:
     group: str = ""  # failure group key
     lower_generate_ms: float | None = None
     roundtrip_ms: float | None = None
+
+
+def warm_parse(fn: types.FunctionType, parse_ms: dict[str, float]) -> None:
+    """Parse ``fn``'s file once, untimed for the functions, timed for the file: so the
+    per-function times exclude the parse, which splice does once per file."""
+    filename = fn.__code__.co_filename
+    if filename in parse_ms:
+        return
+    start = time.perf_counter()
+    with contextlib.suppress(Exception):
+        from splice.ir.source import find_source
+        find_source(fn)
+    parse_ms[filename] = (time.perf_counter() - start) * 1e3
 
 
 def splice_location(tb: types.TracebackType | None) -> str:
@@ -589,6 +606,8 @@ class Report:
     results: list[Result] = field(default_factory=list)
     left_out: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
+    #: ms to read and parse each source file (splice caches the parse per file)
+    parse_ms: dict[str, float] = field(default_factory=dict)
 
     def count(self, status: str, origin: str | None = None) -> int:
         return sum(1 for r in self.results
@@ -645,6 +664,8 @@ def run_corpus(modules: Sequence[str] | None = None, *, renest: bool = True,
         report.modules.append(name)
         targets, left_out = collect(module, shadowed=shadowed, claimed=claimed)
         report.left_out.update(left_out)
+        for target in targets:
+            warm_parse(target.function, report.parse_ms)
         results = [check_function(t, name, renest=renest, timeout=timeout) for t in targets]
         report.results += results
         if on_module is not None:
@@ -671,12 +692,21 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def timing_summary(report: Report) -> dict[str, dict[str, float]]:
-    """Distributions (ms per function) of lower+generate and of the full round trip."""
+    """Distributions (ms) of lower+generate and of the full round trip per function (the
+    source file already parsed), of the parse per file, and of lower+generate per function
+    with each file's parse spread over its functions."""
     ok = [r for r in report.results if r.status == "ok"]
+    per_file: Counter[str] = Counter(r.where.rsplit(":", 1)[0] for r in report.results)
+    amortised = [(r.lower_generate_ms or 0.0)
+                 + report.parse_ms.get(r.where.rsplit(":", 1)[0], 0.0)
+                 / per_file[r.where.rsplit(":", 1)[0]]
+                 for r in ok if r.lower_generate_ms is not None]
     return {
         "lower+generate": _percentiles([r.lower_generate_ms for r in ok
                                         if r.lower_generate_ms is not None]),
         "roundtrip": _percentiles([r.roundtrip_ms for r in ok if r.roundtrip_ms is not None]),
+        "parse per file": _percentiles(list(report.parse_ms.values())),
+        "l+g+parse share": _percentiles(amortised),
     }
 
 
@@ -734,13 +764,24 @@ def format_report(report: Report, *, top: int = 10, timings: bool = False) -> st
             w(f"               {ex.reason.splitlines()[0][:200]}")
     if timings:
         w("")
-        w("time per round-tripped function (ms):")
+        w("time (ms): per round-tripped function, source file already parsed; parse per file; "
+          "per function with its file's parse shared out:")
         for name, d in timing_summary(report).items():
             if d:
-                w(f"  {name:15} median {d['median']:.3f}  p90 {d['p90']:.3f}  "
+                w(f"  {name:16} median {d['median']:.3f}  p90 {d['p90']:.3f}  "
                   f"p99 {d['p99']:.3f}  max {d['max']:.1f}  mean {d['mean']:.3f}  "
                   f"(n={int(d['n'])})")
+        w("  slowest (lower+generate, roundtrip ms):")
+        for r in slowest(report, 5):
+            w(f"    {r.lower_generate_ms:8.1f} {r.roundtrip_ms or 0:8.1f}  "
+              f"{r.module}.{r.qualname} ({r.where})")
     return "\n".join(out)
+
+
+def slowest(report: Report, n: int) -> list[Result]:
+    """The ``n`` round-tripped functions with the longest lower+generate time."""
+    timed = [r for r in report.results if r.lower_generate_ms is not None]
+    return sorted(timed, key=lambda r: -(r.lower_generate_ms or 0.0))[:n]
 
 
 def report_json(report: Report) -> dict[str, Any]:
@@ -768,6 +809,7 @@ def report_json(report: Report) -> dict[str, Any]:
                            for k, v in report.failure_groups()],
         "not_ok": [dataclasses.asdict(r) for r in report.results if r.status != "ok"],
         "timings_ms": timing_summary(report),
+        "slowest": [dataclasses.asdict(r) for r in slowest(report, 30)],
     }
 
 

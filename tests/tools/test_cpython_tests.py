@@ -12,24 +12,41 @@ from splice.tools.cpython_tests import DEFAULT, Comparison, run_many, run_one
 
 JOBS = 2
 TIMEOUT = 240.0
+#: the issue's list, also run in literal mode (renest=False: every temporary a hidden local)
+LITERAL = DEFAULT[:18]
+#: literal-mode divergences found (see .notes/corpus-findings.md): strict xfails, so a fix
+#: shows up and the mark must go
+LITERAL_KNOWN = {
+    "test_dataclasses": "F3: literal mode moves a decorated nested function's co_firstlineno "
+                        "(dataclasses._recursive_repr's wrapper) from the decorator to the def",
+}
+
+
+def _selected(request: pytest.FixtureRequest, test_name: str) -> list[str]:
+    """The test modules this session selected for ``test_name`` (so ``-k`` runs only those,
+    all at once, over JOBS processes)."""
+    return sorted({item.callspec.params["test"] for item in request.session.items
+                   if getattr(item, "originalname", "") == test_name
+                   and hasattr(item, "callspec")})
 
 
 @pytest.fixture(scope="module")
 def comparisons(request: pytest.FixtureRequest) -> dict[str, Comparison]:
-    # run only the modules this session selected, all at once, over JOBS processes
-    wanted = sorted({item.callspec.params["test"] for item in request.session.items
-                     if getattr(item, "originalname", "") == "test_cpython_module"
-                     and hasattr(item, "callspec")})
-    return {c.test: c for c in run_many(wanted or DEFAULT, jobs=JOBS, timeout=TIMEOUT)}
+    wanted = _selected(request, "test_cpython_module") or DEFAULT
+    return {c.test: c for c in run_many(wanted, jobs=JOBS, timeout=TIMEOUT)}
+
+
+@pytest.fixture(scope="module")
+def literal_comparisons(request: pytest.FixtureRequest) -> dict[str, Comparison]:
+    wanted = _selected(request, "test_cpython_module_literal") or LITERAL
+    return {c.test: c for c in run_many(wanted, jobs=JOBS, timeout=TIMEOUT, renest=False)}
 
 
 def test_enough_modules() -> None:
     assert len(DEFAULT) >= 15
 
 
-@pytest.mark.parametrize("test", DEFAULT)
-def test_cpython_module(comparisons: dict[str, Comparison], test: str) -> None:
-    c = comparisons[test]
+def check(c: Comparison) -> None:
     assert c.native.status == "ran", c.native.detail
     assert c.rebuilt.status == "ran", c.rebuilt.detail
     assert c.native.tests_run > 0
@@ -37,6 +54,18 @@ def test_cpython_module(comparisons: dict[str, Comparison], test: str) -> None:
     assert c.rebuilt.failed() == []  # no internal error while rebuilding
     assert c.differences() == []
     assert c.identical
+
+
+@pytest.mark.parametrize("test", DEFAULT)
+def test_cpython_module(comparisons: dict[str, Comparison], test: str) -> None:
+    check(comparisons[test])
+
+
+@pytest.mark.parametrize("test", [
+    pytest.param(t, marks=pytest.mark.xfail(reason=LITERAL_KNOWN[t], strict=True))
+    if t in LITERAL_KNOWN else t for t in LITERAL])
+def test_cpython_module_literal(literal_comparisons: dict[str, Comparison], test: str) -> None:
+    check(literal_comparisons[test])
 
 
 def test_harness_sees_a_divergence() -> None:
