@@ -19,6 +19,7 @@ from splice.ir.source import FunctionSource, describe
 
 SCAFFOLD = "__splice_scope__"
 RUNTIME_FLAGS = 0x100  # CO_ITERABLE_COROUTINE
+CO_NESTED = 0x10
 
 
 def scaffold(ir: FunctionIR, source: FunctionSource, node: ast.stmt | ast.expr,
@@ -45,6 +46,11 @@ def scaffold(ir: FunctionIR, source: FunctionSource, node: ast.stmt | ast.expr,
         ]
         args = ast.arguments([], [], None, [], [], None, [])
         body = [ast.FunctionDef(SCAFFOLD, args, [*binds, *body], [], None, None)]
+    if source.module_imports:
+        # declare the module's imports: CPython compiles ``mod.f()`` with LOAD_ATTR instead
+        # of LOAD_METHOD when ``mod`` was imported at module level (``is_import_originated``)
+        names = [ast.alias(name, None) for name in sorted(source.module_imports)]
+        body.insert(0, ast.Import(names))
     module = ast.Module(body, [])
     fix_locations(module, ir.pos)
     return module
@@ -104,7 +110,10 @@ def assemble(ir: FunctionIR, original: types.FunctionType, *, renest: bool = Tru
         raise UnsupportedError(describe(original), "the regenerated code object is missing")
     new_code = requalify(new_code, new_code.co_qualname, code.co_qualname)
     # flags set on the code object at run time, not by the compiler (``types.coroutine``)
-    new_code = new_code.replace(co_flags=new_code.co_flags | (code.co_flags & RUNTIME_FLAGS))
+    flags = new_code.co_flags | (code.co_flags & RUNTIME_FLAGS)
+    # CO_NESTED says where the def was; the scaffold's function must not change it
+    flags = (flags & ~CO_NESTED) | (code.co_flags & CO_NESTED)
+    new_code = new_code.replace(co_flags=flags)
     cells = dict(zip(code.co_freevars, original.__closure__ or (), strict=True))
     closure = []
     for name in new_code.co_freevars:

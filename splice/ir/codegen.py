@@ -48,6 +48,7 @@ from splice.ir.nodes import (
     ComprehensionAppend,
     Const,
     Continue,
+    Copy,
     Declare,
     DelAttr,
     DeleteVar,
@@ -452,15 +453,18 @@ class ScopeGen:
             assert isinstance(stmt, Assign)
             op = stmt.op
             obj = self.operand(tree, op.obj, pos)  # type: ignore[attr-defined]
+            where = either(op.target_pos, pos)  # type: ignore[attr-defined]
             if isinstance(op, SetAttr):
                 target: ast.Attribute | ast.Subscript = at(
-                    ast.Attribute(obj, op.name, ast.Store()), pos)
+                    ast.Attribute(obj, op.name, ast.Store()), where)
             else:
                 assert isinstance(op, SetItem)
                 index = self.operand(tree, op.index, pos, subscript=True)
-                target = at(ast.Subscript(obj, index, ast.Store()), pos)
+                target = at(ast.Subscript(obj, index, ast.Store()), where)
             value = self.operand(tree, tree.extra["value"], pos)
-            return [at(ast.AugAssign(target, AST_INPLACE[tree.extra["op"]](), value), pos)]
+            statement = tree.extra["pos"]  # the whole ``a.b += v``; ``pos`` is the target's
+            return [at(ast.AugAssign(target, AST_INPLACE[tree.extra["op"]](), value),
+                       statement)]
         method = getattr(self, "stmt_" + type(stmt).__name__)
         result: list[ast.stmt] = method(tree, stmt)
         return result
@@ -477,26 +481,30 @@ class ScopeGen:
                     elts.append(at(ast.Starred(name, ast.Store()), pos))
                 else:
                     elts.append(name)
-            target = at(ast.Tuple(elts, ast.Store()), pos)
+            target = at(ast.Tuple(elts, ast.Store()), either(op.target_pos, pos))
             return [at(ast.Assign([target], value), pos)]
         if isinstance(op, SetAttr):
             value = self.operand(tree, op.value, pos)
             obj = self.operand(tree, op.obj, pos)
-            return [at(ast.Assign([at(ast.Attribute(obj, op.name, ast.Store()), pos)],
+            where = either(op.target_pos, pos)
+            return [at(ast.Assign([at(ast.Attribute(obj, op.name, ast.Store()), where)],
                                   value), pos)]
         if isinstance(op, SetItem):
             value = self.operand(tree, op.value, pos)
             obj = self.operand(tree, op.obj, pos)
             index = self.operand(tree, op.index, pos, subscript=True)
-            return [at(ast.Assign([at(ast.Subscript(obj, index, ast.Store()), pos)],
+            where = either(op.target_pos, pos)
+            return [at(ast.Assign([at(ast.Subscript(obj, index, ast.Store()), where)],
                                   value), pos)]
         if isinstance(op, DelAttr):
             obj = self.operand(tree, op.obj, pos)
-            return [at(ast.Delete([at(ast.Attribute(obj, op.name, ast.Del()), pos)]), pos)]
+            where = either(op.target_pos, pos)
+            return [at(ast.Delete([at(ast.Attribute(obj, op.name, ast.Del()), where)]), pos)]
         if isinstance(op, DelItem):
             obj = self.operand(tree, op.obj, pos)
             index = self.operand(tree, op.index, pos, subscript=True)
-            return [at(ast.Delete([at(ast.Subscript(obj, index, ast.Del()), pos)]), pos)]
+            where = either(op.target_pos, pos)
+            return [at(ast.Delete([at(ast.Subscript(obj, index, ast.Del()), where)]), pos)]
         if isinstance(op, ComprehensionAppend):
             raise self.fail(stmt, "comprehension append outside a comprehension")
         if isinstance(op, (BoolOp, IfExp)) and tree.kind != "chain":
@@ -531,7 +539,8 @@ class ScopeGen:
         return [at(ast.AnnAssign(target, annotation, value, int(stmt.simple)), stmt.pos)]
 
     def stmt_DeleteVar(self, tree: Tree, stmt: DeleteVar) -> list[ast.stmt]:
-        return [at(ast.Delete([at(ast.Name(stmt.var.name, ast.Del()), stmt.pos)]), stmt.pos)]
+        name = at(ast.Name(stmt.var.name, ast.Del()), either(stmt.var.pos, stmt.pos))
+        return [at(ast.Delete([name]), stmt.pos)]
 
     def stmt_Pass(self, tree: Tree, stmt: Pass) -> list[ast.stmt]:
         return [at(ast.Pass(), stmt.pos)]
@@ -723,6 +732,8 @@ class ScopeGen:
             return self.chain_expr(tree, stmt)
         if isinstance(op, Load):
             return at(ast.Name(op.var.name, ast.Load()), either(op.var.pos, pos))
+        if isinstance(op, Copy):
+            return self.operand(tree, op.value, pos)
         if isinstance(op, BinOp):
             return at(ast.BinOp(self.operand(tree, op.left, pos), AST_BINOPS[op.op](),
                                 self.operand(tree, op.right, pos)), pos)
@@ -823,7 +834,8 @@ class ScopeGen:
         if op.spec is not None:
             folded = tree.subst.get(op.spec) if isinstance(op.spec, Temp) else None
             if isinstance(op.spec, Const) and isinstance(op.spec.value, str):
-                spec = at(ast.JoinedStr([at(ast.Constant(op.spec.value), pos)]), pos)
+                where = either(op.spec.pos, pos)
+                spec = at(ast.JoinedStr([at(ast.Constant(op.spec.value), where)]), where)
             elif folded is not None and isinstance(folded.op, JoinStr):
                 spec = self.expression(folded)
             else:
@@ -1059,7 +1071,8 @@ class Shape:
             items += [get, (p["value"], ip), ip, label]
             owned = {o for o in p["parts"] if isinstance(o, Temp)}
             return Tree(stmt, items, owned=owned, kind="augtarget",
-                        extra={"op": p["op"], "value": p["value"], "label": label})
+                        extra={"op": p["op"], "value": p["value"], "label": label,
+                               "pos": p["pos"]})
         cmp_label = lab(self.index - 1)
         items = [(p["left"], cmp_label), (p["middle"], cmp_label), cmp_label, label]
         return Tree(stmt, items, owned=set(p["owned"]), kind="chain",
@@ -1139,7 +1152,7 @@ def find_shapes(stmts: list[Stmt], uses: Counter[Temp], disabled: set[int]
             assert j is not None
             shape = Shape("augtarget", k, (j, k - 1), j,
                           {"parts": parts, "get_at": j, "value": prev.op.value,
-                           "op": prev.op.op})
+                           "op": prev.op.op, "pos": prev.pos})
         elif isinstance(stmt, Assign) and isinstance(stmt.op, BoolOp) and stmt.op.chain:
             chain = stmt.op
             first = prev.op
@@ -1225,7 +1238,8 @@ def merge_stores(out: list[ast.stmt], gen: ScopeGen) -> list[ast.stmt]:
                 follow = out[i + 1:i + 1 + n]
                 if n >= 2 and len(follow) == n and all(_stores(s, target.id) for s in follow):
                     targets = [s.targets[0] for s in follow]  # type: ignore[attr-defined]
-                    out[i:i + 1 + n] = [at(ast.Assign(targets, stmt.value), _pos(stmt))]
+                    # the statement's span is the stores' (the value's is the definition's)
+                    out[i:i + 1 + n] = [at(ast.Assign(targets, stmt.value), _pos(follow[0]))]
             elif isinstance(target, ast.Tuple) and all(
                     _temp_target(e) for e in target.elts):
                 names = [_temp_target(e) for e in target.elts]

@@ -52,6 +52,7 @@ from splice.ir.nodes import (
     ComprehensionAppend,
     Const,
     Continue,
+    Copy,
     Declare,
     DelAttr,
     DeleteVar,
@@ -289,6 +290,8 @@ class Lowerer:
             len(node.targets) > 1 or not _simple_target(node.targets[0])
         ):
             value = self.load(value, node.value)
+        elif isinstance(value, Const) and len(node.targets) > 1:
+            value = self.op(Copy(value), node.value)  # one value, stored to each target
         for target in node.targets:
             self.store(target, value, Pos.of(node))
 
@@ -307,7 +310,7 @@ class Lowerer:
             current = self.op(GetAttr(obj, target.attr), target)
             value = self.expr(node.value)
             result = self.op(InPlace(opname, current, value), pos)
-            self.emit(Assign((), SetAttr(result, obj, target.attr), Pos.of(target)))
+            self.emit(Assign((), SetAttr(result, obj, target.attr, Pos.of(target)), pos))
         elif isinstance(target, ast.Subscript):
             obj, index = self.sequence([target.value, target.slice], force={0, 1})
             obj = self.as_temp(obj, target.value)
@@ -315,7 +318,7 @@ class Lowerer:
             current = self.op(GetItem(obj, index), target)
             value = self.expr(node.value)
             result = self.op(InPlace(opname, current, value), pos)
-            self.emit(Assign((), SetItem(result, obj, index), Pos.of(target)))
+            self.emit(Assign((), SetItem(result, obj, index, Pos.of(target)), pos))
         else:
             raise self.unsupported(node, "augmented assignment to this target")
 
@@ -367,20 +370,20 @@ class Lowerer:
 
     def stmt_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
-            self.delete(target)
+            self.delete(target, Pos.of(node))
 
-    def delete(self, target: ast.expr) -> None:
+    def delete(self, target: ast.expr, pos: Pos) -> None:
         if isinstance(target, ast.Name):
-            self.emit(DeleteVar(Var(target.id, Pos.of(target)), Pos.of(target)))
+            self.emit(DeleteVar(Var(target.id, Pos.of(target)), pos))
         elif isinstance(target, ast.Attribute):
             obj = self.expr(target.value)
-            self.emit(Assign((), DelAttr(obj, target.attr), Pos.of(target)))
+            self.emit(Assign((), DelAttr(obj, target.attr, Pos.of(target)), pos))
         elif isinstance(target, ast.Subscript):
             obj, index = self.sequence([target.value, target.slice])
-            self.emit(Assign((), DelItem(obj, index), Pos.of(target)))
+            self.emit(Assign((), DelItem(obj, index, Pos.of(target)), pos))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
-                self.delete(elt)
+                self.delete(elt, pos)
         else:
             raise self.unsupported(target, f"del of {type(target).__name__}")
 
@@ -526,10 +529,10 @@ class Lowerer:
             self.emit(Store(Var(target.id, Pos.of(target)), value, pos))
         elif isinstance(target, ast.Attribute):
             obj = self.expr(target.value)
-            self.emit(Assign((), SetAttr(value, obj, target.attr), Pos.of(target)))
+            self.emit(Assign((), SetAttr(value, obj, target.attr, Pos.of(target)), pos))
         elif isinstance(target, ast.Subscript):
             obj, index = self.sequence([target.value, target.slice])
-            self.emit(Assign((), SetItem(value, obj, index), Pos.of(target)))
+            self.emit(Assign((), SetItem(value, obj, index, Pos.of(target)), pos))
         elif isinstance(target, (ast.Tuple, ast.List)):
             stars = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
             n = len(target.elts)
@@ -537,7 +540,7 @@ class Lowerer:
             before = stars[0] if star else n
             after = n - before - 1 if star else 0
             results = tuple(self.ir.new_temp() for _ in target.elts)
-            self.emit(Assign(results, Unpack(value, before, star, after), pos))
+            self.emit(Assign(results, Unpack(value, before, star, after, Pos.of(target)), pos))
             for elt, result in zip(target.elts, results, strict=True):
                 inner = elt.value if isinstance(elt, ast.Starred) else elt
                 self.store(inner, result, pos)

@@ -214,6 +214,16 @@ class Load(Op):
 
 
 @dataclass(slots=True)
+class Copy(Op):
+    """The operand's value, as a temp (a constant stored to several targets, say)."""
+
+    value: Operand
+    _operand_fields: ClassVar = ("value",)
+    pure: ClassVar = True
+    opname: ClassVar = "copy"
+
+
+@dataclass(slots=True)
 class BinOp(Op):
     op: str  # a key of ``operator``: "add", "sub", ...
     left: Operand
@@ -300,6 +310,8 @@ class SetAttr(Op):
     value: Operand
     obj: Operand
     name: str
+    #: the span of the target (``a.b``, ``a[i]``); the statement's is the ``Assign``'s
+    target_pos: Pos = NOPOS
     _operand_fields: ClassVar = ("value", "obj")
     opname: ClassVar = "setattr"
 
@@ -308,6 +320,8 @@ class SetAttr(Op):
 class DelAttr(Op):
     obj: Operand
     name: str
+    #: the span of the target (``a.b``, ``a[i]``); the statement's is the ``Assign``'s
+    target_pos: Pos = NOPOS
     _operand_fields: ClassVar = ("obj",)
     opname: ClassVar = "delattr"
 
@@ -325,6 +339,8 @@ class SetItem(Op):
     value: Operand
     obj: Operand
     index: Operand
+    #: the span of the target (``a.b``, ``a[i]``); the statement's is the ``Assign``'s
+    target_pos: Pos = NOPOS
     _operand_fields: ClassVar = ("value", "obj", "index")
     opname: ClassVar = "setitem"
 
@@ -333,6 +349,8 @@ class SetItem(Op):
 class DelItem(Op):
     obj: Operand
     index: Operand
+    #: the span of the target (``a.b``, ``a[i]``); the statement's is the ``Assign``'s
+    target_pos: Pos = NOPOS
     _operand_fields: ClassVar = ("obj", "index")
     opname: ClassVar = "delitem"
 
@@ -458,6 +476,8 @@ class Unpack(Op):
     before: int
     star: bool
     after: int
+    #: the span of the target tuple or list (the statement's span is the ``Assign``'s)
+    target_pos: Pos = NOPOS
     _operand_fields: ClassVar = ("value",)
     opname: ClassVar = "unpack"
 

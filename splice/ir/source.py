@@ -32,12 +32,16 @@ class FunctionSource:
     enclosing: tuple[ScopeNode, ...]
     filename: str
     future_flags: int
+    #: names the module binds by import at top level (the compiler treats attribute calls on
+    #: them differently, so the scaffold must declare them too)
+    module_imports: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
 class _ParsedFile:
     text: str
     by_line: dict[tuple[str, int], list[tuple[FunctionNode, tuple[ScopeNode, ...]]]]
+    imports: frozenset[str]
 
 
 _parsed: dict[str, _ParsedFile] = {}
@@ -89,7 +93,8 @@ def find_source(fn: types.FunctionType) -> FunctionSource:
     if len(candidates) > 1:
         candidates.sort(key=lambda c: -_overlap(code, c[0]))
     node, enclosing = candidates[0]
-    return FunctionSource(node, enclosing, filename, code.co_flags & FUTURE_FLAGS_MASK)
+    return FunctionSource(node, enclosing, filename, code.co_flags & FUTURE_FLAGS_MASK,
+                          parsed.imports)
 
 
 def _parse(filename: str, module_globals: dict[str, object], fn: object) -> _ParsedFile:
@@ -117,7 +122,7 @@ def _parse(filename: str, module_globals: dict[str, object], fn: object) -> _Par
                                filename) from None
     by_line: dict[tuple[str, int], list[tuple[FunctionNode, tuple[ScopeNode, ...]]]] = {}
     _index(tree, (), by_line)
-    result = _ParsedFile(text, by_line)
+    result = _ParsedFile(text, by_line, frozenset(_top_level_imports(tree)))
     _parsed[filename] = result
     return result
 
@@ -137,6 +142,21 @@ def _index(node: ast.AST, enclosing: tuple[ScopeNode, ...],
         elif isinstance(child, ast.ClassDef):
             inner = (*enclosing, child)
         _index(child, inner, by_line)
+
+
+def _top_level_imports(node: ast.AST) -> list[str]:
+    """Names bound by ``import`` statements in the module scope (not inside functions or
+    classes, but inside module-level ``if``/``try``/``with`` blocks)."""
+    names: list[str] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Import):
+            names += [a.asname or a.name.split(".")[0] for a in child.names]
+        elif isinstance(child, ast.ImportFrom):
+            names += [a.asname or a.name for a in child.names if a.name != "*"]
+        elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)) and not \
+                isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names += _top_level_imports(child)
+    return names
 
 
 def _code_order(args: ast.arguments) -> list[str]:

@@ -80,7 +80,7 @@ def test_builder_inserts_calls_before_and_after() -> None:
     LOG.clear()
     value = compile_ir(ir, simulate)(3)
     assert value == simulate(3)
-    assert LOG == ["before", math.sin(0), "before", math.sin(1 / 3), "before", math.sin(2 / 3)]
+    assert ["before", math.sin(0), "before", math.sin(1 / 3), "before", math.sin(2 / 3)] == LOG
     assert "@" in splice.ir.generate(ir)  # the inserted objects travel as closure cells
 
 
