@@ -39,7 +39,7 @@ def lower(fn: object) -> FunctionIR:
 
 def generate(ir: FunctionIR, *, renest: bool = True) -> str:
     """The Python source splice generates for ``ir``."""
-    node = generate_function(ir, GenContext(renest=renest))
+    node = generate_function(ir, GenContext(renest=renest), display=True)
     fix_locations(node, ir.pos)
     return ast.unparse(node)
 

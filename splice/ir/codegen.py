@@ -1341,12 +1341,17 @@ def class_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
     return at(ast.ClassDef(ir.name, bases, keywords, body, decorators), ir.pos)
 
 
-def scope_ast(ir: FunctionIR, ctx: GenContext) -> ast.stmt | ast.expr:
+def scope_ast(ir: FunctionIR, ctx: GenContext, display: bool = False) -> ast.stmt | ast.expr:
     """The top-level syntax for ``ir``: a ``def`` (no decorators, defaults or annotations:
-    those belong to the function object) or a ``lambda``."""
+    those belong to the function object) or a ``lambda``. ``display``: show the source's
+    defaults instead, for people to read."""
+    source = ir.args.source
     empty_defaults: list[ast.expr] = [at(ast.Constant(None), ir.pos)
                                       for _ in range(_ndefaults(ir))]
     kwdefaults: list[ast.expr | None] = [None for _ in ir.args.kwonly]
+    if display and source is not None:
+        empty_defaults = copy.deepcopy(source.defaults)
+        kwdefaults = copy.deepcopy(source.kw_defaults)
     if ir.kind == "lambda":
         gen = ScopeGen(ir, ctx)
         body = gen.expression_body()
@@ -1360,11 +1365,12 @@ def _ndefaults(ir: FunctionIR) -> int:
     return len(source.defaults) if source is not None else 0
 
 
-def generate_function(ir: FunctionIR, ctx: GenContext) -> ast.stmt | ast.expr:
+def generate_function(ir: FunctionIR, ctx: GenContext, display: bool = False
+                      ) -> ast.stmt | ast.expr:
     """Generate ``ir``'s syntax, turning shapes codegen cannot express into
     ``UnsupportedError``."""
     try:
-        return scope_ast(ir, ctx)
+        return scope_ast(ir, ctx, display)
     except CannotRegenerate as exc:
         raise UnsupportedError(ir.qualname, str(exc), f"{ir.filename}:{ir.pos.lineno}") from None
 

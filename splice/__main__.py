@@ -1,0 +1,5 @@
+"""``python -m splice``."""
+
+from splice.cli import main
+
+main()
