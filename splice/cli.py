@@ -41,7 +41,8 @@ def load_function(spec: str) -> object:
         try:
             module = importlib.import_module(where)
         except ImportError as exc:
-            raise click.BadParameter(f"cannot import {where}: {exc}", param_hint="TARGET")
+            raise click.BadParameter(f"cannot import {where}: {exc}",
+                                     param_hint="TARGET") from None
     obj: object = module
     for part in qualname.split("."):
         try:
