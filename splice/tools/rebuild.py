@@ -35,9 +35,9 @@ Where functions are replaced (each slot rewritten is recorded and put back by ``
 * items of plain ``dict``, ``list`` and ``tuple`` objects held in the globals or a class
   dict, nested up to three levels (dispatch tables such as ``pickle._Pickler.dispatch``,
   ``copy._deepcopy_dispatch``, ``functools._convert``: dicts and lists change in place, a
-  tuple holding a function is replaced by a new tuple in its container), and attributes of objects held directly in the globals whose instance
-  ``__dict__`` holds functions (``json._default_decoder.scan_once`` when the pure-Python
-  scanner is used);
+  tuple holding a function is replaced by a new tuple in its container), and attributes of
+  objects held directly in the globals whose instance ``__dict__`` holds functions
+  (``json._default_decoder.scan_once`` when the pure-Python scanner is used);
 * closure cells: a rebuilt function shares its original's cells; a cell that holds a function
   of the module gets the new function (so a decorator's wrapper defined in the module calls
   the rebuilt inner function).

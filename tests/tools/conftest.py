@@ -1,4 +1,5 @@
-"""Shared configuration of the tools tests."""
+"""Shared configuration of the tools tests: ``slow`` tests (the whole standard library
+corpus, about 40 s) are skipped unless selected with ``-m slow`` or ``SPLICE_SLOW=1``."""
 
 from __future__ import annotations
 
@@ -7,16 +8,12 @@ import os
 import pytest
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "slow: long runs (the whole standard library corpus); "
-        "run them with SPLICE_SLOW=1")
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get("SPLICE_SLOW") == "1":
+    markexpr = str(config.getoption("markexpr", "") or "")
+    if os.environ.get("SPLICE_SLOW") == "1" or ("slow" in markexpr
+                                                 and "not slow" not in markexpr):
         return
-    skip = pytest.mark.skip(reason="slow: set SPLICE_SLOW=1 to run")
+    skip = pytest.mark.skip(reason="slow: select with -m slow or SPLICE_SLOW=1")
     for item in items:
-        if "slow" in item.keywords:
+        if "slow" in item.keywords and str(item.path).startswith(os.path.dirname(__file__)):
             item.add_marker(skip)

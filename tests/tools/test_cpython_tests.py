@@ -1,6 +1,6 @@
 """CPython's own test modules, natively and with the module under test rebuilt through the
 round trip: the multisets of (test id, outcome) must be identical. Each test module is one
-test id; all of them run once, over two processes, in a module-scoped fixture."""
+test id, whose native and rebuilt runs go in two parallel subprocesses."""
 
 from __future__ import annotations
 
@@ -22,24 +22,12 @@ LITERAL_KNOWN = {
 }
 
 
-def _selected(request: pytest.FixtureRequest, test_name: str) -> list[str]:
-    """The test modules this session selected for ``test_name`` (so ``-k`` runs only those,
-    all at once, over JOBS processes)."""
-    return sorted({item.callspec.params["test"] for item in request.session.items
-                   if getattr(item, "originalname", "") == test_name
-                   and hasattr(item, "callspec")})
-
-
-@pytest.fixture(scope="module")
-def comparisons(request: pytest.FixtureRequest) -> dict[str, Comparison]:
-    wanted = _selected(request, "test_cpython_module") or DEFAULT
-    return {c.test: c for c in run_many(wanted, jobs=JOBS, timeout=TIMEOUT)}
-
-
-@pytest.fixture(scope="module")
-def literal_comparisons(request: pytest.FixtureRequest) -> dict[str, Comparison]:
-    wanted = _selected(request, "test_cpython_module_literal") or LITERAL
-    return {c.test: c for c in run_many(wanted, jobs=JOBS, timeout=TIMEOUT, renest=False)}
+def _compare(test: str, *, renest: bool = True) -> Comparison:
+    """``test`` natively and rebuilt, the two runs in parallel. Each test id runs its own
+    pair, so pytest-xdist can spread them (a shared fixture would run everything in every
+    worker)."""
+    (comparison,) = run_many([test], jobs=JOBS, timeout=TIMEOUT, renest=renest)
+    return comparison
 
 
 def test_enough_modules() -> None:
@@ -57,15 +45,15 @@ def check(c: Comparison) -> None:
 
 
 @pytest.mark.parametrize("test", DEFAULT)
-def test_cpython_module(comparisons: dict[str, Comparison], test: str) -> None:
-    check(comparisons[test])
+def test_cpython_module(test: str) -> None:
+    check(_compare(test))
 
 
 @pytest.mark.parametrize("test", [
     pytest.param(t, marks=pytest.mark.xfail(reason=LITERAL_KNOWN[t], strict=True))
     if t in LITERAL_KNOWN else t for t in LITERAL])
-def test_cpython_module_literal(literal_comparisons: dict[str, Comparison], test: str) -> None:
-    check(literal_comparisons[test])
+def test_cpython_module_literal(test: str) -> None:
+    check(_compare(test, renest=False))
 
 
 def test_harness_sees_a_divergence() -> None:
