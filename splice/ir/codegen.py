@@ -671,7 +671,7 @@ class ScopeGen:
 
     def stmt_FunctionDef(self, tree: Tree, stmt: FunctionDef) -> list[ast.stmt]:
         pos = stmt.pos
-        decorators = [self.operand(tree, d, pos) for d in stmt.decorators]
+        decorators = self.decorators(tree, stmt.decorators, stmt.decorator_pos, pos)
         defaults = [self.operand(tree, d, pos) for d in stmt.defaults]
         kwdefaults = [None if d is None else self.operand(tree, d, pos)
                       for d in stmt.kwdefaults]
@@ -684,10 +684,17 @@ class ScopeGen:
 
     def stmt_ClassDef(self, tree: Tree, stmt: ClassDef) -> list[ast.stmt]:
         pos = stmt.pos
-        decorators = [self.operand(tree, d, pos) for d in stmt.decorators]
+        decorators = self.decorators(tree, stmt.decorators, stmt.decorator_pos, pos)
         bases = [self.starred(tree, b, pos) for b in stmt.bases]
         keywords = [self.keyword(tree, k, pos) for k in stmt.keywords]
         return [class_node(stmt.fn, self.ctx, decorators, bases, keywords)]
+
+    def decorators(self, tree: Tree, operands: list[Operand], positions: list[Pos],
+                   pos: Pos) -> list[ast.expr]:
+        """Decorator expressions at their own spans (the first decorator's line becomes the
+        code object's first line, even when the decorator is a hidden temporary)."""
+        spans = positions + [pos] * (len(operands) - len(positions))
+        return [self.operand(tree, d, span) for d, span in zip(operands, spans, strict=True)]
 
     # ---------------------------------------------------------------------- expressions
 

@@ -492,7 +492,7 @@ class Lowerer:
         inner = _lower_function(node, self.child_qualname(node.name), self.ir.filename,
                                 self.ir.future_flags)
         self.emit(FunctionDef(inner, decorators, defaults, kwdefaults, annotations,
-                              Pos.of(node)))
+                              Pos.of(node), [Pos.of(d) for d in node.decorator_list]))
 
     stmt_AsyncFunctionDef = stmt_FunctionDef
 
@@ -514,7 +514,8 @@ class Lowerer:
             future_flags=self.ir.future_flags,
         )
         Lowerer(body).body(node.body, allow_docstring=True)
-        self.emit(ClassDef(body, decorators, bases, keywords, Pos.of(node)))
+        self.emit(ClassDef(body, decorators, bases, keywords, Pos.of(node),
+                           [Pos.of(d) for d in node.decorator_list]))
 
     def child_qualname(self, name: str) -> str:
         if self.ir.kind == "class":

@@ -869,6 +869,8 @@ class FunctionDef(Stmt):
     kwdefaults: list[Operand | None]
     annotations: list[tuple[str, Operand | ast.expr]]  # ast.expr: unevaluated (future)
     pos: Pos
+    #: each decorator's span (the first one's line is the function's first line)
+    decorator_pos: list[Pos] = field(default_factory=list)
     id: int = field(default_factory=_new_id)
 
     def operands(self) -> Iterator[Operand]:
@@ -888,6 +890,8 @@ class ClassDef(Stmt):
     bases: list[Operand | Starred]
     keywords: list[Keyword]
     pos: Pos
+    #: each decorator's span (the first one's line is the class body's first line)
+    decorator_pos: list[Pos] = field(default_factory=list)
     id: int = field(default_factory=_new_id)
 
     def operands(self) -> Iterator[Operand]:

@@ -194,9 +194,6 @@ def test_fixed_modules_in_literal_mode() -> None:
     assert report.roundtrip_rate >= 0.995
 
 
-@pytest.mark.xfail(reason="F3: literal mode gives a nested function with a call decorator "
-                          "the def's line as co_firstlineno instead of the decorator's",
-                   strict=True)
 def test_f3_literal_decorated_nested_function_first_line(tmp_path: Path) -> None:
     m = _module_from_source(tmp_path, "def outer(make):\n    @make(1)\n    def inner():\n"
                                       "        return 1\n    return inner\n"

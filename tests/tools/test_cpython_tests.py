@@ -16,10 +16,7 @@ TIMEOUT = 240.0
 LITERAL = DEFAULT[:18]
 #: literal-mode divergences found (see .notes/corpus-findings.md): strict xfails, so a fix
 #: shows up and the mark must go
-LITERAL_KNOWN = {
-    "test_dataclasses": "F3: literal mode moves a decorated nested function's co_firstlineno "
-                        "(dataclasses._recursive_repr's wrapper) from the decorator to the def",
-}
+LITERAL_KNOWN: dict[str, str] = {}
 
 
 def _compare(test: str, *, renest: bool = True) -> Comparison:
