@@ -266,10 +266,6 @@ class ScopeGen:
 
     # --------------------------------------------------------------------------- helpers
 
-    def next_label(self) -> int:
-        self.label += 1
-        return self.label
-
     def name(self, temp: Temp, pos: Pos, ctx: ast.expr_context | None = None) -> ast.Name:
         name = temp_name(temp)
         self.temps_by_name[name] = temp
@@ -1314,17 +1310,7 @@ def function_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
                   defaults: list[ast.expr], kwdefaults: list[ast.expr | None],
                   annotations: dict[str, ast.expr]) -> ast.stmt:
     """The ``def`` statement for a function scope."""
-    gen = ScopeGen(ir, ctx)
-    body: list[ast.stmt] = []
-    if ir.docstring is not None:
-        body.append(at(ast.Expr(at(ast.Constant(ir.docstring), ir.pos)), ir.pos))
-    if ir.globals:
-        body.append(at(ast.Global(list(ir.globals)), ir.pos))
-    if ir.nonlocals:
-        body.append(at(ast.Nonlocal(list(ir.nonlocals)), ir.pos))
-    body += gen.block(ir.body)
-    if not body:
-        body.append(at(ast.Pass(), ir.pos))
+    body = scope_body(ir, ctx)
     args = build_arguments(ir, defaults, kwdefaults, annotations)
     returns = annotations.get("return")
     node_type = ast.AsyncFunctionDef if ir.is_async else ast.FunctionDef
@@ -1334,7 +1320,12 @@ def function_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
 
 def class_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
                bases: list[ast.expr], keywords: list[ast.keyword]) -> ast.stmt:
-    gen = ScopeGen(ir, ctx)
+    """The ``class`` statement for a class body scope."""
+    return at(ast.ClassDef(ir.name, bases, keywords, scope_body(ir, ctx), decorators), ir.pos)
+
+
+def scope_body(ir: FunctionIR, ctx: GenContext) -> list[ast.stmt]:
+    """A scope's statements: docstring first (so it stays the docstring), declarations, code."""
     body: list[ast.stmt] = []
     if ir.docstring is not None:
         body.append(at(ast.Expr(at(ast.Constant(ir.docstring), ir.pos)), ir.pos))
@@ -1342,10 +1333,8 @@ def class_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
         body.append(at(ast.Global(list(ir.globals)), ir.pos))
     if ir.nonlocals:
         body.append(at(ast.Nonlocal(list(ir.nonlocals)), ir.pos))
-    body += gen.block(ir.body)
-    if not body:
-        body.append(at(ast.Pass(), ir.pos))
-    return at(ast.ClassDef(ir.name, bases, keywords, body, decorators), ir.pos)
+    body += ScopeGen(ir, ctx).block(ir.body)
+    return body or [at(ast.Pass(), ir.pos)]
 
 
 def scope_ast(ir: FunctionIR, ctx: GenContext, display: bool = False) -> ast.stmt | ast.expr:
