@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PRELUDE = '''\
+import math
 EV = []
 FUEL = [2500]
 G0 = 0
@@ -82,6 +83,11 @@ def rec(*args):
     return args[-1] if args else None
 
 
+def show(*args, **kwargs):
+    rec('show', args, sorted(kwargs.items()))
+    return len(args) + len(kwargs)
+
+
 def tb(e):
     out = []
     t = e.__traceback__
@@ -89,16 +95,21 @@ def tb(e):
         out.append((t.tb_frame.f_code.co_name, t.tb_lineno))
         t = t.tb_next
     ctx = e.__context__
-    return out, type(ctx).__name__ if ctx is not None else None
+    cause = e.__cause__
+    return (out, type(ctx).__name__ if ctx is not None else None,
+            type(cause).__name__ if cause is not None else None, e.__suppress_context__)
 
 
 class Rec:
-    def __init__(self, name, suppress=False):
+    def __init__(self, name, suppress=False, fail=False):
         self.name = name
         self.suppress = suppress
+        self.fail = fail
 
     def __enter__(self):
         rec('enter', self.name)
+        if self.fail:
+            raise Oops('enter', self.name)
         return self.name
 
     def __exit__(self, et, ev, tb_):
@@ -147,6 +158,88 @@ class Box:
         rec('Box.format', spec)
         return format(self.v, spec)
 
+    def __getattr__(self, name):
+        rec('Box.getattr', name)
+        if name.startswith('__'):
+            raise AttributeError(name)
+        return len(name)
+
+
+class Desc:
+    def __set_name__(self, owner, name):
+        self.name = '_' + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        rec('get', self.name)
+        return obj.__dict__.get(self.name, 0)
+
+    def __set__(self, obj, value):
+        rec('set', self.name, value)
+        obj.__dict__[self.name] = value
+
+
+class Obs:
+    def __init__(self):
+        object.__setattr__(self, 'log', [])
+
+    def __setattr__(self, name, value):
+        rec('setattr', name, value)
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        rec('getattr', name)
+        if name.startswith('__'):
+            raise AttributeError(name)
+        return 1
+
+    def __delattr__(self, name):
+        rec('delattr', name)
+        object.__delattr__(self, name)
+
+
+class Tick:
+    def __init__(self, v):
+        self.v = v
+
+    def __await__(self):
+        rec('await', self.v)
+        got = yield self.v
+        return (got or 0) + self.v
+
+
+class ARec:
+    def __init__(self, name):
+        self.name = name
+
+    async def __aenter__(self):
+        rec('aenter', self.name)
+        await Tick(0)
+        return self.name
+
+    async def __aexit__(self, et, ev, tb_):
+        rec('aexit', self.name, et.__name__ if et is not None else None)
+        return False
+
+
+async def acount(n):
+    for i in range(n % 4):
+        await Tick(i)
+        yield i
+
+
+def drive(coro):
+    sent = None
+    for _ in range(200):
+        try:
+            sent = coro.send(sent)
+        except StopIteration as stop:
+            return stop.value
+        sent = (sent or 0) + 1
+    coro.close()
+    raise Oops('drive: too many steps')
+
 
 def logged(f):
     def wrapper(*args, **kwargs):
@@ -194,6 +287,7 @@ class Size:
 
     functions: tuple[int, int] = (2, 4)
     generators: tuple[int, int] = (1, 2)
+    coroutines: tuple[int, int] = (0, 1)
     classes: tuple[int, int] = (0, 2)
     stmts: tuple[int, int] = (3, 5)  # statements per function body
     inner_stmts: tuple[int, int] = (1, 3)  # statements per nested block
@@ -215,6 +309,7 @@ class Sig:
     ret: str = INT
     gen: bool = False
     protocol: bool = False  # a generator with finally/with: only main drives it
+    coro: bool = False  # an async def: awaited by async functions, driven by main
 
 
 @dataclass
@@ -264,11 +359,13 @@ class Ctx:
     #: loop body would be unbound in the next iteration or after the loop)
     own: set[str] = field(default_factory=set)
     method: str = ""  # the method being generated: only lower-named ones may be called
+    await_ok: bool = False  # inside an async def (and not in a lambda or generator expr)
 
     def child(self, **changes: Any) -> Ctx:
-        new = Ctx(dict(self.env), set(self.assignable), dict(self.callables), self.kind,
-                  self.budget, self.loop, self.depth + 1, self.nest, self.walrus, self.cls,
-                  self.ret, self.finally_, self.fstring, self.method)
+        new = copy.copy(self)
+        new.env, new.assignable, new.callables = (dict(self.env), set(self.assignable),
+                                                  dict(self.callables))
+        new.depth = self.depth + 1
         for key, value in changes.items():
             setattr(new, key, value)
         new.own = set()
@@ -381,12 +478,14 @@ class ProgramGen:
         return f"{sig.name}({', '.join(args)})"
 
     def can_call_top(self, ctx: Ctx) -> bool:
-        return (ctx.kind in ("func", "gen", "protocol") and ctx.loop == 0 and ctx.nest == 0
+        return (ctx.kind in ("func", "gen", "protocol", "async") and ctx.loop == 0
+                and ctx.nest == 0
                 and ctx.budget.calls > 0)
 
-    def top_call(self, ctx: Ctx, d: int, *, gen: bool, ret: str = INT) -> str | None:
+    def top_call(self, ctx: Ctx, d: int, *, gen: bool, ret: str = INT,
+                 coro: bool = False) -> str | None:
         options = [s for s in self.functions
-                   if s.gen == gen and not s.protocol and s.ret == ret]
+                   if s.gen == gen and not s.protocol and s.ret == ret and s.coro == coro]
         if not options or not self.can_call_top(ctx):
             return None
         ctx.budget.calls -= 1
@@ -460,7 +559,7 @@ class ProgramGen:
     def comprehension(self, ctx: Ctx, d: int, elem: str) -> tuple[str, Ctx]:
         """``for ... in ... [if ...]`` clauses and the context the element sees."""
         it, binds = self.iterable(ctx, d)
-        inner = ctx.child(assignable=set(), loop=ctx.loop + 1)
+        inner = ctx.child(assignable=set(), loop=ctx.loop + 1, await_ok=False)
         target = self.bind(inner, binds)
         clauses = f"for {target} in {it}"
         if self.chance(0.2):
@@ -514,7 +613,7 @@ class ProgramGen:
             return f"({name} := {e()})"
         if k == 21:
             x = self.fresh("x")
-            inner = ctx.child(walrus=False, assignable=set(), loop=ctx.loop + 1)
+            inner = ctx.child(walrus=False, assignable=set(), loop=ctx.loop + 1, await_ok=False)
             inner.env[x] = INT
             return f"(lambda {x}: {self.expr(INT, inner, d)})({e()})"
         if k == 22:
@@ -535,7 +634,14 @@ class ProgramGen:
         if k == 29:
             return f"({self.expr(TUPLE, ctx, d)} + (0,))[0]"
         if k == 30:
-            return f"len(G1)"
+            if ctx.await_ok and self.chance(0.7):
+                if self.chance(0.3):
+                    call = self.top_call(ctx, d, gen=False, coro=True)
+                    if call:
+                        return f"(await {call})"
+                return f"(await Tick({e()}))"
+            return r.choice([f"math.gcd({e()}, {e()})", f"math.isqrt(abs({e()}))",
+                             f"math.floor({e()} / 3)", "len(G1)"])
         if k == 31:
             return f"({e()}, {e()})[{self.expr(BOOL, ctx, d)}]"
         if k == 32:
@@ -689,7 +795,7 @@ class ProgramGen:
             return f"[{self.expr(INT, inner, d)} {clauses}]"
         if k == 5:
             x = self.fresh("x")
-            inner = ctx.child(walrus=False, assignable=set(), loop=ctx.loop + 1)
+            inner = ctx.child(walrus=False, assignable=set(), loop=ctx.loop + 1, await_ok=False)
             inner.env[x] = INT
             return (f"sorted({self.expr(LIST, ctx, d)}, key=lambda {x}: "
                     f"{self.expr(INT, inner, d)}, reverse={self.expr(BOOL, ctx, d)})")
@@ -706,7 +812,7 @@ class ProgramGen:
             return f"list(range({e()} % 5))"
         if k == 10:
             x = self.fresh("x")
-            inner = ctx.child(walrus=False, assignable=set(), loop=ctx.loop + 1)
+            inner = ctx.child(walrus=False, assignable=set(), loop=ctx.loop + 1, await_ok=False)
             inner.env[x] = INT
             fn = r.choice(["map", "filter"])
             body = self.expr(INT if fn == "map" else BOOL, inner, d)
@@ -790,16 +896,20 @@ class ProgramGen:
         r = self.r
         kinds: list[tuple[str, float]] = [
             ("assign", 5), ("reassign", 2), ("aug", 3), ("exprstmt", 3), ("unpack", 1),
-            ("assert", 0.3), ("del", 0.3), ("raise", 0.4),
+            ("assert", 0.15), ("del", 0.3), ("raise", 0.3),
         ]
+        kinds += [("order", 1.5), ("importing", 0.15)]
         if ctx.depth < self.size.depth:
             f = self.size.decay ** ctx.depth
             kinds += [("if", 2.5 * f), ("for", 1.5 * f), ("while", 1 * f), ("try", 1.5 * f),
-                      ("match", 1 * f), ("lambda", 0.5)]
+                      ("match", 1 * f), ("lambda", 0.5), ("trystar", 0.3 * f),
+                      ("closures", 0.3 * f)]
             if ctx.kind != "gen":
                 kinds.append(("with", 1 * f))
             if ctx.nest < 2 and ctx.kind != "main":
-                kinds += [("def", 0.8 * f), ("factory", 0.4 * f)]
+                kinds += [("def", 0.8 * f), ("factory", 0.4 * f), ("localclass", 0.4 * f)]
+            if ctx.kind == "async":
+                kinds += [("asyncfor", 1 * f), ("asyncwith", 1 * f), ("awaitstmt", 1.5)]
         if ctx.loop:
             kinds += [("break", 0.8), ("continue", 0.6)]
         if ctx.kind in ("gen", "protocol"):
@@ -814,6 +924,186 @@ class ProgramGen:
         if lines is None:
             lines = self.s_exprstmt(ctx)
         return lines
+
+    # ---------------------------------------------------------------- stress statements
+
+    def s_order(self, ctx: Ctx) -> list[str]:
+        """Evaluation order: every operand records itself."""
+        r = self.r
+        t = self.tag
+        e = lambda: self.expr(INT, ctx, 1)  # noqa: E731
+        box = self.expr(BOX, ctx, 1)
+        k = r.randint(0, 11)
+        if k == 0:
+            return [f"rec({t()}, {box})[rec({t()}, {e()})] += rec({t()}, {e()})"]
+        if k == 1:
+            b1, b2 = self.fresh(), self.fresh()
+            lines = [f"{b1}, {b2} = Box({e()}), Box({e()})",
+                     f"{b1}.v, {b2}[rec({t()}, {e()})] = rec({t()}, {e()}), rec({t()}, {e()})"]
+            ctx.env.update({b1: BOX, b2: BOX})
+            return lines
+        if k == 2:
+            name = self.fresh()
+            line = f"{name} = {box}[rec({t()}, 1)] = rec({t()}, {e()})"
+            ctx.env[name] = INT
+            ctx.assignable.add(name)
+            return [line]
+        if k == 3:
+            lst, dct = self.expr(LIST, ctx, 1), self.expr(DICT, ctx, 1)
+            return [f"rec({t()}, show(rec({t()}, {e()}), *rec({t()}, {lst}), "
+                    f"k=rec({t()}, {e()}), **rec({t()}, {dct})))"]
+        if k == 4:
+            dct = self.expr(DICT, ctx, 1)
+            return [f"rec({t()}, {{rec({t()}, 'a'): rec({t()}, {e()}), **rec({t()}, {dct}), "
+                    f"rec({t()}, 'b'): rec({t()}, {e()})}})"]
+        if k == 5:
+            lst = self.expr(LIST, ctx, 1)
+            return [f"rec({t()}, {lst}[rec({t()}, {self.small(-2, 1)}):rec({t()}, "
+                    f"{self.small(0, 3)}):rec({t()}, {r.choice(['1', '-1', '2'])})])"]
+        if k == 6:
+            return [f"rec({t()}, (*rec({t()}, {self.expr(LIST, ctx, 1)}), rec({t()}, {e()})))"]
+        if k == 7:
+            o = self.fresh("obs")
+            return [f"{o} = Obs()", f"{o}.x = rec({t()}, {e()})",
+                    f"{o}.x += rec({t()}, {e()})",
+                    f"rec({t()}, {o}.x, {o}.missing)", f"del {o}.x", f"rec({t()}, {o}.x)"]
+        if k == 8:
+            o = self.fresh("obs")
+            return [f"{o} = Obs()", f"for {o}.i in rec({t()}, range({self.small(0, 3)})):",
+                    f"    rec({t()}, {o}.i)",
+                    f"with Rec({t()}) as {o}.w:", f"    rec({t()}, {o}.w)"]
+        if k == 9:
+            lst = self.fresh()
+            lines = [f"{lst} = [{e()}, {e()}, {e()}]",
+                     f"{lst}[rec({t()}, 0):rec({t()}, 2)] += [rec({t()}, {e()})]"]
+            ctx.env[lst] = LIST
+            ctx.assignable.add(lst)
+            return lines
+        if k == 10:
+            d = self.fresh()
+            return [f"{d} = {{'a': {e()}, 'b': {e()}}}",
+                    f"del {d}[rec({t()}, {r.choice(KEYS)})]", f"rec({t()}, {d})"]
+        # an operand that raises stops the rest: the order up to the raise must match
+        return [f"rec({t()}, rec({t()}, {e()}) + rec({t()}, {e()}) // rec({t()}, "
+                f"{self.small(-1, 1)}) - rec({t()}, {e()}))"]
+
+    def s_importing(self, ctx: Ctx) -> list[str]:
+        name = self.fresh("mod")
+        if self.chance(0.5):
+            return [f"import operator as {name}",
+                    f"rec({self.tag()}, {name}.add({self.expr(INT, ctx, 1)}, 1))"]
+        return [f"from functools import reduce as {name}",
+                f"rec({self.tag()}, {name}(lambda p, q: p * 2 + q, "
+                f"{self.expr(LIST, ctx.child(walrus=False), 1)}, 0))"]
+
+    def s_trystar(self, ctx: Ctx) -> list[str]:
+        r = self.r
+        g1, g2 = self.fresh("eg"), self.fresh("eg")
+        body = self.block(ctx.child(), r.randint(0, 2))
+        k = r.randint(0, 2)
+        if k == 0:
+            body.append(f"raise ExceptionGroup({self.tag()}, [ValueError({self.small()}), "
+                        f"Oops({self.tag()})])")
+        elif k == 1:
+            body += self.s_raise(ctx)
+        else:
+            body.append(f"raise ExceptionGroup({self.tag()}, [KeyError({self.tag()}), "
+                        f"ValueError({self.small()})])")
+        lines = ["try:", *indent(body)]
+        for name, exc in ((g1, "ValueError"), (g2, r.choice(["Oops", "(KeyError, Oops)"]))):
+            lines += [f"except* {exc} as {name}:",
+                      f"    rec({self.tag()}, [type(x).__name__ for x in {name}.exceptions],"
+                      f" tb({name}))"]
+        return lines
+
+    def s_closures(self, ctx: Ctx) -> list[str]:
+        t = self.tag
+        if self.chance(0.5):
+            h, later = self.fresh("h"), self.fresh()
+            lines = [f"def {h}():", f"    return {later} * 2",
+                     f"{later} = {self.expr(INT, ctx, 1)}", f"rec({t()}, {h}())"]
+            ctx.env[later] = INT
+            ctx.assignable.add(later)
+            return lines
+        fs, i, f = self.fresh("fs"), self.fresh("i"), self.fresh("f")
+        return [f"{fs} = []", f"for {i} in range({self.small(1, 3)}):",
+                f"    {fs}.append(lambda {i}={i}: {i} * 10)",
+                f"    {fs}.append(lambda: {i})",
+                f"rec({t()}, [{f}() for {f} in {fs}])"]
+
+    def s_localclass(self, ctx: Ctx) -> list[str]:
+        r = self.r
+        name = self.fresh("C")
+        # (not self.x: self is the local class's instance in its methods)
+        captured = [n for n in self.names(ctx, INT) if "." not in n]
+        cap = r.choice(captured) if captured else self.small()
+        base = "Box" if self.chance(0.4) else ""
+        init = ["    super().__init__(v)"] if base else ["    self.v = v"]
+        body = [f"cv = rec({self.tag()}, {cap})",
+                f"seq = [rec({self.tag()}, x) for x in range({self.small(0, 2)})]",
+                f"__hid = {self.small()}",
+                "def __init__(self, v):", *init,
+                f"    self.__w = v + {name}.__hid",
+                "def get(self, k=cv):",
+                f"    return self.v + k + {cap}",
+                "def total(self):",
+                "    return self.__w + len(__class__.__name__)",
+                "@staticmethod",
+                "def st():",
+                f"    return {cap}"]
+        nonlocals = self.nonlocals(ctx)
+        bump = ""
+        if nonlocals and self.chance(0.5):
+            var = r.choice(nonlocals)
+            body += ["def bump(self):", f"    nonlocal {var}", f"    {var} += self.v",
+                     f"    return {var}"]
+            bump = f", {name}(1).bump()"
+        v = self.expr(INT, ctx, 1)
+        return [f"class {name}({base}):", *indent(body),
+                f"rec({self.tag()}, {name}({v}).get(), {name}({v}).total(), {name}.seq, "
+                f"{name}.st(){bump})"]
+
+    def s_asyncfor(self, ctx: Ctx) -> list[str]:
+        x = self.fresh("x")
+        inner = ctx.child(loop=ctx.loop + 1)
+        inner.env[x] = INT
+        inner.assignable.add(x)
+        lines = [f"async for {x} in acount({self.expr(INT, ctx, 1)}):", *indent(self.block(inner))]
+        if self.chance(0.3):
+            lines += ["else:", *indent(self.block(ctx.child()))]
+        return lines
+
+    def s_asyncwith(self, ctx: Ctx) -> list[str]:
+        name = self.fresh()
+        inner = ctx.child()
+        inner.env[name] = STR
+        items = f"ARec({self.tag()}) as {name}"
+        if self.chance(0.3):
+            items += f", ARec({self.tag()})"
+        body = self.block(inner)
+        if self.chance(0.3):
+            body += self.s_raise(inner)
+        return [f"async with {items}:", *indent(body)]
+
+    def s_awaitstmt(self, ctx: Ctx) -> list[str]:
+        k = self.r.randint(0, 3)
+        name = self.fresh()
+        if k == 0:
+            line = f"{name} = await Tick({self.expr(INT, ctx, 1)})"
+        elif k == 1:
+            call = self.top_call(ctx, 1, gen=False, coro=True)
+            line = f"{name} = await {call}" if call else f"{name} = await Tick(1)"
+        elif k == 2:
+            x = self.fresh("x")
+            line = (f"{name} = sum([{x} async for {x} in "
+                    f"acount({self.expr(INT, ctx.child(walrus=False), 1)})])")
+        else:
+            x = self.fresh("x")
+            line = f"{name} = sum([await Tick({x}) for {x} in range({self.small(0, 3)})])"
+        ctx.env[name] = INT
+        ctx.assignable.add(name)
+        ctx.own.add(name)
+        return [line]
 
     def s_assign(self, ctx: Ctx) -> list[str]:
         t = self.r.choice(self.types())
@@ -1032,7 +1322,15 @@ class ProgramGen:
         if handlers and self.chance(0.3):
             lines += ["else:", *indent(self.block(ctx.child()))]
         if finally_:
-            lines += ["finally:", *indent(self.block(ctx.child(finally_=True)))]
+            fin = self.block(ctx.child(finally_=True))
+            if self.chance(0.15):
+                jump = [f"return {self.expr(ctx.ret, ctx, 1)}"] if ctx.kind in (
+                    "func", "nested", "method", "async") else []
+                if ctx.loop:
+                    jump += ["break", "continue"]
+                if jump:
+                    fin += [f"if {self.expr(BOOL, ctx, 1)}:", f"    {self.r.choice(jump)}"]
+            lines += ["finally:", *indent(fin)]
         return lines
 
     def s_with(self, ctx: Ctx) -> list[str]:
@@ -1042,6 +1340,8 @@ class ProgramGen:
         for _ in range(r.choice([1, 1, 2])):
             label = self.tag()
             suppress = ", True" if self.chance(0.3) else ""
+            if self.chance(0.08):
+                suppress += ", fail=True"
             if self.chance(0.6):
                 name = self.fresh()
                 items.append(f"Rec({label}{suppress}) as {name}")
@@ -1057,16 +1357,19 @@ class ProgramGen:
     def s_lambda(self, ctx: Ctx) -> list[str]:
         name = self.fresh("lam")
         x = self.fresh("x")
-        inner = ctx.child(walrus=False, assignable=set(), loop=ctx.loop + 1)
+        inner = ctx.child(walrus=False, assignable=set(), loop=ctx.loop + 1, await_ok=False)
         inner.env[x] = INT
         inner.env["y"] = INT
         body = self.expr(INT, inner)
         ctx.callables[name] = Sig(name, 1, ["y"])
+        if self.chance(0.3):
+            return [f"{name} = lambda {x}, *rest, y={self.small()}, **kw: "
+                    f"{body} + len(rest) + len(kw)"]
         return [f"{name} = lambda {x}, y={self.small()}: {body}"]
 
     def nonlocals(self, ctx: Ctx) -> list[str]:
         return sorted(n for n in ctx.assignable
-                      if ctx.env.get(n) == INT and n not in ("G0", "G1"))
+                      if ctx.env.get(n) == INT and n not in ("G0", "G1") and "." not in n)
 
     def s_def(self, ctx: Ctx) -> list[str]:
         r = self.r
@@ -1074,7 +1377,8 @@ class ProgramGen:
         gen = self.chance(0.25)
         x = self.fresh("p")
         inner = ctx.child(kind="gen" if gen else "nested", loop=0, depth=ctx.depth + 1,
-                          nest=ctx.nest + 1, assignable={x}, ret=INT, finally_=False)
+                          nest=ctx.nest + 1, assignable={x}, ret=INT, finally_=False,
+                          await_ok=False)
         inner.env[x] = INT
         lines: list[str] = []
         candidates = self.nonlocals(ctx)
@@ -1082,6 +1386,8 @@ class ProgramGen:
             nl = r.choice(candidates)
             inner.assignable.add(nl)
             lines += [f"nonlocal {nl}", f"{nl} += {x}"]
+        elif self.chance(0.2):
+            lines += ["global G0", f"G0 += {x}"]
         lines.append(f"rec({self.tag()}, {x})")
         lines += self.block(inner, r.randint(1, 3))
         if gen:
@@ -1260,15 +1566,16 @@ class ProgramGen:
             env["kw"] = DICT
         return ", ".join(params), sig, env
 
-    def function(self, index: int, gen: bool) -> list[str]:
+    def function(self, index: int, gen: bool, coro: bool = False) -> list[str]:
         r = self.r
-        name = f"g{index}" if gen else f"f{index}"
-        ret = INT if gen else r.choice([INT, INT, INT, STR, LIST])
+        name = f"g{index}" if gen else f"a{index}" if coro else f"f{index}"
+        ret = INT if gen or coro else r.choice([INT, INT, INT, STR, LIST])
         protocol = gen and self.chance(0.35)
         params, sig, env = self.signature(name, ret, gen)
         sig.protocol = protocol
-        kind = "protocol" if protocol else ("gen" if gen else "func")
-        ctx = Ctx(env, set(env), {}, kind, Budget(), ret=ret)
+        sig.coro = coro
+        kind = "protocol" if protocol else ("gen" if gen else "async" if coro else "func")
+        ctx = Ctx(env, set(env), {}, kind, Budget(), ret=ret, await_ok=coro)
         ctx.env["G0"] = INT
         ctx.env["G1"] = LIST
         body: list[str] = []
@@ -1287,6 +1594,8 @@ class ProgramGen:
         if not gen and self.chance(0.15):
             deco = [r.choice(["@logged", f"@tagged({self.tag()})"])]
         self.functions.append(sig)
+        if coro:
+            return [f"async def {name}({params}):", *indent(body), "", ""]
         return [*deco, f"def {name}({params}):", *indent(body), "", ""]
 
     def klass(self, index: int) -> list[str]:
@@ -1298,11 +1607,12 @@ class ProgramGen:
         lines = [f"class {name}({base.name if base else ''}):"]
         body: list[str] = []
         if base is None:
-            body += ["__match_args__ = ('a',)", "count = 0", "",
+            body += ["__match_args__ = ('a',)", "count = 0", "d = Desc()", "",
                      "def __init__(self, a, b=1):",
                      f"    rec('{name}.init', a, b)",
                      "    self.a = a",
                      "    self.items = [a, b]",
+                     "    self.__h = a - b",
                      "",
                      "def __repr__(self):",
                      f"    return f'{name}({{self.a!r}}, {{self.items!r}})'",
@@ -1365,6 +1675,10 @@ class ProgramGen:
             ctx = Ctx({"self": name, "x": INT, "y": INT, "G0": INT, "G1": LIST},
                       {"x", "y"}, {}, "method", Budget(calls=0), cls=info, ret=INT,
                       method=mname)
+            if base is None:
+                # private names are mangled with the class name
+                ctx.env.update({"self.__h": INT, "self.d": INT})
+                ctx.assignable.update({"self.__h", "self.d"})
             mbody = [f"rec('{name}.{mname}', x, y)"]
             if mname in inherited and self.chance(0.7):
                 mbody.append(f"x += super().{mname}(x)")
@@ -1411,6 +1725,8 @@ class ProgramGen:
                              "finally:", f"    {g}.close()"]
                 elif sig.gen:
                     body += guarded([f"rec('{sig.name}', list({self.callable_call(sig, ctx, 1)}))"])
+                elif sig.coro:
+                    body += guarded([f"rec('{sig.name}', drive({self.callable_call(sig, ctx, 1)}))"])
                 else:
                     body += guarded([f"rec('{sig.name}', {self.callable_call(sig, ctx, 1)})"])
         for info in self.classes:
@@ -1432,10 +1748,12 @@ class ProgramGen:
                 steps.append(f"{o}[1] += 5")
             steps.append(f"rec('obj', {o}, {info.name}.count)")
             body += guarded(steps)
-        if self.functions and self.chance(0.3):
-            sig = r.choice([s for s in self.functions if not s.protocol] or self.functions)
+        plain = [s for s in self.functions if not s.protocol]
+        if plain and self.chance(0.3):
+            sig = r.choice(plain)
             call = self.callable_call(sig, ctx, 1)
-            body.append(f"rec('last', {'list(' + call + ')' if sig.gen else call})")
+            call = f"list({call})" if sig.gen else f"drive({call})" if sig.coro else call
+            body.append(f"rec('last', {call})")
         body.append("return len(EV), G0, G1")
         return ["def main():", *indent(body), ""]
 
@@ -1443,15 +1761,15 @@ class ProgramGen:
         r = self.r
         lines = [PRELUDE, ""]
         kinds = ["f"] * r.randint(*self.size.functions) + ["g"] * r.randint(
-            *self.size.generators) + ["k"] * r.randint(*self.size.classes)
+            *self.size.generators) + ["k"] * r.randint(*self.size.classes) + \
+            ["a"] * r.randint(*self.size.coroutines)
         r.shuffle(kinds)
-        # generators first-ish so functions can use them; order is otherwise random
         index = 0
         for kind in kinds:
             if kind == "k":
                 lines += self.klass(len(self.classes))
             else:
-                lines += self.function(index, gen=kind == "g")
+                lines += self.function(index, gen=kind == "g", coro=kind == "a")
                 index += 1
         if self.chance(0.3):
             lines += [f"square = lambda n: n * n + {self.small()}", ""]
