@@ -57,7 +57,7 @@ import traceback
 import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 PRELUDE = '''\
 import math
@@ -572,7 +572,9 @@ class ProgramGen:
 
     def e_int(self, ctx: Ctx, d: int) -> str:
         r = self.r
-        e = lambda: self.expr(INT, ctx, d)  # noqa: E731
+        def e() -> str:
+            return self.expr(INT, ctx, d)
+
         k = r.randint(0, 33)
         if k <= 3:
             return f"({e()} {r.choice('+-')} {e()})"
@@ -671,7 +673,9 @@ class ProgramGen:
 
     def e_bool(self, ctx: Ctx, d: int) -> str:
         r = self.r
-        e = lambda: self.expr(INT, ctx, d)  # noqa: E731
+        def e() -> str:
+            return self.expr(INT, ctx, d)
+
         k = r.randint(0, 16)
         if k <= 2:
             return f"({e()} {r.choice(['<', '<=', '>', '>=', '==', '!='])} {e()})"
@@ -752,7 +756,9 @@ class ProgramGen:
 
     def e_str(self, ctx: Ctx, d: int) -> str:
         r = self.r
-        s = lambda: self.expr(STR, ctx, d)  # noqa: E731
+        def s() -> str:
+            return self.expr(STR, ctx, d)
+
         k = r.randint(0, 14)
         if k <= 1:
             return f"({s()} + {s()})"
@@ -782,7 +788,9 @@ class ProgramGen:
 
     def e_list(self, ctx: Ctx, d: int) -> str:
         r = self.r
-        e = lambda: self.expr(INT, ctx, d)  # noqa: E731
+        def e() -> str:
+            return self.expr(INT, ctx, d)
+
         k = r.randint(0, 16)
         if k == 0:
             return f"[{e()}, {e()}]"
@@ -833,7 +841,9 @@ class ProgramGen:
 
     def e_tuple(self, ctx: Ctx, d: int) -> str:
         r = self.r
-        e = lambda: self.expr(INT, ctx, d)  # noqa: E731
+        def e() -> str:
+            return self.expr(INT, ctx, d)
+
         k = r.randint(0, 4)
         if k == 0:
             return f"({e()}, {e()})"
@@ -931,7 +941,9 @@ class ProgramGen:
         """Evaluation order: every operand records itself."""
         r = self.r
         t = self.tag
-        e = lambda: self.expr(INT, ctx, 1)  # noqa: E731
+        def e() -> str:
+            return self.expr(INT, ctx, 1)
+
         box = self.expr(BOX, ctx, 1)
         k = r.randint(0, 11)
         if k == 0:
@@ -1237,10 +1249,7 @@ class ProgramGen:
     def s_if(self, ctx: Ctx) -> list[str]:
         r = self.r
         k = r.randint(0, 3)
-        if k == 0:
-            cond = self.expr(r.choice([INT, LIST, STR, BOX]), ctx)
-        else:
-            cond = self.expr(BOOL, ctx)
+        cond = self.expr(r.choice([INT, LIST, STR, BOX]) if k == 0 else BOOL, ctx)
         lines = [f"if {cond}:", *indent(self.block(ctx.child()))]
         for _ in range(r.choice([0, 0, 1, 2])):
             lines += [f"elif {self.expr(BOOL, ctx)}:", *indent(self.block(ctx.child()))]
@@ -1428,7 +1437,7 @@ class ProgramGen:
     def s_global(self, ctx: Ctx) -> list[str]:
         if self.chance(0.5):
             return [f"G0 += {self.expr(INT, ctx)}", f"rec({self.tag()}, G0)"]
-        return [f"G1.append({self.expr(INT, ctx)})", f"G1 = G1[-3:]"]
+        return [f"G1.append({self.expr(INT, ctx)})", "G1 = G1[-3:]"]
 
     def s_yield(self, ctx: Ctx) -> list[str]:
         k = self.r.randint(0, 2)
@@ -1723,16 +1732,14 @@ class ProgramGen:
                              f"except Exception as {e}:",
                              f"    rec('exc', type({e}).__name__, {e}.args, tb({e}))",
                              "finally:", f"    {g}.close()"]
-                elif sig.gen:
-                    body += guarded([f"rec('{sig.name}', list({self.callable_call(sig, ctx, 1)}))"])
-                elif sig.coro:
-                    body += guarded([f"rec('{sig.name}', drive({self.callable_call(sig, ctx, 1)}))"])
                 else:
-                    body += guarded([f"rec('{sig.name}', {self.callable_call(sig, ctx, 1)})"])
+                    call = self.callable_call(sig, ctx, 1)
+                    call = f"list({call})" if sig.gen else f"drive({call})" if sig.coro else call
+                    body += guarded([f"rec('{sig.name}', {call})"])
         for info in self.classes:
             o = self.fresh("o")
             steps = [f"{o} = {info.name}({self.small(0, 5)})"]
-            for name, sig in info.all_methods().items():
+            for name in info.all_methods():
                 if name in ("s", "make"):
                     steps.append(f"rec('{name}', {info.name}.{name}({self.small(0, 5)}))")
                 elif name == "p":
@@ -1880,7 +1887,7 @@ def transform(ns: dict[str, Any], filename: str, *, renest: bool,
 
     done: dict[int, types.FunctionType] = {}
 
-    def ours(value: object) -> bool:
+    def ours(value: object) -> TypeGuard[types.FunctionType]:
         return isinstance(value, types.FunctionType) and value.__code__.co_filename == filename
 
     def rt(fn: types.FunctionType) -> types.FunctionType:
@@ -1919,9 +1926,10 @@ def transform(ns: dict[str, Any], filename: str, *, renest: bool,
                 elif isinstance(member, classmethod) and ours(member.__func__):
                     replaced = classmethod(rt(member.__func__))
                 elif isinstance(member, property):
-                    parts = [rt(f) if ours(f) else f
-                             for f in (member.fget, member.fset, member.fdel)]
-                    replaced = property(*parts, member.__doc__)
+                    def swap(f: Any) -> Any:
+                        return rt(f) if ours(f) else f
+                    replaced = property(swap(member.fget), swap(member.fset),
+                                        swap(member.fdel), member.__doc__)
                 if replaced is not None:
                     setattr(value, attr, replaced)
     return len(done)
