@@ -91,7 +91,9 @@ def show(*args, **kwargs):
 def tb(e):
     out = []
     t = e.__traceback__
-    while t is not None:
+    for _ in range(100):
+        if t is None:
+            break
         out.append((t.tb_frame.f_code.co_name, t.tb_lineno))
         t = t.tb_next
     ctx = e.__context__
@@ -374,6 +376,64 @@ class Ctx:
 
 def indent(lines: list[str], by: str = "    ") -> list[str]:
     return [by + line for line in lines]
+
+
+_ATOMIC = (ast.Name, ast.Constant, ast.Call, ast.Attribute, ast.Subscript, ast.List,
+           ast.Tuple, ast.Dict, ast.Set, ast.JoinedStr, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+
+
+def layout(node: ast.expr, r: random.Random, p: float = 0.6) -> str:
+    """``node`` as source text spread over several lines (inside brackets, so the breaks
+    are implicit line joins): traceback lines and positions of multi-line expressions are
+    checked this way. f-strings stay on one line (3.11 forbids newlines in them)."""
+    def sub(child: ast.expr) -> str:
+        text = layout(child, r, p * 0.8)
+        if isinstance(child, _ATOMIC) or text.startswith("("):
+            return text
+        return f"({text})"
+
+    def arg(child: ast.expr) -> str:
+        if isinstance(child, ast.Starred):
+            return "*" + sub(child.value)
+        return layout(child, r, p * 0.8)
+
+    if r.random() > p:
+        return ast.unparse(node)
+    if isinstance(node, ast.Call) and (node.args or node.keywords):
+        parts = [arg(a) for a in node.args]
+        parts += [(f"{k.arg}=" if k.arg else "**") + sub(k.value) for k in node.keywords]
+        return f"{sub(node.func)}(\n" + ",\n".join(parts) + ")"
+    if isinstance(node, ast.BinOp):
+        op = ast.unparse(ast.BinOp(ast.Name("a"), node.op, ast.Name("b")))[2:-2]
+        return f"({sub(node.left)}\n{op} {sub(node.right)})"
+    if isinstance(node, ast.BoolOp):
+        op = " and " if isinstance(node.op, ast.And) else " or "
+        return "(" + ("\n" + op.strip() + " ").join(sub(v) for v in node.values) + ")"
+    if isinstance(node, ast.Compare):
+        text = sub(node.left)
+        for cmp, right in zip(node.ops, node.comparators, strict=True):
+            word = ast.unparse(ast.Compare(ast.Name("a"), [cmp], [ast.Name("b")]))[2:-2]
+            text += f"\n{word} {sub(right)}"
+        return f"({text})"
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        inner = ",\n".join(arg(e) for e in node.elts)
+        if isinstance(node, ast.List):
+            return f"[\n{inner}]"
+        return f"(\n{inner}{',' if len(node.elts) == 1 else ''})"
+    if isinstance(node, ast.Subscript):
+        return f"{sub(node.value)}[\n{layout(node.slice, r, p * 0.8)}]"
+    if isinstance(node, ast.IfExp):
+        return f"({sub(node.body)}\nif {sub(node.test)}\nelse {sub(node.orelse)})"
+    if isinstance(node, ast.Attribute):
+        return f"({sub(node.value)}\n.{node.attr})"
+    return ast.unparse(node)
+
+
+def continued(text: str) -> list[str]:
+    """Lines of a statement whose continuation lines are indented."""
+    first, *rest = text.split("\n")
+    return [first, *("        " + line for line in rest)]
 
 
 class ProgramGen:
@@ -908,7 +968,7 @@ class ProgramGen:
             ("assign", 5), ("reassign", 2), ("aug", 3), ("exprstmt", 3), ("unpack", 1),
             ("assert", 0.15), ("del", 0.3), ("raise", 0.3),
         ]
-        kinds += [("order", 1.5), ("importing", 0.15)]
+        kinds += [("order", 1.5), ("importing", 0.15), ("multiline", 1.2)]
         if ctx.depth < self.size.depth:
             f = self.size.decay ** ctx.depth
             kinds += [("if", 2.5 * f), ("for", 1.5 * f), ("while", 1 * f), ("try", 1.5 * f),
@@ -998,6 +1058,25 @@ class ProgramGen:
         # an operand that raises stops the rest: the order up to the raise must match
         return [f"rec({t()}, rec({t()}, {e()}) + rec({t()}, {e()}) // rec({t()}, "
                 f"{self.small(-1, 1)}) - rec({t()}, {e()}))"]
+
+    def s_multiline(self, ctx: Ctx) -> list[str]:
+        """A statement spread over several lines, with an operand that may raise: the line
+        in each traceback entry must match."""
+        r = self.r
+        t = self.tag
+        zero = self.small(0, 1)
+        risky = f"({self.expr(INT, ctx, 1)} // rec({t()}, {zero}))"
+        parts = [self.expr(r.choice(self.types()), ctx, 2) for _ in range(r.randint(1, 3))]
+        parts.insert(r.randint(0, len(parts)), risky)
+        text = f"rec({t()}, {', '.join(parts)})"
+        body = continued(layout(ast.parse(text, mode="eval").body, r, 0.9))
+        if r.random() < 0.3:
+            name = self.fresh()
+            value = layout(ast.parse(self.expr(INT, ctx), mode="eval").body, r, 0.9)
+            body += continued(f"{name} = {value}")
+        e = self.fresh("e")
+        return ["try:", *indent(body), f"except ZeroDivisionError as {e}:",
+                f"    {self.handler_record(e)}"]
 
     def s_importing(self, ctx: Ctx) -> list[str]:
         name = self.fresh("mod")
@@ -2007,15 +2086,18 @@ def filename_for(seed: int) -> str:
 
 
 def check(source: str, filename: str, modes: Sequence[str], *, timeout: float = 5.0,
-          verify: bool = True, prelude: bool = True) -> list[tuple[str, str, str]]:
+          verify: bool = True, prelude: bool = True, twice: bool = True,
+          only: set[str] | None = None) -> list[tuple[str, str, str]]:
     """(mode, kind, detail) for each mode in which the program diverges. A problem with the
     program itself (nondeterministic or not terminating natively) has mode ``native``.
 
     ``verify`` runs the verifier on each function's IR in the first mode (lowering does not
-    depend on the mode); ``prelude=False`` leaves the prelude's functions native."""
+    depend on the mode); ``prelude=False`` leaves the prelude's functions native; ``twice``
+    runs the program natively twice to check it is deterministic; ``only`` round-trips just
+    those qualnames."""
     try:
         native = execute(source, filename, None, timeout=timeout)
-        again = execute(source, filename, None, timeout=timeout)
+        again = execute(source, filename, None, timeout=timeout) if twice else native
     except Exception as exc:  # noqa: BLE001 - a program that does not even load
         return [("native", "generator", f"does not load: {type(exc).__name__}: {exc}")]
     if native.timeout:
@@ -2027,7 +2109,7 @@ def check(source: str, filename: str, modes: Sequence[str], *, timeout: float = 
     for i, mode in enumerate(modes):
         try:
             outcome = execute(source, filename, mode, timeout=timeout,
-                              verify=verify and i == 0, prelude=prelude)
+                              verify=verify and i == 0, prelude=prelude, only=only)
         except TransformError as exc:
             found.append((mode, exc.kind, str(exc)))
             continue
@@ -2167,37 +2249,46 @@ def minimise(source: str, still: Callable[[str], bool], *, budget: float = 120.0
         changed = True
         while changed and time.monotonic() < deadline:
             changed = False
-            for edit in producer(tree):
-                if time.monotonic() > deadline:
-                    break
-                candidate = copy.deepcopy(tree)
-                if not edit(candidate):
+            edits = list(producer(tree))
+            i = 0
+            while i < len(edits) and time.monotonic() < deadline:
+                candidate = ast.parse(best)  # faster than copy.deepcopy(tree)
+                applied = edits[i](candidate)
+                i += 1
+                if not applied:
                     continue
                 try:
                     text = ast.unparse(ast.fix_missing_locations(candidate))
                 except Exception:  # noqa: BLE001, S112 - an edit unparse cannot print
                     continue
-                if text == best:
-                    continue
-                if still(text):
+                if text != best and still(text):
                     tree = ast.parse(text)
                     best = text
                     changed = True
-                    break
+                    # the edits are positional: carry on from about the same place
+                    edits = list(producer(tree))
+                    i -= 1
     return best + "\n" if not best.endswith("\n") else best
 
 
-def minimise_finding(finding: Finding, *, budget: float = 120.0, timeout: float = 2.0) -> str:
+def minimise_finding(finding: Finding, *, budget: float = 120.0, timeout: float = 0.5) -> str:
     """Minimise ``finding``'s program keeping the same kind of divergence in the same mode;
-    also finds which functions have to be round-tripped for it to show."""
+    also finds which functions have to be round-tripped for it to show. (An edit can make
+    the program loop forever, e.g. by deleting a loop's counter update: ``timeout`` cuts
+    those candidates short; generated programs run in milliseconds.)"""
     counter = [0]
+    # when one function's round trip alone diverges, round-trip only that one while
+    # minimising (each check is then much cheaper)
+    alone = culprits(finding.source, finding.mode, finding.kind, timeout=timeout,
+                     prelude=finding.prelude)
+    only = {alone[0]} if alone else None
 
     def still(text: str) -> bool:
         counter[0] += 1
         filename = f"<genprog-min-{finding.seed}-{counter[0]}>"
         try:
             found = check(text, filename, [finding.mode], timeout=timeout,
-                          prelude=finding.prelude)
+                          prelude=finding.prelude, twice=False, only=only)
         except SyntaxError:
             return False
         finally:
@@ -2210,7 +2301,8 @@ def minimise_finding(finding: Finding, *, budget: float = 120.0, timeout: float 
     return small
 
 
-def culprits(source: str, mode: str, kind: str, *, timeout: float = 2.0) -> list[str]:
+def culprits(source: str, mode: str, kind: str, *, timeout: float = 2.0,
+             prelude: bool = True) -> list[str]:
     """The functions whose round trip alone shows the divergence."""
     filename = "<genprog-culprit>"
     try:
@@ -2229,6 +2321,8 @@ def culprits(source: str, mode: str, kind: str, *, timeout: float = 2.0) -> list
         native = execute(source, filename, None, timeout=timeout)
         found = []
         for name in names:
+            if not prelude and name in PRELUDE_FUNCTIONS:
+                continue
             try:
                 outcome = execute(source, filename, mode, timeout=timeout, only={name})
             except TransformError as exc:
