@@ -287,7 +287,7 @@ WORDS = ("''", "'a'", "'ab'", "'xyz'", "'A-b'", "' s '", "'b'")
 class Size:
     """Knobs for how big programs are."""
 
-    functions: tuple[int, int] = (2, 4)
+    functions: tuple[int, int] = (2, 3)
     generators: tuple[int, int] = (1, 2)
     coroutines: tuple[int, int] = (0, 1)
     classes: tuple[int, int] = (0, 2)
@@ -296,6 +296,11 @@ class Size:
     depth: int = 3  # nested blocks
     decay: float = 0.45  # compound statements get rarer by this factor per depth
     expr_depth: int = 2
+
+
+#: bigger, deeper programs (slower; for long runs: ``--large``)
+LARGE = Size(functions=(3, 5), generators=(1, 3), classes=(1, 2), coroutines=(0, 2),
+             stmts=(4, 7), inner_stmts=(2, 4), depth=4, decay=0.6, expr_depth=3)
 
 
 @dataclass
@@ -1748,7 +1753,7 @@ class ProgramGen:
             "__call__": ["def __call__(self, x):", f"    rec('{name}.call', x)",
                          "    return self.a * x"],
         }
-        for dunder in r.sample(sorted(dunders), r.randint(2, 6)):
+        for dunder in r.sample(sorted(dunders), r.randint(2, 4)):
             body += dunders[dunder] + [""]
             info.dunders.add(dunder)
         if self.chance(0.6):
@@ -1758,7 +1763,7 @@ class ProgramGen:
             info.methods["p"] = Sig("p", 0)
         self.classes.append(info)  # methods may use instances of their own class
         inherited = base.all_methods() if base else {}
-        for m in range(r.randint(1, 3)):
+        for m in range(r.randint(1, 2)):
             mname = f"m{m}"
             ctx = Ctx({"self": name, "x": INT, "y": INT, "G0": INT, "G1": LIST},
                       {"x", "y"}, {}, "method", Budget(calls=0), cls=info, ret=INT,
@@ -2356,16 +2361,16 @@ def write_finding(finding: Finding, out: str) -> str:
 
 # ====================================================================== command line
 
-def _worker(args: tuple[int, tuple[str, ...], bool]) -> list[Finding]:
-    seed, modes, verify = args
-    return check_seed(seed, modes, verify=verify)
+def _worker(args: tuple[int, tuple[str, ...], bool, Size | None]) -> list[Finding]:
+    seed, modes, verify, size = args
+    return check_seed(seed, modes, size, verify=verify)
 
 
 def run_seeds(seeds: Sequence[int], modes: Sequence[str], *, jobs: int = 1,
-              verify: bool = True, progress: Callable[[int], None] | None = None
-              ) -> list[Finding]:
+              verify: bool = True, progress: Callable[[int], None] | None = None,
+              size: Size | None = None) -> list[Finding]:
     findings: list[Finding] = []
-    tasks = [(seed, tuple(modes), verify) for seed in seeds]
+    tasks = [(seed, tuple(modes), verify, size) for seed in seeds]
     if jobs > 1:
         import multiprocessing
         ctx = multiprocessing.get_context("fork")
@@ -2398,12 +2403,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--no-verify", action="store_true",
                         help="skip splice.ir.verify on each function's IR")
+    parser.add_argument("--large", action="store_true",
+                        help="bigger, deeper programs (a different program per seed)")
     args = parser.parse_args(argv)
     seeds = range(args.seed, args.seed + args.count)
+    size = LARGE if args.large else None
     if args.show:
         for seed in seeds:
             print(f"# ---- seed {seed}")
-            print(generate_program(seed))
+            print(generate_program(seed, size))
         return 0
     modes = ["renest"] if args.renest else ["literal"] if args.literal else ["renest", "literal"]
     start = time.perf_counter()
@@ -2414,7 +2422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   file=sys.stderr)
 
     findings = run_seeds(seeds, modes, jobs=args.jobs, verify=not args.no_verify,
-                         progress=progress)
+                         progress=progress, size=size)
     elapsed = time.perf_counter() - start
     print(f"{len(seeds)} programs x {len(modes)} mode(s) ({', '.join(modes)}) in "
           f"{elapsed:.1f} s: {len(findings)} finding(s)")
