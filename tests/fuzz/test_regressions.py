@@ -296,3 +296,40 @@ F1 = pytest.mark.xfail(strict=True, reason="F1: literal-mode temporaries live un
 def test_temporaries_are_released_when_natively_released(fn: Callable[..., Any],
                                                           renest: bool) -> None:
     check(fn, lambda: (), renest=renest)
+
+
+# F1, second facet (found by genprog seed 100272 with --large, literal mode): ``raise
+# Tracked(n)`` lowers to ``%1 = Tracked(n); raise %1``; the hidden local keeps the exception,
+# whose traceback keeps the frame: a reference cycle (exception -> traceback -> frame ->
+# exception). Every frame on the traceback, with all its locals, then lives until the cyclic
+# garbage collector runs. In the generated program a generator local to ``main`` was finalized
+# at a garbage collection after ``main`` returned instead of when ``main`` returned, so its
+# ``finally`` events were missing. (CPython never stores the raised exception in the frame,
+# and deletes ``except ... as e`` names for the same reason.)
+
+class Tracked(Exception):
+    pass
+
+
+def raise_tracked(n: int) -> None:
+    raise Tracked(n)
+
+
+@pytest.mark.parametrize("renest", [pytest.param(True, id="renest"),
+                                    pytest.param(False, id="literal", marks=F1)])
+def test_raised_exception_is_not_kept_alive_by_its_frame(renest: bool) -> None:
+    import gc
+    import weakref
+
+    fn = splice.ir.roundtrip(raise_tracked, renest=renest)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        try:
+            fn(1)
+        except Tracked as exc:
+            ref = weakref.ref(exc)
+        assert ref() is None, "the exception outlived its handler (a reference cycle)"
+    finally:
+        if enabled:
+            gc.enable()
