@@ -985,7 +985,10 @@ class ProgramGen:
                 kinds += [("def", 0.8 * f), ("factory", 0.4 * f), ("localclass", 0.4 * f)]
             if ctx.kind == "async":
                 kinds += [("asyncfor", 1 * f), ("asyncwith", 1 * f), ("awaitstmt", 1.5)]
-        if ctx.loop:
+        if ctx.loop and not (ctx.finally_ and ctx.kind in ("gen", "protocol")):
+            # (break/continue in a generator's finally block would swallow GeneratorExit and
+            # run on to the next yield: close() fails, and the garbage collector finalizes
+            # the generator at a time that is not deterministic)
             kinds += [("break", 0.8), ("continue", 0.6)]
         if ctx.kind in ("gen", "protocol") and not ctx.finally_:
             # (a yield in a finally block makes close() fail and leaves the generator to be
@@ -1421,7 +1424,7 @@ class ProgramGen:
             if self.chance(0.15):
                 jump = [f"return {self.expr(ctx.ret, ctx, 1)}"] if ctx.kind in (
                     "func", "nested", "method", "async") else []
-                if ctx.loop:
+                if ctx.loop and ctx.kind not in ("gen", "protocol"):
                     jump += ["break", "continue"]
                 if jump:
                     fin += [f"if {self.expr(BOOL, ctx, 1)}:", f"    {self.r.choice(jump)}"]
