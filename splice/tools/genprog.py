@@ -19,6 +19,7 @@ Usage::
     python -m splice.tools.genprog --seed 7 --count 1 --show        # print program 7
     python -m splice.tools.genprog --seed 0 --count 2000 --literal --jobs 2
     python -m splice.tools.genprog --seed 12 --count 1 --no-minimise
+    python -m splice.tools.genprog --seed 100000 --count 600 --large --jobs 2   # bigger programs
 
 Divergences are written to ``--out`` (default ``genprog-divergences/``): the program, and the
 smallest program the minimiser found that still diverges the same way.
@@ -31,10 +32,13 @@ Why the programs terminate and are deterministic
 * ``rec`` burns fuel and raises ``OutOfFuel`` (a ``BaseException``) when it runs out;
   generated handlers catch ``Exception`` only and ``Rec`` suppresses ``Exception`` only;
 * a run is also stopped by a timer (``Timeout``), reported as a generator bug;
-* nothing observable depends on object lifetimes: there are no ``__del__`` methods, and
+* nothing observable depends on object lifetimes: there are no ``__del__`` methods,
   generators whose bodies have ``finally``/``with`` ("protocol" generators) are only driven
-  by ``main`` and closed explicitly, so their clean-up never happens at garbage-collection
-  time (renest=False keeps temporaries alive until the frame ends, legitimately);
+  by ``main`` and closed explicitly, and no generator yields, breaks or continues in a
+  ``finally`` block (that swallows ``GeneratorExit``, so ``close()`` fails), so no clean-up
+  happens at garbage-collection time. (renest=False keeps temporaries alive until the frame
+  ends, which is observable through finalizers: finding F1 in ``.notes/fuzz-findings.md``,
+  pinned by explicit tests in ``tests/fuzz/test_regressions.py``.)
 * no sets of strings (hash randomisation), no ``id()``; addresses in reprs are blurred.
 """
 
