@@ -2019,10 +2019,16 @@ def transform(ns: dict[str, Any], filename: str, *, renest: bool,
                 elif isinstance(member, classmethod) and ours(member.__func__):
                     replaced = classmethod(rt(member.__func__))
                 elif isinstance(member, property):
-                    def swap(f: Any) -> Any:
-                        return rt(f) if ours(f) else f
-                    replaced = property(swap(member.fget), swap(member.fset),
-                                        swap(member.fdel), member.__doc__)
+                    # getter()/setter()/deleter() copy the property with its name (a new
+                    # property(...) would lose it, and with it the error messages' wording)
+                    prop = member
+                    if ours(prop.fget) and rt(prop.fget) is not prop.fget:
+                        prop = prop.getter(rt(prop.fget))
+                    if ours(prop.fset) and rt(prop.fset) is not prop.fset:
+                        prop = prop.setter(rt(prop.fset))
+                    if ours(prop.fdel) and rt(prop.fdel) is not prop.fdel:
+                        prop = prop.deleter(rt(prop.fdel))
+                    replaced = prop if prop is not member else None
                 if replaced is not None:
                     setattr(value, attr, replaced)
     return len(done)
