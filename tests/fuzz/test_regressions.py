@@ -333,3 +333,39 @@ def test_raised_exception_is_not_kept_alive_by_its_frame(renest: bool) -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+# F2 (found by genprog --large seed 200249, literal mode): a method call whose attribute
+# name is on a later line than the start of the call. CPython 3.11 attributes a method call
+# to the line of the attribute name (``update_start_location_to_match_attr``), so the
+# traceback entry of the calling frame shows that line. Literal mode lowers it to
+# ``%1 = obj.method; %2 = %1(1)``, a plain call whose position starts at the call's first
+# line: the traceback shows the line above. (Renest mode regenerates the method call and is
+# right.)
+
+class Raiser:
+    def method(self, x: int) -> None:
+        raise ValueError(x)
+
+
+def method_name_on_next_line(obj: Raiser) -> None:
+    return (obj
+            .method)(
+        1)
+
+
+def method_call_continued_on_next_line(obj: Raiser) -> None:
+    return obj \
+        .method(2)
+
+
+F2 = pytest.mark.xfail(strict=True, reason="F2: literal mode reports a multi-line method "
+                       "call at the call's first line, not the attribute's line")
+
+
+@pytest.mark.parametrize("renest", [pytest.param(True, id="renest"),
+                                    pytest.param(False, id="literal", marks=F2)])
+@pytest.mark.parametrize("fn", [method_name_on_next_line, method_call_continued_on_next_line],
+                         ids=lambda fn: fn.__name__)
+def test_method_call_line_is_the_attribute_line(fn: Callable[..., Any], renest: bool) -> None:
+    check(fn, lambda: (Raiser(),), renest=renest)
