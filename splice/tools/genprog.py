@@ -2260,9 +2260,57 @@ def _replace(tree: ast.AST, old: ast.expr, new: ast.expr) -> bool:
     return False
 
 
+def _line_deletions(source: str) -> list[tuple[int, int, str]]:
+    """Statements as line ranges (start, end, indentation of a ``pass`` to leave when the
+    statement is alone in its block), biggest first."""
+    tree = ast.parse(source)
+    spans: list[tuple[int, int, str]] = []
+    for owner, attr in _stmt_lists(tree):
+        body = getattr(owner, attr)
+        for stmt in body:
+            first = stmt.lineno
+            decorators = getattr(stmt, "decorator_list", [])
+            if decorators:
+                first = min(first, *(d.lineno for d in decorators))
+            end = stmt.end_lineno or stmt.lineno
+            alone = len(body) == 1 and owner is not tree
+            spans.append((first, end, " " * stmt.col_offset if alone else ""))
+    spans.sort(key=lambda s: s[0] - s[1])
+    return spans
+
+
+def minimise_lines(source: str, still: Callable[[str], bool], deadline: float) -> str:
+    """Delete whole statements as lines of the text, keeping the layout of the rest (a
+    divergence can depend on how an expression is spread over lines, which ``ast.unparse``
+    would change)."""
+    best = source
+    changed = True
+    while changed and time.monotonic() < deadline:
+        changed = False
+        spans = _line_deletions(best)
+        i = 0
+        while i < len(spans) and time.monotonic() < deadline:
+            first, end, pad = spans[i]
+            i += 1
+            lines = best.splitlines(True)
+            replacement = [pad + "pass\n"] if pad else []
+            text = "".join(lines[:first - 1] + replacement + lines[end:])
+            try:
+                ast.parse(text)
+            except SyntaxError:
+                continue
+            if still(text):
+                best = text
+                changed = True
+                spans = _line_deletions(best)
+                i -= 1
+    return best
+
+
 def minimise(source: str, still: Callable[[str], bool], *, budget: float = 120.0) -> str:
     """The smallest program (by greedy deletion) for which ``still(program)`` holds."""
     deadline = time.monotonic() + budget
+    source = minimise_lines(source, still, deadline)
     tree = ast.parse(source)
     best = source
     for producer in (_reductions, _expr_reductions, _reductions):
