@@ -49,6 +49,7 @@ import ast
 import builtins
 import contextlib
 import copy
+import dataclasses
 import linecache
 import os
 import random
@@ -287,6 +288,13 @@ KEYS = ("'a'", "'b'", "'c'")
 WORDS = ("''", "'a'", "'ab'", "'xyz'", "'A-b'", "' s '", "'b'")
 
 
+#: open findings (``.notes/fuzz-findings.md``) the generator steers clear of, so the
+#: 2,000-program test checks everything else; each has its own strict-xfail regression test.
+#: ``--known`` (or ``avoid=frozenset()``) generates them anyway, to check a fix.
+#: F2: a method call whose ``.name`` is on a later line than the call's start
+AVOID: frozenset[str] = frozenset({"F2"})
+
+
 @dataclass
 class Size:
     """Knobs for how big programs are."""
@@ -299,6 +307,7 @@ class Size:
     inner_stmts: tuple[int, int] = (1, 3)  # statements per nested block
     depth: int = 3  # nested blocks
     decay: float = 0.45  # compound statements get rarer by this factor per depth
+    avoid: frozenset[str] = AVOID  # open findings not to generate
     expr_depth: int = 2
 
 
@@ -392,12 +401,15 @@ _ATOMIC = (ast.Name, ast.Constant, ast.Call, ast.Attribute, ast.Subscript, ast.L
            ast.DictComp, ast.GeneratorExp)
 
 
-def layout(node: ast.expr, r: random.Random, p: float = 0.6) -> str:
+
+
+def layout(node: ast.expr, r: random.Random, p: float = 0.6,
+           avoid: frozenset[str] = AVOID) -> str:
     """``node`` as source text spread over several lines (inside brackets, so the breaks
     are implicit line joins): traceback lines and positions of multi-line expressions are
     checked this way. f-strings stay on one line (3.11 forbids newlines in them)."""
     def sub(child: ast.expr) -> str:
-        text = layout(child, r, p * 0.8)
+        text = layout(child, r, p * 0.8, avoid)
         if isinstance(child, _ATOMIC) or text.startswith("("):
             return text
         return f"({text})"
@@ -405,14 +417,18 @@ def layout(node: ast.expr, r: random.Random, p: float = 0.6) -> str:
     def arg(child: ast.expr) -> str:
         if isinstance(child, ast.Starred):
             return "*" + sub(child.value)
-        return layout(child, r, p * 0.8)
+        return layout(child, r, p * 0.8, avoid)
 
     if r.random() > p:
         return ast.unparse(node)
     if isinstance(node, ast.Call) and (node.args or node.keywords):
         parts = [arg(a) for a in node.args]
         parts += [(f"{k.arg}=" if k.arg else "**") + sub(k.value) for k in node.keywords]
-        return f"{sub(node.func)}(\n" + ",\n".join(parts) + ")"
+        if "F2" in avoid and isinstance(node.func, ast.Attribute):
+            func = f"({ast.unparse(node.func)})"
+        else:
+            func = sub(node.func)
+        return f"{func}(\n" + ",\n".join(parts) + ")"
     if isinstance(node, ast.BinOp):
         op = ast.unparse(ast.BinOp(ast.Name("a"), node.op, ast.Name("b")))[2:-2]
         return f"({sub(node.left)}\n{op} {sub(node.right)})"
@@ -431,7 +447,7 @@ def layout(node: ast.expr, r: random.Random, p: float = 0.6) -> str:
             return f"[\n{inner}]"
         return f"(\n{inner}{',' if len(node.elts) == 1 else ''})"
     if isinstance(node, ast.Subscript):
-        return f"{sub(node.value)}[\n{layout(node.slice, r, p * 0.8)}]"
+        return f"{sub(node.value)}[\n{layout(node.slice, r, p * 0.8, avoid)}]"
     if isinstance(node, ast.IfExp):
         return f"({sub(node.body)}\nif {sub(node.test)}\nelse {sub(node.orelse)})"
     if isinstance(node, ast.Attribute):
@@ -1083,10 +1099,11 @@ class ProgramGen:
         parts = [self.expr(r.choice(self.types()), ctx, 2) for _ in range(r.randint(1, 3))]
         parts.insert(r.randint(0, len(parts)), risky)
         text = f"rec({t()}, {', '.join(parts)})"
-        body = continued(layout(ast.parse(text, mode="eval").body, r, 0.9))
+        avoid = self.size.avoid
+        body = continued(layout(ast.parse(text, mode="eval").body, r, 0.9, avoid))
         if r.random() < 0.3:
             name = self.fresh()
-            value = layout(ast.parse(self.expr(INT, ctx), mode="eval").body, r, 0.9)
+            value = layout(ast.parse(self.expr(INT, ctx), mode="eval").body, r, 0.9, avoid)
             body += continued(f"{name} = {value}")
         e = self.fresh("e")
         return ["try:", *indent(body), f"except ZeroDivisionError as {e}:",
@@ -2468,9 +2485,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="skip splice.ir.verify on each function's IR")
     parser.add_argument("--large", action="store_true",
                         help="bigger, deeper programs (a different program per seed)")
+    parser.add_argument("--known", action="store_true",
+                        help=f"also generate the open findings' patterns ({', '.join(AVOID)})")
     args = parser.parse_args(argv)
     seeds = range(args.seed, args.seed + args.count)
     size = LARGE if args.large else None
+    if args.known:
+        size = dataclasses.replace(size or Size(), avoid=frozenset())
     if args.show:
         for seed in seeds:
             print(f"# ---- seed {seed}")
