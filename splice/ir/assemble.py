@@ -91,7 +91,7 @@ def assemble(ir: FunctionIR, original: types.FunctionType, *, renest: bool = Tru
     """Compile ``ir`` (lowered from ``original``) into a new function object that shares the
     original's globals and closure cells and copies its other attributes."""
     source: FunctionSource = ir.origin
-    ctx = GenContext(renest=renest)
+    ctx = GenContext(renest=renest, module_imports=source.module_imports)
     node = generate_function(ir, ctx)
     code = original.__code__
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

@@ -96,6 +96,7 @@ from splice.ir.nodes import (
     Yield,
     YieldFrom,
 )
+from splice.ir.tools import definitions
 
 AST_BINOPS = {
     "add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "matmul": ast.MatMult,
@@ -216,6 +217,8 @@ class GenContext:
     """State shared by the generation of one function and its nested scopes."""
 
     renest: bool = True
+    #: names the source module imports at top level (method-call shapes depend on them)
+    module_imports: frozenset[str] = frozenset()
     cells: dict[str, object] = field(default_factory=dict)
     _by_id: dict[int, str] = field(default_factory=dict)
 
@@ -263,6 +266,7 @@ class ScopeGen:
         self.uses = count_uses(ir.body)
         self.label = 0
         self.temps_by_name: dict[str, Temp] = {}
+        self.defs: dict[Temp, Assign] | None = None
 
     # --------------------------------------------------------------------------- helpers
 
@@ -772,7 +776,8 @@ class ScopeGen:
         if isinstance(op, Call):
             return at(ast.Call(self.operand(tree, op.func, pos),
                                [self.starred(tree, a, pos) for a in op.args],
-                               [self.keyword(tree, k, pos) for k in op.keywords]), pos)
+                               [self.keyword(tree, k, pos) for k in op.keywords]),
+                      self.call_pos(tree, op, pos))
         if isinstance(op, Splat):
             inner = at(ast.Starred(self.operand(tree, op.value, pos), ast.Load()), pos)
             return at(ast.Tuple([inner], ast.Load()), pos)
@@ -825,6 +830,35 @@ class ScopeGen:
         if isinstance(op, MakeComprehension):
             return self.comprehension_expr(tree, op, pos)
         raise self.fail(stmt, f"no expression form for {type(op).__name__}")
+
+    def call_pos(self, tree: Tree, op: Call, pos: Pos) -> Pos:
+        """Where a call is when its callee is a separate ``getattr`` (a hidden temporary):
+        CPython reports a method call ``obj\n.m()`` at the ``.m`` line
+        (``update_start_location_to_match_attr``), so the split call keeps that line."""
+        func = op.func
+        if not isinstance(func, Temp) or func in tree.subst:
+            return pos
+        if self.defs is None:
+            self.defs = definitions(self.ir)
+        stmt = self.defs.get(func)
+        get = stmt.op if stmt is not None else None
+        if not isinstance(get, GetAttr) or stmt is None:
+            return pos
+        # the compiler makes it a method call only for these shapes (3.11's
+        # ``maybe_optimize_method_call``)
+        if any(isinstance(a, Starred) for a in op.args) or any(
+                k.name is None for k in op.keywords):
+            return pos
+        if isinstance(get.obj, Var) and get.obj.name in self.ctx.module_imports:
+            return pos
+        attr = stmt.pos
+        if attr.end_lineno == pos.lineno or len(get.name) > attr.end_col_offset:
+            return pos
+        start_col = attr.end_col_offset - len(get.name)
+        end_col = pos.end_col_offset
+        if pos.end_lineno == attr.end_lineno:
+            end_col = max(end_col, start_col)
+        return Pos(attr.end_lineno, start_col, max(pos.end_lineno, attr.end_lineno), end_col)
 
     def starred_sub(self, tree: Tree, item: Operand | Starred, pos: Pos) -> ast.expr:
         if isinstance(item, Starred):

@@ -359,12 +359,8 @@ def method_call_continued_on_next_line(obj: Raiser) -> None:
         .method(2)
 
 
-F2 = pytest.mark.xfail(strict=True, reason="F2: literal mode reports a multi-line method "
-                       "call at the call's first line, not the attribute's line")
-
-
 @pytest.mark.parametrize("renest", [pytest.param(True, id="renest"),
-                                    pytest.param(False, id="literal", marks=F2)])
+                                    pytest.param(False, id="literal")])
 @pytest.mark.parametrize("fn", [method_name_on_next_line, method_call_continued_on_next_line],
                          ids=lambda fn: fn.__name__)
 def test_method_call_line_is_the_attribute_line(fn: Callable[..., Any], renest: bool) -> None:
