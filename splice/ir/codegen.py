@@ -1354,8 +1354,14 @@ def function_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
 
 def class_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
                bases: list[ast.expr], keywords: list[ast.keyword]) -> ast.stmt:
-    """The ``class`` statement for a class body scope."""
-    return at(ast.ClassDef(ir.name, bases, keywords, scope_body(ir, ctx), decorators), ir.pos)
+    """The ``class`` statement for a class body scope. A class body's locals are the class
+    namespace, so it always re-nests: a hidden temporary there would become an attribute."""
+    saved, ctx.renest = ctx.renest, True
+    try:
+        body = scope_body(ir, ctx)
+    finally:
+        ctx.renest = saved
+    return at(ast.ClassDef(ir.name, bases, keywords, body, decorators), ir.pos)
 
 
 def scope_body(ir: FunctionIR, ctx: GenContext) -> list[ast.stmt]:
