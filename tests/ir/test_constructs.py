@@ -7,6 +7,7 @@ their whole protocol."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import traceback
 import types
 from collections.abc import Callable
@@ -210,10 +211,8 @@ def test_contextmanager_decorated(renest: bool) -> None:
     def drive(fn: Callable[..., Any], args: tuple[Any, ...]) -> object:
         gen = fn(*args)
         value = next(gen)
-        try:
+        with contextlib.suppress(RuntimeError):
             gen.throw(RuntimeError("boom"))
-        except RuntimeError:
-            pass
         return value
 
     native = outcome(lambda: drive(inner, ("t",)))
