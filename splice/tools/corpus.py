@@ -74,7 +74,6 @@ import os
 import pkgutil
 import random
 import re
-import signal
 import statistics
 import sys
 import sysconfig
@@ -90,6 +89,7 @@ from typing import Any
 import splice
 import splice.ir
 from splice.errors import UnsupportedError
+from splice.tools.common import module_filenames, time_limit
 
 STDLIB_DIR = os.path.realpath(sysconfig.get_paths()["stdlib"])
 SPLICE_DIR = os.path.dirname(os.path.realpath(splice.__file__))
@@ -227,14 +227,6 @@ class Target:
     nested: int
 
 
-def module_filenames(module: types.ModuleType) -> set[str]:
-    """The ``co_filename`` values the module's own code objects can have."""
-    names = {f"<frozen {module.__name__}>"}
-    path = getattr(module, "__file__", None)
-    if isinstance(path, str):
-        names.add(path)
-        names.add(os.path.realpath(path))
-    return names
 
 
 def nested_codes(code: types.CodeType) -> Iterator[types.CodeType]:
@@ -471,31 +463,6 @@ def compare_facts(original: types.FunctionType, new: types.FunctionType) -> None
         raise FactsMismatch(f"nested code objects: {only_a} != {only_b}")
 
 
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise :class:`Timeout` in the block after ``seconds`` (main thread, POSIX only)."""
-    usable = hasattr(signal, "setitimer") and _main_thread()
-    if not usable:
-        yield
-        return
-
-    def alarm(signum: int, frame: object) -> None:
-        raise Timeout(f"took longer than {seconds:g} s")
-
-    old = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
-def _main_thread() -> bool:
-    import threading
-    return threading.current_thread() is threading.main_thread()
-
-
 @dataclass
 class Result:
     """The outcome of one function."""
@@ -554,7 +521,7 @@ def check_function(target: Target, module: str, *, renest: bool = True,
                     target.origin, target.nested, "ok")
     stage = "lower"
     try:
-        with time_limit(timeout), warnings.catch_warnings():
+        with time_limit(timeout, Timeout), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t0 = time.perf_counter()
             ir = splice.ir.lower(fn)

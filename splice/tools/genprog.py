@@ -54,15 +54,15 @@ import linecache
 import os
 import random
 import re
-import signal
 import sys
-import threading
 import time
 import traceback
 import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
+
+from splice.tools.common import time_limit
 
 PRELUDE = '''\
 import math
@@ -1914,25 +1914,6 @@ class Timeout(BaseException):
     """A run took too long (raised by a timer inside the program)."""
 
 
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    if not usable or seconds <= 0:
-        yield
-        return
-
-    def alarm(signum: int, frame: object) -> None:
-        raise Timeout(f"took longer than {seconds:g} s")
-
-    old = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
 @dataclass(frozen=True)
 class Outcome:
     """What a run of ``main()`` showed."""
@@ -2058,7 +2039,7 @@ def run_main(ns: dict[str, Any], filename: str, timeout: float) -> Outcome:
     error = None
     timed_out = False
     try:
-        with time_limit(timeout):
+        with time_limit(timeout, Timeout):
             value = normalise(repr(ns["main"]()))
     except Timeout:
         timed_out = True
@@ -2078,7 +2059,7 @@ def execute(source: str, filename: str, mode: str | None, *, timeout: float = 5.
     module = "genprog_" + re.sub(r"\W", "_", filename)
     ns = load(source, filename, module)
     if mode is not None:
-        with time_limit(timeout):
+        with time_limit(timeout, Timeout):
             transform(ns, filename, renest=mode == "renest", only=only, verify=verify,
                       prelude=prelude)
     return run_main(ns, filename, timeout)

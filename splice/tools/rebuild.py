@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import types
 import weakref
 from collections.abc import Callable, Iterable
@@ -86,6 +85,7 @@ from typing import Any, cast
 
 import splice.ir
 from splice.errors import UnsupportedError
+from splice.tools.common import module_filenames
 
 RoundTrip = Callable[..., types.FunctionType]
 #: how deep plain dicts, lists and tuples are searched for functions
@@ -135,13 +135,7 @@ class Restore:
         return f"<Restore: {self.stats}>"
 
 
-def _filenames(module: types.ModuleType) -> set[str]:
-    names = {f"<frozen {module.__name__}>"}
-    path = getattr(module, "__file__", None)
-    if isinstance(path, str):
-        names.add(path)
-        names.add(os.path.realpath(path))
-    return names
+
 
 
 def _safe_dict(value: object) -> dict[str, Any] | None:
@@ -165,7 +159,7 @@ class _Rebuilder:
     def __init__(self, modules: list[types.ModuleType], scope: list[types.ModuleType],
                  renest: bool, strict: bool, check: bool, roundtrip: RoundTrip) -> None:
         self.names = {m.__name__ for m in [*modules, *scope]}
-        self.files = set().union(*(_filenames(m) for m in [*modules, *scope]))
+        self.files = set().union(*(module_filenames(m) for m in [*modules, *scope]))
         self.renest = renest
         self.strict = strict
         self.check = check
