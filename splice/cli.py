@@ -1,10 +1,20 @@
-"""The ``splice`` command line."""
+"""The ``splice`` command line.
+
+``splice show TARGET`` prints a function's lowered IR and the Python source splice regenerates
+from it. Every failure the user can cause (a missing file, a module that does not import, a
+name that is not there, a function splice cannot transform) is a one-paragraph message and
+exit status 2, never a traceback; ``--traceback`` shows one for bug reports.
+"""
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 import importlib.util
 import linecache
 import sys
+import traceback
+import types
 from pathlib import Path
 
 import click
@@ -19,44 +29,134 @@ class CommandError(click.ClickException):
     exit_code = 2
 
 
-def load_function(spec: str) -> object:
-    """``path/to/file.py:qualified.name`` or ``package.module:qualified.name``."""
-    if ":" not in spec:
-        raise click.BadParameter(f"{spec!r} is not FILE.py:FUNCTION or MODULE:FUNCTION",
-                                 param_hint="TARGET")
-    where, _, qualname = spec.rpartition(":")
-    if where.endswith(".py") or "/" in where:
-        path = Path(where)
-        if not path.is_file():
-            raise click.BadParameter(f"no such file: {where}", param_hint="TARGET")
-        name = f"_splice_show_{path.stem}"
-        module_spec = importlib.util.spec_from_file_location(name, path)
-        if module_spec is None or module_spec.loader is None:
-            raise click.BadParameter(f"cannot import {where}", param_hint="TARGET")
-        module = importlib.util.module_from_spec(module_spec)
+def _version() -> str:
+    try:
+        return importlib.metadata.version("splice")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "unknown (not installed)"
+
+
+def _describe(exc: BaseException) -> str:
+    """``exc`` in one line, the way the user's own code would see it."""
+    if isinstance(exc, SyntaxError):
+        where = f"{exc.filename}, line {exc.lineno}" if exc.lineno else str(exc.filename)
+        return f"SyntaxError: {exc.msg} ({where})"
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _module_name_for(path: Path) -> tuple[str, Path | None]:
+    """The dotted name to import ``path`` under, and the folder to put on ``sys.path``.
+
+    A file inside a package (folders with ``__init__.py``) is imported as part of that package,
+    so its relative imports work; a standalone file is imported under its stem, like a script's
+    sibling module (under a private name if the stem is taken, e.g. a file called ``json.py``).
+    """
+    path = path.resolve()
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if path.stem == "__init__":
+        parts.pop()
+    if len(parts) > 1 and all(part.isidentifier() for part in parts):
+        return ".".join(parts), folder
+    name = path.stem if path.stem.isidentifier() else "_splice_show"
+    if name in sys.modules:
+        name = f"_splice_show_{name}"
+    return name, None
+
+
+def _import_file(where: str, traceback_: bool) -> types.ModuleType:
+    path = Path(where)
+    if not path.exists():
+        raise CommandError(f"no such file: {where}")
+    if not path.is_file():
+        raise CommandError(f"not a Python file: {where}")
+    name, root = _module_name_for(path)
+    # Like ``python FILE``: the file's folder (or its package root) comes first on sys.path,
+    # so the module's own imports of its siblings work.
+    sys.path.insert(0, str(root if root is not None else path.resolve().parent))
+    try:
+        if root is not None:
+            module = importlib.import_module(name)
+            found = getattr(module, "__file__", None)
+            if found is None or Path(found).resolve() != path.resolve():
+                raise CommandError(f"{where} is module {name} of a package, but importing "
+                                   f"{name} finds {found} (another copy comes first)")
+            return module
+        spec = importlib.util.spec_from_file_location(name, path.resolve())
+        if spec is None or spec.loader is None:
+            raise CommandError(f"cannot import {where}: not a Python source file")
+        module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        linecache.checkcache(str(path))
-        module_spec.loader.exec_module(module)
+        # The source is read through linecache, like every other function splice lowers.
+        linecache.checkcache(str(path.resolve()))
+        spec.loader.exec_module(module)
+        return module
+    except (Exception, SystemExit) as exc:
+        if isinstance(exc, CommandError):
+            raise
+        if traceback_:
+            raise
+        raise CommandError(f"importing {where} failed: {_describe(exc)}") from None
+
+
+def _import_module(where: str, traceback_: bool) -> types.ModuleType:
+    if not all(part.isidentifier() for part in where.split(".")):
+        raise CommandError(f"{where!r} is neither a .py file nor a module name")
+    # ``python -m`` puts the working directory first; so does ``splice show``.
+    sys.path.insert(0, "")
+    try:
+        return importlib.import_module(where)
+    except (Exception, SystemExit) as exc:
+        if traceback_:
+            raise
+        raise CommandError(f"cannot import {where}: {_describe(exc)}") from None
+
+
+def load_function(spec: str, *, traceback_: bool = False) -> object:
+    """The object that ``path/to/file.py:qualified.name`` or ``module:qualified.name`` names."""
+    where, sep, qualname = spec.rpartition(":")
+    if not sep or not where:
+        raise CommandError(f"{spec!r} is not FILE.py:FUNCTION or MODULE:FUNCTION")
+    if not qualname or not all(part.isidentifier() for part in qualname.split(".")):
+        raise CommandError(f"{qualname!r} is not a function name (use NAME or Class.method)")
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        module = _import_file(where, traceback_)
     else:
-        try:
-            module = importlib.import_module(where)
-        except ImportError as exc:
-            raise click.BadParameter(f"cannot import {where}: {exc}",
-                                     param_hint="TARGET") from None
+        module = _import_module(where, traceback_)
     obj: object = module
+    done: list[str] = []
     for part in qualname.split("."):
-        try:
+        # A class's own namespace first, so ``Class.method`` finds the staticmethod or
+        # classmethod object itself (its function is what splice shows).
+        namespace = getattr(obj, "__dict__", None)
+        if isinstance(obj, type) and namespace is not None and part in namespace:
+            obj = namespace[part]
+        elif hasattr(obj, part):
             obj = getattr(obj, part)
-        except AttributeError:
-            raise click.BadParameter(f"{where} has no {qualname!r}",
-                                     param_hint="TARGET") from None
+        else:
+            owner = where if not done else f"{where}:{'.'.join(done)}"
+            raise CommandError(f"{owner} has no attribute {part!r}")
+        done.append(part)
     if isinstance(obj, (staticmethod, classmethod)):
         obj = obj.__func__
+    if isinstance(obj, types.MethodType):
+        obj = obj.__func__
+    if isinstance(obj, property):
+        raise CommandError(f"{spec} is a property: show {spec}.fget (or .fset, .fdel)")
+    if isinstance(obj, (type, types.ModuleType)):
+        kind = "a class" if isinstance(obj, type) else "a module"
+        raise CommandError(f"{spec} is {kind}, not a function")
     return obj
 
 
-@click.group()
-@click.version_option(package_name="splice")
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_version(), "--version", "-V", prog_name="splice")
 def main() -> None:
     """splice: a compiler-plugin system for Python."""
 
@@ -64,21 +164,39 @@ def main() -> None:
 @main.command()
 @click.argument("target")
 @click.option("--stage", type=click.Choice(["lowered", "python", "all"]), default="all",
-              help="Which stage to show (default: both).")
+              show_default=True, help="Which stage to show: the lowered IR, the regenerated "
+              "Python, or both.")
 @click.option("--literal", is_flag=True,
               help="Show the generated Python without re-nesting temporaries.")
-def show(target: str, stage: str, literal: bool) -> None:
-    """Show a function's lowered IR and regenerated Python.
+@click.option("--traceback", "traceback_", is_flag=True,
+              help="On an error, show the full traceback (for bug reports).")
+def show(target: str, stage: str, literal: bool, traceback_: bool) -> None:
+    """Show a function's lowered IR and the Python splice regenerates from it.
 
-    TARGET is FILE.py:FUNCTION or MODULE:FUNCTION (a dotted name such as Class.method).
+    TARGET is FILE.py:FUNCTION or MODULE:FUNCTION, where FUNCTION may be a dotted name
+    such as Class.method.
+
+    \b
+    Examples:
+      splice show examples/shapes.py:total_area
+      splice show examples/shapes.py:Circle.area --stage python
+      splice show json:dumps --stage lowered
     """
-    fn = load_function(target)
+    fn = load_function(target, traceback_=traceback_)
     try:
         lowered = str(splice.code_lowered(fn)) if stage in ("lowered", "all") else None
         python = (splice.code_python(fn, renest=not literal)
                   if stage in ("python", "all") else None)
     except SpliceError as exc:
+        if traceback_:
+            raise
         raise CommandError(str(exc)) from None
+    except Exception as exc:
+        if traceback_:
+            raise
+        detail = "".join(traceback.format_exception_only(exc)).strip()
+        raise CommandError(f"internal error in splice while lowering {target}: {detail}\n"
+                           "This is a bug in splice; `--traceback` shows where.") from None
     if lowered is not None:
         if stage == "all":
             click.secho("# lowered IR", bold=True)
