@@ -190,7 +190,10 @@ def show(target: str, stage: str, literal: bool, traceback_: bool) -> None:
     except SpliceError as exc:
         if traceback_:
             raise
-        raise CommandError(str(exc)) from None
+        hint = ""
+        if getattr(fn, "__wrapped__", None) is not None:
+            hint = f"\n{target} wraps a function: `splice show {target}.__wrapped__` shows it"
+        raise CommandError(f"{exc}{hint}") from None
     except Exception as exc:
         if traceback_:
             raise

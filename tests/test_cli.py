@@ -119,6 +119,8 @@ def test_show_static_and_class_methods_and_modules(tmp_path: Path,
     (package / "__init__.py").write_text("")
     (package / "helper.py").write_text("def double(x):\n    return x * 2\n")
     (package / "mod.py").write_text(textwrap.dedent("""\
+        import functools
+
         from . import helper
 
         class K:
@@ -133,10 +135,14 @@ def test_show_static_and_class_methods_and_modules(tmp_path: Path,
             @property
             def p(self):
                 return 1
+
+        @functools.cache
+        def cached(n):
+            return n + 1
         """))
     # A file inside a package is imported as part of it (its relative imports work) ...
     for qualname, line in [("K.s", "return helper.double(x)"), ("K.c", "return [cls, y]"),
-                           ("K.p.fget", "return 1")]:
+                           ("K.p.fget", "return 1"), ("cached.__wrapped__", "return n + 1")]:
         result = run("show", f"{package / 'mod.py'}:{qualname}", "--stage", "python")
         assert result.exit_code == 0, result.output
         assert line in result.output
@@ -185,6 +191,8 @@ ERROR_CASES: list[tuple[str, dict[str, str], str, str]] = [
     ("builtin", {}, "math:sin", "cannot transform math.sin"),
     ("no-source", {"gen.py": "exec('def h():\\n    return 2')\n"}, "gen.py:h",
      "cannot transform"),
+    ("cached-wrapper", {"c.py": "import functools\n@functools.cache\ndef f():\n    pass\n"},
+     "c.py:f", "c.py:f wraps a function: `splice show c.py:f.__wrapped__` shows it"),
 ]
 
 
