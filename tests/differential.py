@@ -600,6 +600,10 @@ def _generator_step(gen: Any, op: Op) -> object:
     raise ValueError(op)
 
 
+def _describe_op(op: Op) -> object:
+    return tuple(v.__qualname__ if isinstance(v, type) else describe(v) for v in op)
+
+
 def _state(gen: Any) -> object:
     if inspect.iscoroutine(gen):
         awaiting = gen.cr_await
@@ -615,7 +619,7 @@ def _step(gen: Any, op: Op) -> Step:
         outcome = ("stopped", describe(stop.value), frames_of(stop.__traceback__))
     except BaseException as exc:  # noqa: BLE001 - every exception is part of the outcome
         outcome = ("raised", describe_exception(exc))
-    return Step(describe(op), outcome, log.take(), _state(gen))
+    return Step(_describe_op(op), outcome, log.take(), _state(gen))
 
 
 def _finished(outcome: object) -> bool:
@@ -741,7 +745,7 @@ def _agen_step(agen: Any, op: Op) -> Step:
     except BaseException as exc:  # noqa: BLE001 - every exception is part of the outcome
         outcome = ("raised creating the awaitable", describe_exception(exc))
     state = (agen.ag_running, agen.ag_frame is None, describe(agen.ag_await))
-    return Step(describe(op), outcome, log.take(), state)
+    return Step(_describe_op(op), outcome, log.take(), state)
 
 
 AGEN_SCRIPTS: list[list[Op]] = [

@@ -358,6 +358,10 @@ def run_one(test: str, mode: str, *, renest: bool = True, timeout: float = 600.0
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"{test}-{mode}-") as cwd, \
             open(log, "w", encoding="utf-8") as logf:
+        # A private temp dir: some tests (test_filecmp) use fixed names under
+        # gettempdir(), so parallel children would otherwise share and clobber them.
+        env["TMPDIR"] = os.path.join(cwd, "tmp")
+        os.mkdir(env["TMPDIR"])
         try:
             proc = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                   stdout=logf, stderr=subprocess.STDOUT, timeout=timeout,

@@ -1,0 +1,13 @@
+"""Differential tests (native vs round-tripped, both modes): async."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import differential as d
+from tests.ir.cases import rt_async as cases
+
+
+@pytest.mark.parametrize("case", d.collect(cases), ids=lambda c: c.id)
+def test_roundtrip(case: d.Case, mode: str) -> None:
+    d.check(case, mode)
