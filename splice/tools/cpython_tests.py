@@ -360,8 +360,10 @@ def run_one(test: str, mode: str, *, renest: bool = True, timeout: float = 600.0
             open(log, "w", encoding="utf-8") as logf:
         # A private temp dir: some tests (test_filecmp) use fixed names under
         # gettempdir(), so parallel children would otherwise share and clobber them.
-        env["TMPDIR"] = os.path.join(cwd, "tmp")
-        os.mkdir(env["TMPDIR"])
+        # Test ids that name a temp path (test_zoneinfo's subtests) then differ between
+        # the two runs only by that path, so it is replaced by "$TMPDIR" below.
+        private_tmp = env["TMPDIR"] = os.path.join(cwd, "tmp")
+        os.mkdir(private_tmp)
         try:
             proc = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                   stdout=logf, stderr=subprocess.STDOUT, timeout=timeout,
@@ -380,7 +382,8 @@ def run_one(test: str, mode: str, *, renest: bool = True, timeout: float = 600.0
     with open(out, encoding="utf-8") as f:
         data = json.load(f)
     return Run(test, mode, data["status"], data.get("detail", ""),
-               [(e[0], e[1], e[2], e[3]) for e in data["events"]],
+               [(e[0], e[1].replace(private_tmp, "$TMPDIR"), e[2], e[3])
+                for e in data["events"]],
                data["rebuilds"], data.get("tests_run", 0), seconds, log)
 
 
