@@ -9,7 +9,7 @@ import pytest
 pytest.register_assert_rewrite("tests.differential")
 
 
-@pytest.fixture(params=["renest", "literal"])
+@pytest.fixture(params=["renest", "literal", "context", "hooked"])
 def mode(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

@@ -30,6 +30,7 @@ import asyncio
 import contextvars
 import copy
 import inspect
+import os
 import re
 import traceback
 import types
@@ -37,6 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import splice
 import splice.ir
 
 _MISSING: Any = object()
@@ -47,6 +49,11 @@ _HIDE_HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("hide_hidden
 #: harness's own and are left out
 _ORIGIN: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
     "origin", default=frozenset())
+
+#: under a context, splice's own frames (one per hooked call at most) are left out
+_HIDE_SPLICE_FRAMES: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "hide_splice_frames", default=False)
+_SPLICE_DIR = os.path.dirname(splice.__file__) + os.sep
 
 # CO_* flags that change how a function object behaves
 _BEHAVIOUR_FLAGS = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR
@@ -62,6 +69,8 @@ def frames_of(tb: types.TracebackType | None, *, strip: bool = True) -> list[tup
     first frame of the code under test (if any: otherwise the harness's own frames, which are
     the same for both runs)."""
     frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(tb)]
+    if _HIDE_SPLICE_FRAMES.get():
+        frames = [f for f in frames if not f[0].startswith(_SPLICE_DIR)]
     origin = _ORIGIN.get()
     if strip:
         for i, (filename, _, _) in enumerate(frames):
@@ -879,14 +888,41 @@ class Case:
 
 
 REGISTRY: dict[str, list[Case]] = {}
-MODES = ("renest", "literal")
+#: renest / literal: the function round-tripped; context: run under a plugin that recurses
+#: everywhere; hooked: the same with (no-op) prehook and posthook on every call
+MODES = ("renest", "literal", "context", "hooked")
+CONTEXT_MODES = ("context", "hooked")
+#: modes where temporaries that cannot be re-nested are hidden locals (``%n``) that
+#: ``locals()`` shows (docs/ir.md): literal mode, and code routed through a context, whose
+#: method-call dispatch reads the bound method several times
+HIDDEN_TEMP_MODES = ("literal", "context", "hooked")
+
+
+class IdentityPlugin(splice.Plugin):
+    """Recurses into everything and changes nothing."""
+
+
+class HookedIdentityPlugin(splice.Plugin):
+    """Recurses into everything, with hooks around every call that change nothing."""
+
+    def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        pass
+
+    def posthook(self, result: Any, fn: Any, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> None:
+        pass
+
+
+PLUGINS: dict[str, splice.Plugin] = {"context": IdentityPlugin(),
+                                     "hooked": HookedIdentityPlugin()}
 
 
 def case(*args: Any, kw: dict[str, Any] | None = None,
          make: Callable[[], tuple[Any, ...]] | None = None, drive: Driver = call,
          rebuild: type | None = None, locals_result: bool = False,
          xfail: str | None = None, xfail_literal: str | None = None,
-         xfail_renest: str | None = None, label: str = "") -> Callable[[Any], Any]:
+         xfail_renest: str | None = None, xfail_context: str | None = None,
+         label: str = "") -> Callable[[Any], Any]:
     """Declare a differential case: ``fn(*args, **kw)`` natively vs round-tripped. Arguments
     are deep-copied for every run (the recording helpers copy fresh); ``make`` builds them
     instead. ``xfail*``: a known divergence (reason), strict, in both or one mode. Stack
@@ -900,6 +936,8 @@ def case(*args: Any, kw: dict[str, Any] | None = None,
             marks["literal"] = xfail_literal
         if xfail_renest:
             marks["renest"] = xfail_renest
+        if xfail_context:
+            marks.update(dict.fromkeys(CONTEXT_MODES, xfail_context))
         cases = REGISTRY.setdefault(fn.__module__, [])
         n = sum(c.fn is fn for c in cases)
         cases.append(Case(fn, args, dict(kw or {}), make, drive, rebuild, locals_result,
@@ -924,7 +962,11 @@ def observe(case: Case, target: Any) -> object:
     or its rebuilt subclass) and describe everything it did."""
     args, kwargs = case.fresh_args()
     log.clear()
-    if case.rebuild is not None:
+    if case.rebuild is not None and target is not case.rebuild and \
+            not isinstance(target, type):
+        # context modes: the case function itself runs under the plugin, on the class
+        outcome = _capture(lambda: case.drive(target, (case.rebuild, *args), kwargs))
+    elif case.rebuild is not None:
         outcome = _capture(lambda: case.drive(case.fn, (target, *args), kwargs))
     else:
         outcome = _capture(lambda: case.drive(target, args, kwargs))
@@ -941,6 +983,10 @@ def origin_files(case: Case) -> frozenset[str]:
 
 
 def rebuilt(case: Case, mode: str) -> Any:
+    if mode in CONTEXT_MODES:
+        # the function under test entered under the plugin: its transformed version, with
+        # everything it calls dispatched under the plugin too
+        return PLUGINS[mode].context.enter(case.fn)
     renest = mode == "renest"
     if case.rebuild is not None:
         return rebuild_class(case.rebuild, renest)
@@ -953,7 +999,8 @@ def check(case: Case, mode: str) -> None:
     assert mode in MODES
     target = rebuilt(case, mode)
     origin = _ORIGIN.set(origin_files(case))
-    hide = _HIDE_HIDDEN.set(case.locals_result and mode == "literal")
+    hide = _HIDE_HIDDEN.set(case.locals_result and mode in HIDDEN_TEMP_MODES)
+    hide_splice = _HIDE_SPLICE_FRAMES.set(mode in CONTEXT_MODES)
     try:
         native = observe(case, case.rebuild if case.rebuild is not None else case.fn)
         again = observe(case, case.rebuild if case.rebuild is not None else case.fn)
@@ -962,8 +1009,9 @@ def check(case: Case, mode: str) -> None:
     finally:
         _ORIGIN.reset(origin)
         _HIDE_HIDDEN.reset(hide)
+        _HIDE_SPLICE_FRAMES.reset(hide_splice)
     assert round_tripped == native
-    if case.locals_result and mode == "literal":
+    if case.locals_result and mode in HIDDEN_TEMP_MODES:
         check_hidden_locals(case, target)
 
 

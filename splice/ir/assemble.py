@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import ast
 import types
+import warnings
+from dataclasses import dataclass
 
 from splice.errors import UnsupportedError
 from splice.ir.codegen import GenContext, fix_locations, generate_function
+from splice.ir.hidden import substitute, to_constants
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import FunctionSource, describe
 
 SCAFFOLD = "__splice_scope__"
 RUNTIME_FLAGS = 0x100  # CO_ITERABLE_COROUTINE
 CO_NESTED = 0x10
+CO_OPTIMIZED = 0x1
 
 
 def scaffold(ir: FunctionIR, source: FunctionSource, node: ast.stmt | ast.expr,
@@ -76,31 +80,49 @@ def find_code(module_code: types.CodeType, name: str, scaffolded: bool, in_class
 
 def requalify(code: types.CodeType, old: str, new: str) -> types.CodeType:
     """Rename ``code``'s qualified name prefix ``old`` to ``new``, nested code included."""
-    consts = tuple(requalify(c, old, new) if isinstance(c, types.CodeType) else c
-                   for c in code.co_consts)
     qualname = code.co_qualname
     if qualname == old:
         qualname = new
     elif qualname.startswith(old + "."):
         qualname = new + qualname[len(old):]
+    class_body = not code.co_flags & CO_OPTIMIZED
+    consts = tuple(requalify(c, old, new) if isinstance(c, types.CodeType)
+                   # a class body stores its ``__qualname__`` from a constant
+                   else qualname if class_body and type(c) is str and c == code.co_qualname
+                   else c
+                   for c in code.co_consts)
     return code.replace(co_consts=consts, co_qualname=qualname)
 
 
-def assemble(ir: FunctionIR, original: types.FunctionType, *, renest: bool = True
-             ) -> types.FunctionType:
-    """Compile ``ir`` (lowered from ``original``) into a new function object that shares the
-    original's globals and closure cells and copies its other attributes."""
+@dataclass(frozen=True, slots=True)
+class CompiledCode:
+    """A regenerated code object and the values of the hidden cells (``@name``) it reads.
+    It does not depend on one function object: :func:`instantiate` makes functions of it."""
+
+    code: types.CodeType
+    hidden: dict[str, object]
+
+
+def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool = True
+                 ) -> CompiledCode:
+    """Compile ``ir`` (lowered from ``original``) into a code object with ``original``'s
+    names, flags and free variables (plus hidden cells for inserted objects)."""
     source: FunctionSource = ir.origin
     ctx = GenContext(renest=renest, module_imports=source.module_imports)
     node = generate_function(ir, ctx)
     code = original.__code__
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         node.lineno = code.co_firstlineno  # the compiler derives co_firstlineno from it
-    cell_names = list(code.co_freevars) + [n for n in ctx.cells if n not in code.co_freevars]
+    placeholders, kept = to_constants(node, ctx.cells)
+    hidden = {name: value for name, value in ctx.cells.items() if name in kept}
+    cell_names = list(code.co_freevars) + [n for n in hidden if n not in code.co_freevars]
     module = scaffold(ir, source, node, cell_names)
     try:
-        module_code = compile(module, source.filename, "exec",
-                              flags=source.future_flags, dont_inherit=True)
+        with warnings.catch_warnings():
+            # calling or comparing a placeholder string: "'str' object is not callable"
+            warnings.simplefilter("ignore", SyntaxWarning)
+            module_code = compile(module, source.filename, "exec",
+                                  flags=source.future_flags, dont_inherit=True)
     except SyntaxError as exc:
         raise UnsupportedError(describe(original), f"the regenerated code does not compile: "
                                f"{exc.msg}", f"{source.filename}:{exc.lineno}") from None
@@ -113,25 +135,40 @@ def assemble(ir: FunctionIR, original: types.FunctionType, *, renest: bool = Tru
     flags = new_code.co_flags | (code.co_flags & RUNTIME_FLAGS)
     # CO_NESTED says where the def was; the scaffold's function must not change it
     flags = (flags & ~CO_NESTED) | (code.co_flags & CO_NESTED)
-    new_code = new_code.replace(co_flags=flags)
-    cells = dict(zip(code.co_freevars, original.__closure__ or (), strict=True))
-    closure = []
+    new_code = substitute(new_code.replace(co_flags=flags), placeholders)
     for name in new_code.co_freevars:
-        if name in cells:
-            closure.append(cells[name])
-        elif name in ctx.cells:
-            closure.append(types.CellType(ctx.cells[name]))
-        else:
+        if name not in code.co_freevars and name not in hidden:
             raise UnsupportedError(describe(original),
                                    f"the regenerated code needs a free variable {name!r} "
                                    "the original does not have")
-    function = types.FunctionType(new_code, original.__globals__, original.__name__,
-                                  original.__defaults__, tuple(closure) or None)
-    function.__kwdefaults__ = (None if original.__kwdefaults__ is None
-                               else dict(original.__kwdefaults__))
+    return CompiledCode(new_code, hidden)
+
+
+def instantiate(compiled: CompiledCode, original: types.FunctionType, *,
+                share_kwdefaults: bool = False) -> types.FunctionType:
+    """A function running ``compiled.code`` with ``original``'s globals and closure cells
+    (shared, not copied) and copies of its other attributes. ``share_kwdefaults`` makes the
+    new function use the original's ``__kwdefaults__`` dict itself (so changes to it show)."""
+    code = original.__code__
+    cells = dict(zip(code.co_freevars, original.__closure__ or (), strict=True))
+    closure = tuple(cells[name] if name in cells else types.CellType(compiled.hidden[name])
+                    for name in compiled.code.co_freevars)
+    function = types.FunctionType(compiled.code, original.__globals__, original.__name__,
+                                  original.__defaults__, closure or None)
+    kwdefaults = original.__kwdefaults__
+    if kwdefaults is not None and not share_kwdefaults:
+        kwdefaults = dict(kwdefaults)
+    function.__kwdefaults__ = kwdefaults
     function.__annotations__ = dict(original.__annotations__)
     function.__qualname__ = original.__qualname__
     function.__doc__ = original.__doc__
     function.__module__ = original.__module__
     function.__dict__.update(original.__dict__)
     return function
+
+
+def assemble(ir: FunctionIR, original: types.FunctionType, *, renest: bool = True
+             ) -> types.FunctionType:
+    """Compile ``ir`` (lowered from ``original``) into a new function object that shares the
+    original's globals and closure cells and copies its other attributes."""
+    return instantiate(compile_code(ir, original, renest=renest), original)

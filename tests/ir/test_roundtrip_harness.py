@@ -17,6 +17,12 @@ from tests.ir.cases import rt_harness as cases
 Damage = Callable[[types.FunctionType], Any]
 
 
+@pytest.fixture(params=["renest", "literal"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """The sabotage replaces the round trip, so only the round-trip modes apply here."""
+    return str(request.param)
+
+
 def sabotage(monkeypatch: pytest.MonkeyPatch, damage: Damage) -> None:
     """Make ``splice.ir.roundtrip`` return ``damage(original)``."""
 

@@ -1,0 +1,5 @@
+"""Code caches: transformed code per owner and code object, the world counter, backedges."""
+
+from splice.cache.world import add_backedge, advance, invalidate, world
+
+__all__ = ["add_backedge", "advance", "invalidate", "world"]

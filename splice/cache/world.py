@@ -1,0 +1,90 @@
+"""The world counter and the backedges that invalidate cached code when definitions change.
+
+A *world* is a number that moves whenever splice observes a change to a definition that cached
+code relied on. Function objects are watched through CPython's audit events: assigning a
+function's ``__code__``, ``__defaults__`` or ``__kwdefaults__`` raises ``object.__setattr__``
+(as IPython's autoreload and jurigged do), and the hook then drops every cache entry that
+recorded an edge to that function. Rebinding a global or replacing a method on a class needs
+no event: dispatch looks callees up by the object called, so a new object is a new entry.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+_WATCHED_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+
+_lock = threading.Lock()
+_world = 0
+# id(function) -> callbacks that drop the entries relying on it (the backedges). Keyed by id
+# with a weak reference alongside, so watching a function never keeps it alive.
+_backedges: dict[int, tuple[weakref.ref[Any], list[Callable[[], None]]]] = {}
+_hook_installed = False
+
+
+def world() -> int:
+    """The current world: it moves each time a definition that splice relied on changes."""
+    return _world
+
+
+def advance() -> int:
+    """Move the world forward (a definition changed); returns the new world."""
+    global _world
+    with _lock:
+        _world += 1
+        return _world
+
+
+def add_backedge(function: Any, drop: Callable[[], None]) -> None:
+    """Call ``drop`` when ``function``'s code or defaults change or ``splice.invalidate`` is
+    called on it."""
+    _install_hook()
+    key = id(function)
+    with _lock:
+        entry = _backedges.get(key)
+        if entry is None or entry[0]() is not function:
+            ref = weakref.ref(function, functools.partial(_forget, key))
+            entry = _backedges[key] = (ref, [])
+        entry[1].append(drop)
+
+
+def _forget(key: int, ref: weakref.ref[Any]) -> None:
+    with _lock:
+        entry = _backedges.get(key)
+        if entry is not None and entry[0] is ref:
+            del _backedges[key]
+
+
+def invalidate(function: Any) -> int:
+    """Drop every cached entry that relied on ``function`` and move the world. Returns the
+    new world. Call it after changing a function in a way splice cannot see (for example
+    mutating the objects its defaults hold)."""
+    with _lock:
+        entry = _backedges.pop(id(function), None)
+    if entry is not None and entry[0]() is function:
+        for drop in entry[1]:
+            drop()
+    return advance()
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    # Runs for every audit event in the process: keep the common path to one comparison.
+    if event != "object.__setattr__":
+        return
+    obj, name = args[0], args[1]
+    if name in _WATCHED_ATTRIBUTES and id(obj) in _backedges:
+        invalidate(obj)
+
+
+def _install_hook() -> None:
+    global _hook_installed
+    if not _hook_installed:
+        with _lock:
+            if not _hook_installed:
+                sys.addaudithook(_audit)
+                _hook_installed = True

@@ -1,0 +1,157 @@
+"""The plugin API: ``splice.Plugin``, ``splice.intercept`` and ``splice.compose``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+from splice.ir.nodes import FunctionIR
+from splice.runtime.context import Context, Reached, context_of
+
+__all__ = ["Plugin", "compose", "explain", "intercept"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def intercept(target: Any) -> Callable[[F], F]:
+    """Mark a plugin method as the replacement of ``target`` under the plugin.
+
+    ``target`` may be a Python function, a method given as ``Class.method``, a builtin, or a
+    class (its instantiation). The method receives the call's arguments; it can call
+    ``self.recurse_call(target, *args, **kwargs)`` to run the original under the plugin::
+
+        class Offline(splice.Plugin):
+            @splice.intercept(urllib.request.urlopen)
+            def urlopen(self, url, *args, **kwargs):
+                raise OSError("offline")
+    """
+    def mark(method: F) -> F:
+        targets = list(getattr(method, "_splice_targets", ()))
+        targets.append(target)
+        method._splice_targets = targets  # type: ignore[attr-defined]
+        return method
+    return mark
+
+
+class Plugin:
+    """A compiler plugin: hooks that change how a whole call graph runs.
+
+    Every hook is optional; a plugin that defines none runs code as CPython does.
+
+    * ``recurse(fn)``: enter ``fn`` under this plugin (True, the default), run it natively
+      with everything below it (False), or run it under another plugin (return that plugin).
+    * ``prehook(fn, args, kwargs)`` / ``posthook(result, fn, args, kwargs)``: called around
+      every call made under the plugin (``posthook`` only when the call returns).
+    * ``overdub(fn, args, kwargs)``: replaces every call; ``self.recurse_call(fn, *args,
+      **kwargs)`` goes on with it.
+    * ``@splice.intercept(target)`` on a method: replaces calls of ``target``.
+    * ``lowered(ir)``: rewrites each function's lowered IR (in place, or returns new IR)
+      before it is compiled under the plugin.
+    * ``strict``: when true, a callee splice cannot transform raises ``UnsupportedError``
+      instead of running natively.
+
+    Composition (``splice.compose(a, b)``, or ``a.run(b.run, f)``): prehooks run outermost
+    first, posthooks innermost first, overdubs nest (``a``'s receives the call and its
+    ``recurse_call`` reaches ``b``'s); the outermost plugin's intercept of a target wins; a
+    callee is entered under the plugins whose ``recurse`` accepts it.
+    """
+
+    strict: bool = False
+    _splice_intercepts: ClassVar[dict[Any, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        found: dict[Any, str] = {}
+        for klass in reversed(cls.__mro__):
+            for name, value in vars(klass).items():
+                for target in getattr(value, "_splice_targets", ()):
+                    found[target] = name
+        cls._splice_intercepts = found
+
+    # ----------------------------------------------------------------------------- hooks
+
+    def recurse(self, fn: Callable[..., Any]) -> bool | Plugin:
+        """Whether to enter ``fn`` under this plugin (see the class docstring)."""
+        return True
+
+    def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Called before each call under the plugin."""
+
+    def posthook(self, result: Any, fn: Any, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> None:
+        """Called after each call under the plugin returns."""
+
+    def overdub(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run one call under the plugin; the default goes on with it unchanged."""
+        return self.recurse_call(fn, *args, **kwargs)
+
+    def lowered(self, ir: FunctionIR) -> FunctionIR | None:
+        """Rewrite a function's lowered IR (with ``splice.ir.tools``) before compilation."""
+        return None
+
+    # ------------------------------------------------------------------------- running
+
+    @property
+    def context(self) -> Context:
+        """This plugin's context (the owner of its code cache)."""
+        return context_of((self,))
+
+    def run(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """Call ``fn(*args, **kwargs)`` with everything it reaches under this plugin."""
+        return self.context.run(fn, args, kwargs)
+
+    def wrap(self, fn: F) -> F:
+        """A decorator: every call of the result runs ``fn`` under this plugin."""
+        context = self.context
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return context.run(fn, args, kwargs)
+        return wrapper  # type: ignore[return-value]
+
+    def recurse_call(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """From ``overdub`` or an intercepting method: go on with the call of ``fn`` under
+        the plugin. Called with another callee, it calls that one under the plugin."""
+        return self.context.recurse_call(fn, args, kwargs)
+
+
+class Composed(Plugin):
+    """Several plugins run as one (``splice.compose``)."""
+
+    plugins: tuple[Plugin, ...]
+
+    def __init__(self, *plugins: Plugin) -> None:
+        flat: list[Plugin] = []
+        for plugin in plugins:
+            flat.extend(plugin.plugins if isinstance(plugin, Composed) else (plugin,))
+        if not flat:
+            raise ValueError("compose() needs at least one plugin")
+        self.plugins = tuple(flat)
+
+    @property
+    def context(self) -> Context:
+        return context_of(self.plugins)
+
+    def __repr__(self) -> str:
+        return f"compose({', '.join(type(p).__name__ for p in self.plugins)})"
+
+
+def compose(*plugins: Plugin) -> Plugin:
+    """One plugin that runs ``plugins`` together, the first outermost."""
+    for plugin in plugins:
+        if not isinstance(plugin, Plugin):
+            raise TypeError(f"compose() takes plugins, not {type(plugin).__name__}")
+    return Composed(*plugins)
+
+
+def explain(plugin: Plugin, fn: Any = None) -> list[Reached]:
+    """What happened to each callee reached under ``plugin`` so far: entered (transformed)
+    or run natively, and why. With ``fn``, only the entries for that callee."""
+    from splice.ir.source import describe
+
+    reached = list(plugin.context.reached.values())
+    if fn is not None:
+        name = describe(fn)
+        reached = [r for r in reached if r.name == name]
+    return reached

@@ -1,0 +1,1 @@
+"""Running code under plugins: contexts, dispatch tables, call-site routing, overlays."""

@@ -1,0 +1,229 @@
+"""The call-site pass: route every call of a scope through a dispatch table.
+
+``f(args)`` becomes ``@dispatch[f](args)``: one C-level dict lookup per call when the table
+already knows ``f``. A method call ``obj.name(args)`` keeps its attribute lookup and then
+looks up the *function* behind the bound method, so the table is keyed by long-lived objects:
+
+    %m = getattr(obj, 'name')
+    %r = @dispatch[%m.__func__](%m.__self__, args) if type(%m) is MethodType
+         else %m(args) if type(%m) is BuiltinMethodType      # sites whose name no overlay takes
+         else @dispatch[%m](args)
+
+The pass rewrites the scope itself and the nested scopes that run as part of it
+(comprehensions, generator expressions, class bodies). Nested functions and lambdas are left
+alone: :func:`restore_nested_code` gives them back their original code objects, so functions
+created under a context behave natively when called outside it.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterator
+from typing import Any
+
+from splice.ir.nodes import (
+    Assign,
+    Call,
+    ClassDef,
+    Compare,
+    Const,
+    FunctionIR,
+    GetAttr,
+    GetItem,
+    Handler,
+    IfExp,
+    MakeComprehension,
+    Operand,
+    Pos,
+    Region,
+    Stmt,
+    Temp,
+    Try,
+)
+from splice.ir.tools import definitions, locations, uses
+
+_type = type
+_MethodType = types.MethodType
+_BuiltinMethodType = types.BuiltinMethodType
+
+__all__ = ["route_calls", "restore_nested_code"]
+
+
+def route_calls(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str]) -> int:
+    """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
+    ``table``. Returns the number of call sites rewritten."""
+    count = 0
+    for scope in _scopes_run_inline(ir):
+        count += _route_scope(scope, table, overlay_method_names)
+    return count
+
+
+def _scopes_run_inline(ir: FunctionIR) -> Iterator[FunctionIR]:
+    yield ir
+    for loc in locations(ir):
+        stmt = loc.stmt
+        inner: FunctionIR | None = None
+        if isinstance(stmt, ClassDef):
+            inner = stmt.fn
+        elif isinstance(stmt, Assign) and isinstance(stmt.op, MakeComprehension):
+            inner = stmt.op.fn
+        if inner is not None:
+            yield from _scopes_run_inline(inner)
+
+
+def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str]) -> int:
+    defs = definitions(ir)
+    sites = [loc for loc in locations(ir)
+             if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)]
+    # A class body's temporaries that cannot be re-nested would become class attributes,
+    # so there every call uses the plain form ``@dispatch[f](args)``, which always re-nests.
+    plain = ir.kind == "class"
+    for loc in sites:
+        stmt = loc.stmt
+        assert isinstance(stmt, Assign) and isinstance(stmt.op, Call)
+        func = stmt.op.func
+        if plain:
+            looked_up = ir.new_temp()
+            stmt.op.func = looked_up
+            lookup = Assign((looked_up,), GetItem(Const(table, stmt.pos), func), stmt.pos)
+            _insert_lookup(ir, loc.block, stmt, func, lookup, defs)
+            continue
+        method = _method_lookup(ir, func, defs)
+        if method is not None:
+            assert isinstance(func, Temp)
+            new = _method_dispatch(ir, stmt, func, table, method.name not in
+                                   overlay_method_names)
+            loc.block[loc.block.index(stmt):loc.block.index(stmt) + 1] = new
+        else:
+            looked_up = ir.new_temp()
+            stmt.op.func = looked_up
+            _insert_lookup(ir, loc.block, stmt, func,
+                           _lookup(table, func, looked_up, stmt.pos), defs)
+    return len(sites)
+
+
+def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos) -> Try:
+    """``result = table[callee]``, or ``table.unhashable(callee)`` when hashing the callee
+    fails (a callable object whose class sets ``__hash__ = None``). The ``try`` costs
+    nothing when nothing is raised."""
+    fast = Assign((result,), GetItem(Const(table, pos), callee), pos)
+    slow = Assign((result,), Call(Const(table.unhashable_entry, pos), [callee], []), pos)
+    handler = Handler(Region([], Const(TypeError, pos)), None, [slow], pos)
+    return Try([fast], [handler], [], [], False, pos)
+
+
+def _insert_lookup(ir: FunctionIR, block: list[Stmt], call: Assign, func: Operand,
+                   lookup: Stmt, defs: dict[Temp, Assign]) -> None:
+    """Put the table lookup right after the callee is computed (where CPython has it on
+    the stack), so the arguments' code stays between them and both can be re-nested."""
+    definition = defs.get(func) if isinstance(func, Temp) else None
+    if definition is not None:
+        for loc in locations(ir):
+            if loc.stmt is definition:
+                loc.block.insert(loc.index + 1, lookup)
+                return
+    block.insert(block.index(call), lookup)
+
+
+def _method_lookup(ir: FunctionIR, func: Operand, defs: dict[Temp, Assign]) -> GetAttr | None:
+    """The ``getattr`` whose result is called here and nowhere else, if there is one."""
+    if not isinstance(func, Temp):
+        return None
+    stmt = defs.get(func)
+    if stmt is None or not isinstance(stmt.op, GetAttr):
+        return None
+    if len(uses(ir, func)) != 1:
+        return None
+    return stmt.op
+
+
+def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
+                     builtin_direct: bool) -> list[Stmt]:
+    pos = stmt.pos
+    call = stmt.op
+    assert isinstance(call, Call)
+
+    def const(value: Any) -> Const:
+        return Const(value, pos)
+
+    def assign(op: Any) -> tuple[Temp, Assign]:
+        temp = ir.new_temp()
+        return temp, Assign((temp,), op, pos)
+
+    out: list[Stmt] = []
+    kind, s = assign(Call(const(_type), [method], []))
+    out.append(s)
+    is_method, s = assign(Compare("is_", kind, const(_MethodType)))
+    out.append(s)
+    # bound Python method: dispatch on the function, pass __self__ first
+    func, f1 = assign(GetAttr(method, "__func__"))
+    target, f2 = assign(GetItem(const(table), func))
+    receiver, f3 = assign(GetAttr(method, "__self__"))
+    bound_result, f4 = assign(Call(target, [receiver, *call.args], list(call.keywords)))
+    bound = Region([f1, f2, f3, f4], bound_result)
+    # anything else: dispatch on the callable itself
+    other_target = ir.new_temp()
+    o1 = _lookup(table, method, other_target, pos)
+    other_result, o2 = assign(Call(other_target, list(call.args), list(call.keywords)))
+    other = Region([o1, o2], other_result)
+    if builtin_direct:
+        # a builtin method (``lst.append``) is called as it is: no overlay takes this name
+        is_builtin, b1 = assign(Compare("is_", kind, const(_BuiltinMethodType)))
+        direct_result, b2 = assign(Call(method, list(call.args), list(call.keywords)))
+        inner_result, b3 = assign(IfExp(is_builtin, Region([b2], direct_result), other))
+        other = Region([b1, b3], inner_result)
+    stmt.op = IfExp(is_method, bound, other)
+    out.append(stmt)
+    return out
+
+
+def restore_nested_code(new: types.CodeType, original: types.CodeType) -> types.CodeType:
+    """``new`` with the code objects of nested functions and lambdas replaced by the
+    original's own (matched in order among those with the same name, qualified name and
+    first line, and checked to have the same parameters and free variables); comprehension
+    and class-body code, which run under the context, recurse."""
+    originals: dict[tuple[str, str, int], list[types.CodeType]] = {}
+    for const in original.co_consts:
+        if isinstance(const, types.CodeType):
+            originals.setdefault(_key(const), []).append(const)
+    seen: dict[tuple[str, str, int], int] = {}
+    consts = []
+    changed = False
+    for const in new.co_consts:
+        if isinstance(const, types.CodeType):
+            key = _key(const)
+            index = seen.get(key, 0)
+            seen[key] = index + 1
+            group = originals.get(key, [])
+            match = group[index] if index < len(group) else None
+            replacement = const
+            if match is not None and _runs_inline(const):
+                replacement = restore_nested_code(const, match)
+            elif match is not None and _same_interface(const, match):
+                replacement = match
+            if replacement is not const:
+                changed = True
+                const = replacement
+        consts.append(const)
+    return new.replace(co_consts=tuple(consts)) if changed else new
+
+
+def _same_interface(a: types.CodeType, b: types.CodeType) -> bool:
+    return (a.co_freevars == b.co_freevars and a.co_argcount == b.co_argcount
+            and a.co_kwonlyargcount == b.co_kwonlyargcount
+            and a.co_varnames[:a.co_argcount + a.co_kwonlyargcount]
+            == b.co_varnames[:b.co_argcount + b.co_kwonlyargcount])
+
+
+_INLINE_NAMES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
+_CO_OPTIMIZED = 0x1
+
+
+def _runs_inline(code: types.CodeType) -> bool:
+    # comprehensions, and class bodies (the only scopes without CO_OPTIMIZED)
+    return code.co_name in _INLINE_NAMES or not code.co_flags & _CO_OPTIMIZED
+
+
+def _key(code: types.CodeType) -> tuple[str, str, int]:
+    return (code.co_name, code.co_qualname, code.co_firstlineno)
+

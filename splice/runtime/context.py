@@ -1,0 +1,461 @@
+"""Contexts: a stack of plugins, its dispatch table, and how each callee is entered.
+
+A ``Context`` is the owner of a code cache: code transformed under it calls through its
+``DispatchTable``. The table maps a callee to what to call instead:
+
+=====================================  =================================================
+callee                                 entry
+=====================================  =================================================
+Python function, entered               the function rebuilt from transformed code, sharing
+                                       the original's globals, closure cells and defaults
+Python function, ``recurse`` is False  the function itself (runs natively, with its subtree)
+intercepted target                     the plugin's intercepting method
+class with Python ``__new__``/         an instantiation running them under the context
+``__init__`` or metaclass ``__call__``
+bound method (not at a method site)    a bound method of the entered function
+``functools.partial``                  the partial, with its function entered
+callable object                        its ``__call__`` entered, bound to it
+builtin with an overlay                the overlay (callbacks entered)
+``Plugin.run`` of another plugin       run under the composition of both
+anything else                          the object itself
+=====================================  =================================================
+
+With per-call hooks (``prehook``, ``posthook``, ``overdub``) every entry is wrapped in one
+frame that runs them, named ``splice_call`` in tracebacks.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+import types
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from splice.cache.code_cache import CodeCache
+from splice.cache.world import add_backedge
+from splice.errors import SpliceError, UnsupportedError
+from splice.ir import lower
+from splice.ir.assemble import CompiledCode, compile_code, instantiate
+from splice.ir.nodes import FunctionIR
+from splice.ir.source import describe
+from splice.runtime import overlays
+from splice.runtime.callsites import restore_nested_code, route_calls
+
+if TYPE_CHECKING:
+    from splice.plugin import Plugin
+
+__all__ = ["Context", "DispatchTable", "Reached", "context_of"]
+
+#: lowered IR per code object, shared by every context (lowering does not depend on plugins)
+LOWERED: CodeCache[FunctionIR | UnsupportedError] = CodeCache()
+
+
+def _lower(function: types.FunctionType) -> FunctionIR | UnsupportedError:
+    try:
+        return lower(function)
+    except UnsupportedError as exc:
+        return exc
+
+
+@dataclass(frozen=True, slots=True)
+class Reached:
+    """What happened to one callee reached under a context (see ``splice.explain``)."""
+
+    name: str
+    entered: bool
+    reason: str
+
+
+class DispatchTable(dict[Any, Any]):
+    """``callee -> what to call`` for one context; missing entries are resolved on first use.
+
+    Entries whose key nothing else references any more are swept when the table has doubled
+    since the last sweep, so closures created in a loop do not pile up.
+    """
+
+    __name__ = "dispatch"  # the hidden cell's name in generated code: ``@dispatch``
+    _SWEEP_FLOOR = 1024
+
+    def __init__(self, context: Context) -> None:
+        super().__init__()
+        self.context = context
+        self._sweep_at = self._SWEEP_FLOOR
+        self._own_refs: dict[int, int] = {}
+        #: one bound method, so generated code shares one constant for it
+        self.unhashable_entry = self.unhashable
+
+    def __missing__(self, callee: Any) -> Any:
+        entry, cacheable, own_refs = self.context.resolve(callee)
+        if cacheable:
+            if len(self) >= self._sweep_at:
+                self.sweep()
+            entry = self.setdefault(callee, entry)
+            if own_refs:
+                self._own_refs[id(callee)] = own_refs
+        return entry
+
+    def unhashable(self, callee: Any) -> Any:
+        """The entry for a callee that cannot be a key (resolved on every call)."""
+        entry, _, _ = self.context.resolve(callee)
+        return entry
+
+    def sweep(self) -> int:
+        """Remove entries whose key is referenced only by this table (and the entry);
+        returns how many were removed."""
+        removed = 0
+        base = sys.getrefcount(object()) + 2  # the key slot, the list below, the loop name
+        for key in list(self):
+            if sys.getrefcount(key) <= base + self._own_refs.get(id(key), 0):
+                self.pop(key, None)
+                self._own_refs.pop(id(key), None)
+                removed += 1
+        self._sweep_at = max(self._SWEEP_FLOOR, 2 * len(self))
+        return removed
+
+    def forget(self, callee: Any) -> None:
+        """Drop ``callee``'s entry (its definition changed)."""
+        self.pop(callee, None)
+        self._own_refs.pop(id(callee), None)
+
+
+_pending = threading.local()
+
+
+def _continuation_for(fn: Any) -> Callable[..., Any] | None:
+    stack = getattr(_pending, "stack", None)
+    if stack:
+        target, continuation = stack[-1]
+        if target is fn:
+            return continuation  # type: ignore[no-any-return]
+    return None
+
+
+def _push(fn: Any, continuation: Callable[..., Any]) -> None:
+    stack = getattr(_pending, "stack", None)
+    if stack is None:
+        stack = _pending.stack = []
+    stack.append((fn, continuation))
+
+
+def _pop() -> None:
+    _pending.stack.pop()
+
+
+class Context:
+    """The plugins a call graph runs under (outermost first): the owner of a code cache."""
+
+    def __init__(self, plugins: tuple[Plugin, ...]) -> None:
+        from splice.plugin import Plugin
+
+        self.plugins = plugins
+        self.table = DispatchTable(self)
+        self.code = CodeCache[CompiledCode | UnsupportedError]()
+        self.reached: dict[str, Reached] = {}
+        self.strict = any(getattr(p, "strict", False) for p in plugins)
+        base = Plugin
+        self.prehooks = [p for p in plugins if type(p).prehook is not base.prehook]
+        self.posthooks = [p for p in reversed(plugins) if type(p).posthook is not base.posthook]
+        self.overdubs = [p for p in plugins if type(p).overdub is not base.overdub]
+        self.stage_hooks = [p for p in plugins if type(p).lowered is not base.lowered]
+        self.intercepts: dict[Any, tuple[Plugin, str]] = {}
+        for plugin in reversed(plugins):  # the outermost plugin's intercept wins
+            for target, name in type(plugin)._splice_intercepts.items():
+                self.intercepts[target] = (plugin, name)
+        self.hooked = bool(self.prehooks or self.posthooks or self.overdubs)
+        self._composed: dict[tuple[int, ...], Context] = {}
+
+    def __repr__(self) -> str:
+        return f"<splice context {' ∘ '.join(type(p).__name__ for p in self.plugins)}>"
+
+    # ------------------------------------------------------------------------- entering
+
+    def enter(self, callee: Any) -> Any:
+        """What to call instead of ``callee`` under this context."""
+        return self.table[callee]
+
+    def resolve(self, callee: Any) -> tuple[Any, bool, int]:
+        """(entry, whether it may be cached by ``callee``, references the entry holds to
+        ``callee``) for a callee not yet in the table."""
+        intercept = self._intercept(callee)
+        if intercept is not None:
+            return self._wrap(callee, intercept), True, 1
+        try:
+            overlay = overlays.FUNCTIONS.get(callee)
+        except TypeError:  # unhashable
+            overlay = None
+        if overlay is not None:
+            return self._wrap(callee, overlay(self.enter)), True, int(self.hooked)
+        kind = type(callee)
+        if kind is types.FunctionType:
+            entry = self._function(callee)
+            return self._wrap(callee, entry), True, int(self.hooked)
+        if kind is types.MethodType:
+            from splice.plugin import Plugin
+
+            if callee.__func__ is Plugin.run and isinstance(callee.__self__, Plugin):
+                return self._nested_run(callee.__self__), False, 0
+            return types.MethodType(self.table[callee.__func__], callee.__self__), False, 0
+        if isinstance(callee, type):
+            return self._class(callee)
+        if kind is types.BuiltinFunctionType or kind is types.BuiltinMethodType:
+            return self._builtin(callee)
+        if kind is functools.partial:
+            return self._partial(callee), False, 0
+        call = _special(kind, "__call__")
+        if type(call) is types.FunctionType:
+            return types.MethodType(self.table[call], callee), False, 0
+        self._record(callee, False, "not Python code (" + kind.__name__ + ")")
+        return self._wrap(callee, callee), False, 0
+
+    def _intercept(self, callee: Any) -> Callable[..., Any] | None:
+        if not self.intercepts:
+            return None
+        try:
+            found = self.intercepts.get(callee)
+        except TypeError:  # unhashable
+            return None
+        if found is None:
+            return None
+        plugin, name = found
+        method: Callable[..., Any] = getattr(plugin, name)
+        self._record(callee, False, f"intercepted by {type(plugin).__name__}.{name}")
+
+        def intercepted(*args: Any, **kwargs: Any) -> Any:
+            _push(callee, lambda *a, **k: self._bypass(callee)(*a, **k))
+            try:
+                return method(*args, **kwargs)
+            finally:
+                _pop()
+        return intercepted
+
+    def _bypass(self, callee: Any) -> Any:
+        """``callee`` entered as if no plugin intercepted it (``recurse_call`` from an
+        intercepting method)."""
+        saved, self.intercepts = self.intercepts, {}
+        try:
+            entry, _, _ = self.resolve(callee)
+        finally:
+            self.intercepts = saved
+        return entry
+
+    def decide(self, fn: types.FunctionType) -> tuple[Plugin, ...]:
+        """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""
+        chosen: list[Plugin] = []
+        from splice.plugin import Plugin
+
+        for plugin in self.plugins:
+            verdict = plugin.recurse(fn)
+            if verdict is True:
+                chosen.append(plugin)
+            elif isinstance(verdict, Plugin):
+                chosen.append(verdict)
+            elif verdict is not False:
+                raise SpliceError(f"{type(plugin).__name__}.recurse({describe(fn)}) returned "
+                                  f"{verdict!r}; it must return True, False or a plugin")
+        return tuple(chosen)
+
+    def _function(self, fn: types.FunctionType) -> Any:
+        plugins = self.decide(fn)
+        if not plugins:
+            self._record(fn, False, "recurse returned False")
+            return fn
+        if plugins != self.plugins:
+            return context_of(plugins).transformed(fn)
+        return self.transformed(fn)
+
+    def transformed(self, fn: types.FunctionType) -> Any:
+        """``fn`` rebuilt from its code transformed under this context (``fn`` itself, with
+        the reason recorded, if it cannot be transformed)."""
+        compiled = self.code.get(fn, self._build)
+        if isinstance(compiled, UnsupportedError):
+            self._record(fn, False, compiled.reason)
+            if self.strict:
+                raise compiled
+            return fn
+        new = instantiate(compiled, fn, share_kwdefaults=True)
+        table = weakref.ref(self.table)
+        ref = weakref.ref(fn)
+
+        def drop() -> None:
+            live, key = table(), ref()
+            if live is not None and key is not None:
+                live.forget(key)
+        add_backedge(fn, drop)
+        self._record(fn, True, "transformed")
+        return new
+
+    def _build(self, fn: types.FunctionType) -> CompiledCode | UnsupportedError:
+        lowered = LOWERED.get(fn, _lower)
+        if isinstance(lowered, UnsupportedError):
+            return lowered
+        ir = lowered.copy()
+        for plugin in self.stage_hooks:
+            result = plugin.lowered(ir)
+            if result is not None:
+                ir = result
+        route_calls(ir, self.table, overlays.METHOD_NAMES)
+        try:
+            compiled = compile_code(ir, fn)
+        except UnsupportedError as exc:
+            return exc
+        code = restore_nested_code(compiled.code, fn.__code__)
+        return CompiledCode(code, compiled.hidden)
+
+    # ------------------------------------------------------------------------ callables
+
+    def _class(self, cls: type) -> tuple[Any, bool, int]:
+        meta = type(cls)
+        call = _special(meta, "__call__")
+        if type(call) is types.FunctionType:
+            entry = types.MethodType(self.table[call], cls)
+            return self._wrap(cls, entry), False, 0
+        if not cls.__flags__ & _HEAPTYPE and meta is type:
+            # a builtin class: its __new__/__init__ are C code
+            return self._wrap(cls, cls), True, int(self.hooked)
+        return self._wrap(cls, functools.partial(self.instantiate, cls)), True, 1
+
+    def instantiate(self, cls: type, /, *args: Any, **kwargs: Any) -> Any:
+        """``cls(*args, **kwargs)`` as ``type.__call__`` does it, with a Python ``__new__``
+        and ``__init__`` entered under this context."""
+        new = cls.__new__
+        init = _special(cls, "__init__")
+        if type(new) is not types.FunctionType and type(init) is not types.FunctionType:
+            return type.__call__(cls, *args, **kwargs)
+        if type(new) is types.FunctionType:
+            obj = self.table[new](cls, *args, **kwargs)
+        else:
+            obj = new(cls, *args, **kwargs)
+        kind = type(obj)
+        if cls not in kind.__mro__:
+            return obj
+        init = _special(kind, "__init__")
+        if type(init) is types.FunctionType:
+            result = self.table[init](obj, *args, **kwargs)
+        else:
+            result = init.__get__(obj, kind)(*args, **kwargs)
+        if result is not None:
+            raise TypeError(f"__init__() should return None, not '{type(result).__name__}'")
+        return obj
+
+    def _builtin(self, fn: Any) -> tuple[Any, bool, int]:
+        self_ = getattr(fn, "__self__", None)
+        if self_ is not None and not isinstance(self_, types.ModuleType):
+            method = overlays.METHODS.get((type(self_), fn.__name__))
+            if method is not None:
+                return self._wrap(fn, functools.partial(method(self.enter), self_)), False, 0
+            return self._wrap(fn, fn), False, 0
+        return self._wrap(fn, fn), True, int(self.hooked)
+
+    def _partial(self, p: functools.partial[Any]) -> Any:
+        func, args, keywords = p.func, p.args, p.keywords
+
+        def partial_call(*more: Any, **more_kwargs: Any) -> Any:
+            return self.table[func](*args, *more, **{**keywords, **more_kwargs})
+        return self._wrap(p, partial_call)
+
+    def _nested_run(self, inner: Plugin) -> Any:
+        composed = context_of((*self.plugins, inner))
+
+        def run_nested(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            return composed.run(fn, args, kwargs)
+        return run_nested
+
+    # ---------------------------------------------------------------------------- hooks
+
+    def _wrap(self, fn: Any, target: Any) -> Any:
+        """``target`` with this context's per-call hooks around it (itself if none).
+        Builtins that read their caller's frame (``locals()``, zero-argument ``super()``,
+        ...) are never wrapped: a wrapper's frame would become their caller."""
+        if not self.hooked or _frame_sensitive(fn):
+            return target
+        context = self
+
+        def splice_call(*args: Any, **kwargs: Any) -> Any:
+            return context.call(fn, target, args, kwargs)
+        # argument errors raised by the call name the callee, as natively
+        splice_call.__name__ = getattr(fn, "__name__", splice_call.__name__)
+        splice_call.__qualname__ = getattr(fn, "__qualname__", splice_call.__qualname__)
+        splice_call.__module__ = getattr(fn, "__module__", None)  # type: ignore[assignment]
+        return splice_call
+
+    def call(self, fn: Any, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+             ) -> Any:
+        """Call ``target`` for ``fn`` with the prehooks, overdubs and posthooks around it."""
+        for plugin in self.prehooks:
+            plugin.prehook(fn, args, kwargs)
+        if self.overdubs:
+            result = self._overdub(0, fn, target, args, kwargs)
+        else:
+            result = target(*args, **kwargs)
+        for plugin in self.posthooks:
+            plugin.posthook(result, fn, args, kwargs)
+        return result
+
+    def _overdub(self, level: int, fn: Any, target: Any, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> Any:
+        if level == len(self.overdubs):
+            return target(*args, **kwargs)
+        _push(fn, lambda *a, **k: self._overdub(level + 1, fn, target, a, k))
+        try:
+            return self.overdubs[level].overdub(fn, args, kwargs)
+        finally:
+            _pop()
+
+    def recurse_call(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Go on with a call that an ``overdub`` or intercepting method received (or, for
+        another callee, call it under this context)."""
+        continuation = _continuation_for(fn)
+        if continuation is not None:
+            return continuation(*args, **kwargs)
+        return self.table[fn](*args, **kwargs)
+
+    # ---------------------------------------------------------------------- entry point
+
+    def run(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call ``fn(*args, **kwargs)`` with everything it reaches under this context."""
+        return self.table[fn](*args, **kwargs)
+
+    def _record(self, callee: Any, entered: bool, reason: str) -> None:
+        name = describe(callee)
+        self.reached[name] = Reached(name, entered, reason)
+
+
+_HEAPTYPE = 1 << 9
+
+#: builtins whose result depends on the frame that calls them
+FRAME_SENSITIVE: frozenset[Any] = frozenset({
+    locals, vars, dir, globals, super, eval, exec, breakpoint, sys._getframe,
+})
+
+
+def _frame_sensitive(fn: Any) -> bool:
+    return (fn is super or type(fn) is types.BuiltinFunctionType) and fn in FRAME_SENSITIVE
+
+
+def _special(kind: type, name: str) -> Any:
+    """``name`` looked up on ``kind``'s MRO, as CPython looks up special methods."""
+    for klass in kind.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+_contexts_lock = threading.Lock()
+
+
+def context_of(plugins: tuple[Plugin, ...]) -> Context:
+    """The context of a stack of plugins (one per stack, kept by its outermost plugin)."""
+    head = plugins[0]
+    cache: dict[tuple[int, ...], Context] = head.__dict__.setdefault("_splice_contexts", {})
+    key = tuple(id(p) for p in plugins)
+    context = cache.get(key)
+    if context is None:
+        with _contexts_lock:
+            context = cache.get(key)
+            if context is None:
+                context = cache[key] = Context(plugins)
+    return context
