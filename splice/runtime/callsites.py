@@ -49,12 +49,15 @@ _BuiltinMethodType = types.BuiltinMethodType
 __all__ = ["route_calls", "restore_nested_code"]
 
 
-def route_calls(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str]) -> int:
+def route_calls(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str], *,
+                plain: bool = False) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
-    ``table``. Returns the number of call sites rewritten."""
+    ``table``. Returns the number of call sites rewritten. ``plain``: use only the form
+    ``@dispatch[f](args)``, which always stays an expression (for code that must be one,
+    such as a lambda's body), at the price of a ``TypeError`` for an unhashable callee."""
     count = 0
     for scope in _scopes_run_inline(ir):
-        count += _route_scope(scope, table, overlay_method_names)
+        count += _route_scope(scope, table, overlay_method_names, plain)
     return count
 
 
@@ -71,13 +74,14 @@ def _scopes_run_inline(ir: FunctionIR) -> Iterator[FunctionIR]:
             yield from _scopes_run_inline(inner)
 
 
-def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str]) -> int:
+def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
+                 plain: bool) -> int:
     defs = definitions(ir)
     sites = [loc for loc in locations(ir)
              if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)]
     # A class body's temporaries that cannot be re-nested would become class attributes,
     # so there every call uses the plain form ``@dispatch[f](args)``, which always re-nests.
-    plain = ir.kind == "class"
+    plain = plain or ir.kind == "class"
     for loc in sites:
         stmt = loc.stmt
         assert isinstance(stmt, Assign) and isinstance(stmt.op, Call)

@@ -292,16 +292,24 @@ class Context:
         lowered = LOWERED.get(fn, _lower)
         if isinstance(lowered, UnsupportedError):
             return lowered
-        ir = lowered.copy()
+        staged = lowered.copy()
         for plugin in self.stage_hooks:
-            result = plugin.lowered(ir)
+            result = plugin.lowered(staged)
             if result is not None:
-                ir = result
+                staged = result
+        ir = staged.copy()
         route_calls(ir, self.table, overlays.METHOD_NAMES)
         try:
             compiled = compile_code(ir, fn)
-        except UnsupportedError as exc:
-            return exc
+        except UnsupportedError:
+            # code that must stay an expression (a lambda, a comprehension) cannot hold the
+            # ``try`` of the unhashable-callee fallback: use the plain form there
+            ir = staged
+            route_calls(ir, self.table, overlays.METHOD_NAMES, plain=True)
+            try:
+                compiled = compile_code(ir, fn)
+            except UnsupportedError as exc:
+                return exc
         code = restore_nested_code(compiled.code, fn.__code__)
         return CompiledCode(code, compiled.hidden)
 
