@@ -23,22 +23,31 @@ from typing import Any
 
 from splice.ir.nodes import (
     Assign,
+    BinOp,
+    BoolOp,
     Call,
     ClassDef,
     Compare,
     Const,
+    Copy,
+    DelItem,
+    Format,
     FunctionIR,
     GetAttr,
     GetItem,
     Handler,
+    If,
     IfExp,
+    InPlace,
     MakeComprehension,
     Operand,
     Pos,
     Region,
+    SetItem,
     Stmt,
     Temp,
     Try,
+    UnaryOp,
 )
 from splice.ir.tools import definitions, locations, uses
 
@@ -78,7 +87,8 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
                  plain: bool) -> int:
     defs = definitions(ir)
     sites = [loc for loc in locations(ir)
-             if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)]
+             if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)
+             and not _internal(loc.stmt.op.func)]
     # A class body's temporaries that cannot be re-nested would become class attributes,
     # so there every call uses the plain form ``@dispatch[f](args)``, which always re-nests.
     plain = plain or ir.kind == "class"
@@ -104,6 +114,12 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             _insert_lookup(ir, loc.block, stmt, func,
                            _lookup(table, func, looked_up, stmt.pos), defs)
     return len(sites)
+
+
+def _internal(func: Operand) -> bool:
+    """A call splice inserted to its own runtime (never routed)."""
+    return isinstance(func, Const) and str(getattr(func.value, "__module__", "")).startswith(
+        "splice.runtime")
 
 
 def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos) -> Try:
@@ -231,3 +247,118 @@ def _runs_inline(code: types.CodeType) -> bool:
 def _key(code: types.CodeType) -> tuple[str, str, int]:
     return (code.co_name, code.co_qualname, code.co_firstlineno)
 
+
+
+# ------------------------------------------------------------------------- implicit calls
+
+_GUARDED_COMPARE = frozenset({"lt", "le", "eq", "ne", "gt", "ge", "in", "not_in"})
+_GUARDED_UNARY = frozenset({"neg", "pos", "invert"})
+
+
+def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type], *,
+                   skip: Any = None) -> int:
+    """Rewrite operators, subscripts, ``iter`` and f-string fields of ``ir`` (and of the
+    scopes it runs) so that, unless every operand's type is in ``native_types``, they run
+    through ``implicit`` (a ``splice.runtime.implicit.Implicit``). Returns the number of
+    operations rewritten. Subscripts of the constant ``skip`` (the dispatch table) are left
+    alone."""
+    count = 0
+    for scope in _scopes_run_inline(ir):
+        chained = _chained_comparisons(scope)
+        for loc in list(locations(scope)):
+            stmt = loc.stmt
+            if isinstance(stmt, Assign) and stmt not in chained and not (
+                    isinstance(stmt.op, GetItem) and isinstance(stmt.op.obj, Const)
+                    and stmt.op.obj.value is skip):
+                new = _guard(scope, stmt, implicit, native_types)
+                if new is not None:
+                    index = loc.block.index(stmt)
+                    loc.block[index:index + 1] = new
+                    count += 1
+    return count
+
+
+def _chained_comparisons(ir: FunctionIR) -> set[Stmt]:
+    """The comparisons of chains (``a < b < c``): codegen rebuilds the chain from them, so
+    they stay plain (their dunders run natively)."""
+    defs = definitions(ir)
+    found: set[Stmt] = set()
+    for stmt in locations(ir):
+        op = stmt.stmt.op if isinstance(stmt.stmt, Assign) else None
+        if isinstance(op, BoolOp) and op.chain:
+            first = defs.get(op.first) if isinstance(op.first, Temp) else None
+            if first is not None:
+                found.add(first)
+            for region in op.rest:
+                found.update(s for s in region.body if isinstance(s, Assign)
+                             and isinstance(s.op, Compare))
+    return found
+
+
+def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type]
+           ) -> list[Stmt] | None:
+    op = stmt.op
+    pos = stmt.pos
+    checked: list[Operand]
+    slow_args: list[Operand]
+    if isinstance(op, BinOp):
+        checked, slow = [op.left, op.right], (implicit.binary, [Const(op.op, pos), op.left,
+                                                               op.right])
+    elif isinstance(op, InPlace):
+        checked, slow = [op.target, op.value], (implicit.inplace,
+                                                [Const(op.op, pos), op.target, op.value])
+    elif isinstance(op, UnaryOp) and op.op in _GUARDED_UNARY:
+        checked, slow = [op.operand], (implicit.unary, [Const(op.op, pos), op.operand])
+    elif isinstance(op, Compare) and op.op in _GUARDED_COMPARE:
+        if op.op in ("in", "not_in"):
+            method = implicit.contains if op.op == "in" else implicit.not_contains
+            checked, slow = [op.right], (method, [op.right, op.left])
+        else:
+            checked, slow = [op.left, op.right], (implicit.compare,
+                                                  [Const(op.op, pos), op.left, op.right])
+    elif isinstance(op, GetItem):
+        checked, slow = [op.obj], (implicit.getitem, [op.obj, op.index])
+    elif isinstance(op, SetItem):
+        checked, slow = [op.obj], (implicit.setitem, [op.value, op.obj, op.index])
+    elif isinstance(op, DelItem):
+        checked, slow = [op.obj], (implicit.delitem, [op.obj, op.index])
+    elif isinstance(op, Format):
+        spec: list[Operand] = [op.spec] if op.spec is not None else []
+        checked, slow = [op.value], (implicit.formatted,
+                                     [op.value, Const(op.conversion, pos), *spec])
+    else:
+        return None
+    slow_fn, slow_args = slow
+    results = stmt.results
+
+    def fresh() -> Temp:
+        return ir.new_temp()
+
+    def test(operand: Operand) -> tuple[list[Stmt], Temp]:
+        kind, ok = fresh(), fresh()
+        return [Assign((kind,), Call(Const(_type, pos), [operand], []), pos),
+                Assign((ok,), Compare("in", kind, Const(native, pos)), pos)], ok
+
+    def slow_stmt(results: tuple[Temp, ...]) -> Assign:
+        return Assign(results, Call(Const(slow_fn, pos), list(slow_args), []), pos)
+
+    if not results:
+        # a statement without a value (``obj[i] = v``, ``del obj[i]``): an ``if``
+        native_branch: list[Stmt] = [stmt]
+        for operand in reversed(checked):
+            prefix, ok = test(operand)
+            native_branch = [*prefix, If(ok, native_branch, [slow_stmt(())], pos)]
+        return native_branch
+
+    def slow_region() -> Region:
+        result = fresh()
+        return Region([slow_stmt((result,))], result)
+
+    native_result = fresh()
+    inner = Region([Assign((native_result,), op, pos)], native_result)
+    for operand in reversed(checked):
+        prefix, ok = test(operand)
+        value = fresh()
+        inner = Region([*prefix, Assign((value,), IfExp(ok, inner, slow_region()), pos)], value)
+    stmt.op = Copy(inner.value)
+    return [*inner.body, stmt]

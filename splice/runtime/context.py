@@ -43,7 +43,8 @@ from splice.ir.assemble import CompiledCode, compile_code, instantiate
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import describe
 from splice.runtime import overlays
-from splice.runtime.callsites import restore_nested_code, route_calls
+from splice.runtime.callsites import restore_nested_code, route_calls, route_implicit
+from splice.runtime.implicit import NATIVE_TYPES, Implicit
 
 if TYPE_CHECKING:
     from splice.plugin import Plugin
@@ -166,6 +167,9 @@ class Context:
             for target, name in type(plugin)._splice_intercepts.items():
                 self.intercepts[target] = (plugin, name)
         self.hooked = bool(self.prehooks or self.posthooks or self.overdubs)
+        #: operators, subscripts, iteration and formatting of non-builtin types reach
+        #: Python dunders under the context only where some hook needs to see every call
+        self.implicit = Implicit(self.table) if self.hooked else None
         self._composed: dict[tuple[int, ...], Context] = {}
 
     def __repr__(self) -> str:
@@ -189,6 +193,10 @@ class Context:
             overlay = None
         if overlay is not None:
             return self._wrap(callee, overlay(self.enter)), True, int(self.hooked)
+        if self.implicit is not None:
+            protocol = self._protocol_builtin(callee)
+            if protocol is not None:
+                return self._wrap(callee, protocol), True, int(self.hooked)
         kind = type(callee)
         if kind is types.FunctionType:
             entry = self._function(callee)
@@ -210,6 +218,26 @@ class Context:
             return types.MethodType(self.table[call], callee), False, 0
         self._record(callee, False, "not Python code (" + kind.__name__ + ")")
         return self._wrap(callee, callee), False, 0
+
+    def _protocol_builtin(self, callee: Any) -> Any:
+        """``str(x)``, ``repr(x)``, ``format(x, spec)``, ``iter(x)`` calling a Python dunder
+        under the context (other argument shapes run natively)."""
+        implicit = self.implicit
+        assert implicit is not None
+        protocols: dict[Any, Callable[..., Any]] = {
+            str: implicit.str, repr: implicit.repr, format: implicit.format,
+            iter: implicit.iter}
+        method = protocols.get(callee) if _plain_hash(callee) else None
+        if method is None:
+            return None
+        native = callee
+        limit = 2 if callee is format else 1
+
+        def protocol(*args: Any, **kwargs: Any) -> Any:
+            if kwargs or not 1 <= len(args) <= limit:
+                return native(*args, **kwargs)
+            return method(*args)
+        return protocol
 
     def _intercept(self, callee: Any) -> Callable[..., Any] | None:
         if not self.intercepts:
@@ -297,21 +325,23 @@ class Context:
             result = plugin.lowered(staged)
             if result is not None:
                 staged = result
-        ir = staged.copy()
-        route_calls(ir, self.table, overlays.METHOD_NAMES)
         try:
-            compiled = compile_code(ir, fn)
+            compiled = compile_code(self._route(staged.copy(), plain=False), fn)
         except UnsupportedError:
             # code that must stay an expression (a lambda, a comprehension) cannot hold the
             # ``try`` of the unhashable-callee fallback: use the plain form there
-            ir = staged
-            route_calls(ir, self.table, overlays.METHOD_NAMES, plain=True)
             try:
-                compiled = compile_code(ir, fn)
+                compiled = compile_code(self._route(staged, plain=True), fn)
             except UnsupportedError as exc:
                 return exc
         code = restore_nested_code(compiled.code, fn.__code__)
         return CompiledCode(code, compiled.hidden)
+
+    def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
+        route_calls(ir, self.table, overlays.METHOD_NAMES, plain=plain)
+        if self.implicit is not None:
+            route_implicit(ir, self.implicit, NATIVE_TYPES, skip=self.table)
+        return ir
 
     # ------------------------------------------------------------------------ callables
 
@@ -438,6 +468,12 @@ _HEAPTYPE = 1 << 9
 FRAME_SENSITIVE: frozenset[Any] = frozenset({
     locals, vars, dir, globals, super, eval, exec, breakpoint, sys._getframe,
 })
+
+
+def _plain_hash(obj: Any) -> bool:
+    """Whether hashing ``obj`` runs no Python code (functions, builtins, classes)."""
+    kind = type(obj)
+    return kind is types.FunctionType or kind is types.BuiltinFunctionType or kind is type
 
 
 def _frame_sensitive(fn: Any) -> bool:

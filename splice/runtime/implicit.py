@@ -1,0 +1,247 @@
+"""Implicit calls: operators, subscripts and formatting, routed under a context.
+
+CPython reaches a Python-level dunder (``Vector.__add__``) through a C slot, outside any call
+site splice rewrites. Where some plugin needs to see every call (per-call hooks), each such
+operation is compiled as ``native op if both operand types are builtin, else
+implicit.<op>(operands)``; the functions here then apply CPython's protocol (``NotImplemented``,
+reflected operands, subclass priority, in-place fallbacks, default ``==``) and call
+Python-level dunders through the context's dispatch table. C-level dunders are called as
+they are, so the result, the error and its message are the native ones.
+
+``str()``, ``repr()``, ``format()`` and ``iter()`` called explicitly go through the same
+protocols.
+
+Out of reach (they run natively): truth tests (``__bool__``/``__len__`` in ``if``/``and``/
+``or``), ``__iter__``/``__next__`` in ``for`` loops, comprehensions, unpacking and
+``yield from`` and in builtins consuming iterables (``list(x)``, ``sum(x)``), the
+comparisons of a chain (``a < b < c``), attribute access through
+properties and ``__getattr__``, context-manager ``__enter__``/``__exit__``, and dunders that
+C code calls on its own (``__hash__``/``__eq__`` in dict lookups, ``__eq__`` in ``list.index``
+and ``in`` over builtin containers, ``__ne__``'s default call of ``__eq__``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import types
+from typing import Any
+
+_FunctionType = types.FunctionType
+
+#: builtin types whose operators and protocols run no Python code: operations on them are
+#: compiled to the native operation behind a type check
+NATIVE_TYPES: frozenset[type] = frozenset({
+    int, float, complex, bool, str, bytes, bytearray, tuple, list, dict, set, frozenset,
+    type(None), range, slice, memoryview,
+})
+
+BINARY_SYMBOLS = {
+    "add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//",
+    "mod": "%", "pow": "** or pow()", "lshift": "<<", "rshift": ">>", "or_": "|", "xor": "^",
+    "and_": "&",
+}
+UNARY_SYMBOLS = {"neg": "-", "pos": "+", "invert": "~"}
+COMPARE_SYMBOLS = {"lt": "<", "le": "<=", "eq": "==", "ne": "!=", "gt": ">", "ge": ">="}
+REFLECTED_COMPARE = {"lt": "gt", "le": "ge", "eq": "eq", "ne": "ne", "gt": "lt", "ge": "le"}
+
+
+def _dunder(op: str) -> str:
+    return f"__{op.rstrip('_')}__"
+
+
+def special(kind: type, name: str) -> Any:
+    """``name`` found on ``kind``'s MRO, as CPython looks up special methods (or None)."""
+    for klass in kind.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+class Implicit:
+    """The implicit-call protocols of one context (``enter(f)`` gives what to call for a
+    Python function ``f`` under it)."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+
+    def _invoke(self, method: Any, obj: Any, *args: Any) -> Any:
+        if type(method) is _FunctionType:
+            return self.table[method](obj, *args)
+        get = getattr(type(method), "__get__", None)
+        if get is not None:
+            return get(method, obj, type(obj))(*args)
+        return method(*args)
+
+    # ------------------------------------------------------------------------ operators
+
+    def binary(self, op: str, a: Any, b: Any) -> Any:
+        """``a <op> b`` (``op`` an ``operator`` name: "add", "or_", ...)."""
+        left_type, right_type = type(a), type(b)
+        name = _dunder(op)
+        rname = "__r" + name[2:]
+        left = special(left_type, name)
+        right = special(right_type, rname) if right_type is not left_type else None
+        if type(left) is not _FunctionType and type(right) is not _FunctionType:
+            return getattr(operator, op)(a, b)
+        result = self._binary(left_type, right_type, left, right, rname, a, b)
+        if result is NotImplemented:
+            raise TypeError(f"unsupported operand type(s) for {BINARY_SYMBOLS[op]}: "
+                            f"'{left_type.__name__}' and '{right_type.__name__}'")
+        return result
+
+    def _binary(self, left_type: type, right_type: type, left: Any, right: Any, rname: str,
+                a: Any, b: Any) -> Any:
+        if right is not None and issubclass(right_type, left_type) and \
+                right is not special(left_type, rname):
+            result = self._invoke(right, b, a)
+            if result is not NotImplemented:
+                return result
+            right = None
+        if left is not None:
+            result = self._invoke(left, a, b)
+            if result is not NotImplemented:
+                return result
+        if right is not None:
+            return self._invoke(right, b, a)
+        return NotImplemented
+
+    def inplace(self, op: str, a: Any, b: Any) -> Any:
+        """``a <op>= b`` without the store (``op``: "iadd", "ior", ...)."""
+        base = op[1:]
+        left_type, right_type = type(a), type(b)
+        name = _dunder(op)
+        binary_name = _dunder(base)
+        rname = "__r" + binary_name[2:]
+        own = special(left_type, name)
+        left = special(left_type, binary_name)
+        right = special(right_type, rname) if right_type is not left_type else None
+        if all(type(f) is not _FunctionType for f in (own, left, right)):
+            return getattr(operator, op)(a, b)
+        if own is not None:
+            result = self._invoke(own, a, b)
+            if result is not NotImplemented:
+                return result
+        result = self._binary(left_type, right_type, left, right, rname, a, b)
+        if result is NotImplemented:
+            raise TypeError(f"unsupported operand type(s) for {BINARY_SYMBOLS[base]}=: "
+                            f"'{left_type.__name__}' and '{right_type.__name__}'")
+        return result
+
+    def unary(self, op: str, a: Any) -> Any:
+        """``-a``, ``+a``, ``~a``."""
+        method = special(type(a), _dunder(op))
+        if type(method) is not _FunctionType:
+            return getattr(operator, op)(a)
+        return self._invoke(method, a)
+
+    def compare(self, op: str, a: Any, b: Any) -> Any:
+        """``a <op> b`` for the rich comparisons ("lt", "eq", ...)."""
+        left_type, right_type = type(a), type(b)
+        reflected = REFLECTED_COMPARE[op]
+        left = special(left_type, _dunder(op))
+        right = special(right_type, _dunder(reflected))
+        if type(left) is not _FunctionType and type(right) is not _FunctionType:
+            return getattr(operator, op)(a, b)
+        tried_reflected = False
+        if right_type is not left_type and issubclass(right_type, left_type) and \
+                right is not None:
+            tried_reflected = True
+            result = self._invoke(right, b, a)
+            if result is not NotImplemented:
+                return result
+        if left is not None:
+            result = self._invoke(left, a, b)
+            if result is not NotImplemented:
+                return result
+        if not tried_reflected and right is not None:
+            result = self._invoke(right, b, a)
+            if result is not NotImplemented:
+                return result
+        if op == "eq":
+            return a is b
+        if op == "ne":
+            return a is not b
+        raise TypeError(f"'{COMPARE_SYMBOLS[op]}' not supported between instances of "
+                        f"'{left_type.__name__}' and '{right_type.__name__}'")
+
+    def contains(self, container: Any, item: Any) -> bool:
+        """``item in container``."""
+        method = special(type(container), "__contains__")
+        if type(method) is not _FunctionType:
+            return item in container
+        return bool(self._invoke(method, container, item))
+
+    def not_contains(self, container: Any, item: Any) -> bool:
+        """``item not in container``."""
+        return not self.contains(container, item)
+
+    # ----------------------------------------------------------------------- subscripts
+
+    def getitem(self, obj: Any, index: Any) -> Any:
+        method = special(type(obj), "__getitem__")
+        if type(method) is not _FunctionType:
+            return obj[index]
+        return self._invoke(method, obj, index)
+
+    def setitem(self, value: Any, obj: Any, index: Any) -> None:
+        method = special(type(obj), "__setitem__")
+        if type(method) is not _FunctionType:
+            obj[index] = value
+            return
+        self._invoke(method, obj, index, value)
+
+    def delitem(self, obj: Any, index: Any) -> None:
+        method = special(type(obj), "__delitem__")
+        if type(method) is not _FunctionType:
+            del obj[index]
+            return
+        self._invoke(method, obj, index)
+
+    # ---------------------------------------------------------------- iteration, format
+
+    def iter(self, obj: Any) -> Any:
+        method = special(type(obj), "__iter__")
+        if type(method) is not _FunctionType:
+            return builtins.iter(obj)
+        result = self._invoke(method, obj)
+        if type(special(type(result), "__next__")) is type(None):
+            raise TypeError(f"iter() returned non-iterator of type '{type(result).__name__}'")
+        return result
+
+    def str(self, obj: Any) -> Any:
+        method = special(type(obj), "__str__")
+        if type(method) is not _FunctionType:
+            return builtins.str(obj)
+        return _checked_str(self._invoke(method, obj), "__str__")
+
+    def repr(self, obj: Any) -> Any:
+        method = special(type(obj), "__repr__")
+        if type(method) is not _FunctionType:
+            return builtins.repr(obj)
+        return _checked_str(self._invoke(method, obj), "__repr__")
+
+    def format(self, value: Any, spec: Any = "") -> Any:
+        method = special(type(value), "__format__")
+        if type(method) is not _FunctionType:
+            return builtins.format(value, spec)
+        result = self._invoke(method, value, spec)
+        if not isinstance(result, builtins.str):
+            raise TypeError(f"__format__ must return a str, not {type(result).__name__}")
+        return result
+
+    def formatted(self, value: Any, conversion: int, spec: Any = "") -> Any:
+        """An f-string field: ``{value!conversion:spec}``."""
+        if conversion == ord("s"):
+            value = self.str(value)
+        elif conversion == ord("r"):
+            value = self.repr(value)
+        elif conversion == ord("a"):
+            value = builtins.ascii(value)
+        return self.format(value, spec)
+
+
+def _checked_str(result: Any, name: str) -> Any:
+    if not isinstance(result, str):
+        raise TypeError(f"{name} returned non-string (type {type(result).__name__})")
+    return result
