@@ -58,15 +58,16 @@ _BuiltinMethodType = types.BuiltinMethodType
 __all__ = ["route_calls", "restore_nested_code"]
 
 
-def route_calls(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str], *,
+def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
                 plain: bool = False) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
-    ``table``. Returns the number of call sites rewritten. ``plain``: use only the form
-    ``@dispatch[f](args)``, which always stays an expression (for code that must be one,
-    such as a lambda's body), at the price of a ``TypeError`` for an unhashable callee."""
+    ``table``. Returns the number of call sites rewritten. A method site whose name is not
+    in ``overlay_names`` calls a builtin method directly. ``plain``: look up with
+    ``@dispatch[f]`` only, which stays an expression (for code that must be one, such as a
+    lambda's body), at the price of a ``TypeError`` for an unhashable callee."""
     count = 0
     for scope in _scopes_run_inline(ir):
-        count += _route_scope(scope, table, overlay_method_names, plain)
+        count += _route_scope(scope, table, overlay_names, plain)
     return count
 
 
@@ -90,29 +91,23 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
              if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)
              and not _internal(loc.stmt.op.func)]
     # A class body's temporaries that cannot be re-nested would become class attributes,
-    # so there every call uses the plain form ``@dispatch[f](args)``, which always re-nests.
-    plain = plain or ir.kind == "class"
+    # so there every call uses the form ``@dispatch[f](args)``, which always re-nests.
+    class_body = ir.kind == "class"
     for loc in sites:
         stmt = loc.stmt
         assert isinstance(stmt, Assign) and isinstance(stmt.op, Call)
         func = stmt.op.func
-        if plain:
-            looked_up = ir.new_temp()
-            stmt.op.func = looked_up
-            lookup = Assign((looked_up,), GetItem(Const(table, stmt.pos), func), stmt.pos)
-            _insert_lookup(ir, loc.block, stmt, func, lookup, defs)
-            continue
-        method = _method_lookup(ir, func, defs)
+        method = None if class_body else _method_lookup(ir, func, defs)
         if method is not None:
             assert isinstance(func, Temp)
             new = _method_dispatch(ir, stmt, func, table, method.name not in
-                                   overlay_method_names)
+                                   overlay_method_names, plain)
             loc.block[loc.block.index(stmt):loc.block.index(stmt) + 1] = new
-        else:
-            looked_up = ir.new_temp()
-            stmt.op.func = looked_up
-            _insert_lookup(ir, loc.block, stmt, func,
-                           _lookup(table, func, looked_up, stmt.pos), defs)
+            continue
+        looked_up = ir.new_temp()
+        stmt.op.func = looked_up
+        _insert_lookup(ir, loc.block, stmt, func,
+                       _lookup(table, func, looked_up, stmt.pos, plain or class_body), defs)
     return len(sites)
 
 
@@ -122,13 +117,18 @@ def _internal(func: Operand) -> bool:
         "splice.runtime")
 
 
-def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos) -> Try:
-    """``result = table[callee]``, or ``table.unhashable(callee)`` when hashing the callee
-    fails (a callable object whose class sets ``__hash__ = None``). The ``try`` costs
-    nothing when nothing is raised."""
-    fast = Assign((result,), GetItem(Const(table, pos), callee), pos)
-    slow = Assign((result,), Call(Const(table.unhashable_entry, pos), [callee], []), pos)
-    handler = Handler(Region([], Const(TypeError, pos)), None, [slow], pos)
+def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos, plain: bool = False
+            ) -> Stmt:
+    """``result = table.fast[callee]``, or ``table.slow_entry(callee)`` when the callee is
+    not there yet (``KeyError``) or cannot be a key (``TypeError``: a callable object whose
+    class sets ``__hash__ = None``). ``table.fast`` is an exact ``dict``, which CPython
+    subscripts fastest; the ``try`` costs nothing when nothing is raised. ``plain``: just
+    ``result = table[callee]`` (an expression; the table resolves missing keys itself)."""
+    if plain:
+        return Assign((result,), GetItem(Const(table, pos), callee), pos)
+    fast = Assign((result,), GetItem(Const(table.fast, pos), callee), pos)
+    slow = Assign((result,), Call(Const(table.slow_entry, pos), [callee], []), pos)
+    handler = Handler(Region([], Const((KeyError, TypeError), pos)), None, [slow], pos)
     return Try([fast], [handler], [], [], False, pos)
 
 
@@ -158,7 +158,7 @@ def _method_lookup(ir: FunctionIR, func: Operand, defs: dict[Temp, Assign]) -> G
 
 
 def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
-                     builtin_direct: bool) -> list[Stmt]:
+                     builtin_direct: bool, plain: bool) -> list[Stmt]:
     pos = stmt.pos
     call = stmt.op
     assert isinstance(call, Call)
@@ -177,13 +177,14 @@ def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
     out.append(s)
     # bound Python method: dispatch on the function, pass __self__ first
     func, f1 = assign(GetAttr(method, "__func__"))
-    target, f2 = assign(GetItem(const(table), func))
+    target = ir.new_temp()
+    f2 = _lookup(table, func, target, pos, plain)
     receiver, f3 = assign(GetAttr(method, "__self__"))
     bound_result, f4 = assign(Call(target, [receiver, *call.args], list(call.keywords)))
     bound = Region([f1, f2, f3, f4], bound_result)
     # anything else: dispatch on the callable itself
     other_target = ir.new_temp()
-    o1 = _lookup(table, method, other_target, pos)
+    o1 = _lookup(table, method, other_target, pos, plain)
     other_result, o2 = assign(Call(other_target, list(call.args), list(call.keywords)))
     other = Region([o1, o2], other_result)
     if builtin_direct:

@@ -86,8 +86,11 @@ class DispatchTable(dict[Any, Any]):
         self.context = context
         self._sweep_at = self._SWEEP_FLOOR
         self._own_refs: dict[int, int] = {}
+        #: the same entries in an exact ``dict`` (subscripted faster than a subclass), for
+        #: call sites that can catch a missing key
+        self.fast: dict[Any, Any] = {}
         #: one bound method, so generated code shares one constant for it
-        self.unhashable_entry = self.unhashable
+        self.slow_entry = self._slow_entry
 
     def __missing__(self, callee: Any) -> Any:
         entry, cacheable, own_refs = self.context.resolve(callee)
@@ -95,24 +98,29 @@ class DispatchTable(dict[Any, Any]):
             if len(self) >= self._sweep_at:
                 self.sweep()
             entry = self.setdefault(callee, entry)
+            self.fast[callee] = entry
             if own_refs:
                 self._own_refs[id(callee)] = own_refs
         return entry
 
-    def unhashable(self, callee: Any) -> Any:
-        """The entry for a callee that cannot be a key (resolved on every call)."""
-        entry, _, _ = self.context.resolve(callee)
-        return entry
+    def _slow_entry(self, callee: Any) -> Any:
+        """The entry for a callee not in ``fast``: resolved (and cached) if it can be a
+        key, resolved on every call if not."""
+        try:
+            return self[callee]
+        except TypeError:  # unhashable
+            entry, _, _ = self.context.resolve(callee)
+            return entry
 
     def sweep(self) -> int:
         """Remove entries whose key is referenced only by this table (and the entry);
         returns how many were removed."""
         removed = 0
         base = sys.getrefcount(object()) + 2  # the key slot, the list below, the loop name
+        base += 1  # the key in ``fast``
         for key in list(self):
             if sys.getrefcount(key) <= base + self._own_refs.get(id(key), 0):
-                self.pop(key, None)
-                self._own_refs.pop(id(key), None)
+                self.forget(key)
                 removed += 1
         self._sweep_at = max(self._SWEEP_FLOOR, 2 * len(self))
         return removed
@@ -120,6 +128,7 @@ class DispatchTable(dict[Any, Any]):
     def forget(self, callee: Any) -> None:
         """Drop ``callee``'s entry (its definition changed)."""
         self.pop(callee, None)
+        self.fast.pop(callee, None)
         self._own_refs.pop(id(callee), None)
 
 
@@ -338,7 +347,7 @@ class Context:
         return CompiledCode(code, compiled.hidden)
 
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
-        route_calls(ir, self.table, overlays.METHOD_NAMES, plain=plain)
+        route_calls(ir, self.table, overlays.NAMES, plain=plain)
         if self.implicit is not None:
             route_implicit(ir, self.implicit, NATIVE_TYPES, skip=self.table)
         return ir
@@ -354,7 +363,33 @@ class Context:
         if not cls.__flags__ & _HEAPTYPE and meta is type:
             # a builtin class: its __new__/__init__ are C code
             return self._wrap(cls, cls), True, int(self.hooked)
-        return self._wrap(cls, functools.partial(self.instantiate, cls)), True, 1
+        return self._wrap(cls, self._instantiator(cls)), True, 1
+
+    def _instantiator(self, cls: type) -> Callable[..., Any]:
+        """What calling ``cls`` runs under the context. The common case (``__new__`` is
+        ``object.__new__``, ``__init__`` a Python function) takes a short path; ``__new__``
+        and ``__init__`` are looked up on every call, so replacing them is seen at once."""
+        table = self.table
+        instantiate = self.instantiate
+        object_new = object.__new__
+        function = types.FunctionType
+
+        def instance(*args: Any, **kwargs: Any) -> Any:
+            init: Any = getattr(cls, "__init__")  # noqa: B009 (mypy: no unsound access)
+            new: Any = cls.__new__
+            if type(init) is function:
+                if new is object_new:
+                    obj: Any = object_new(cls)
+                    result = table[init](obj, *args, **kwargs)
+                    if result is not None:
+                        raise TypeError("__init__() should return None, not "
+                                        f"'{type(result).__name__}'")
+                    return obj
+            elif type(new) is not function:
+                return cls(*args, **kwargs)  # no Python code to enter
+            return instantiate(cls, *args, **kwargs)
+        instance.__qualname__ = instance.__name__ = getattr(cls, "__name__", "instance")
+        return instance
 
     def instantiate(self, cls: type, /, *args: Any, **kwargs: Any) -> Any:
         """``cls(*args, **kwargs)`` as ``type.__call__`` does it, with a Python ``__new__``

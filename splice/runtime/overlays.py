@@ -98,6 +98,8 @@ METHODS: dict[tuple[type, str], Callable[[Enter], Overlay]] = {
     (list, "sort"): _list_sort,
 }
 
-#: method names some overlay takes: call sites with other names call builtin methods as
-#: they are
-METHOD_NAMES = frozenset(name for _, name in METHODS)
+#: names of the functions and methods overlays take: a method-call site with another name
+#: (``obj.name(...)``) calls a builtin function or method as it is
+NAMES = frozenset({name for _, name in METHODS}
+                  | {getattr(f, "__name__", "") for f in FUNCTIONS}
+                  | {"str", "repr", "format", "iter"})
