@@ -53,7 +53,7 @@ from splice.ir.tools import definitions, locations, uses
 
 _type = type
 _MethodType = types.MethodType
-_BuiltinMethodType = types.BuiltinMethodType
+_DIRECT_TYPES = frozenset({types.BuiltinMethodType, types.MethodWrapperType})
 
 __all__ = ["route_calls", "restore_nested_code"]
 
@@ -188,8 +188,9 @@ def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
     other_result, o2 = assign(Call(other_target, list(call.args), list(call.keywords)))
     other = Region([o1, o2], other_result)
     if builtin_direct:
-        # a builtin method (``lst.append``) is called as it is: no overlay takes this name
-        is_builtin, b1 = assign(Compare("is_", kind, const(_BuiltinMethodType)))
+        # a builtin method (``lst.append``, ``super().__init__`` of a builtin base) is called
+        # as it is: no overlay takes this name
+        is_builtin, b1 = assign(Compare("in", kind, const(_DIRECT_TYPES)))
         direct_result, b2 = assign(Call(method, list(call.args), list(call.keywords)))
         inner_result, b3 = assign(IfExp(is_builtin, Region([b2], direct_result), other))
         other = Region([b1, b3], inner_result)

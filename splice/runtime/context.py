@@ -378,8 +378,18 @@ class Context:
             init: Any = getattr(cls, "__init__")  # noqa: B009 (mypy: no unsound access)
             new: Any = cls.__new__
             if type(init) is function:
-                if new is object_new:
-                    obj: Any = object_new(cls)
+                if type(new) is not function:
+                    # a C __new__ (object's, or a builtin base's such as BaseException's)
+                    obj: Any = object_new(cls) if new is object_new else \
+                        new(cls, *args, **kwargs)
+                    kind = type(obj)
+                    if kind is not cls and cls not in kind.__mro__:
+                        return obj
+                    if kind is not cls:
+                        init = getattr(kind, "__init__")  # noqa: B009
+                        if type(init) is not function:
+                            init(obj, *args, **kwargs)
+                            return obj
                     result = table[init](obj, *args, **kwargs)
                     if result is not None:
                         raise TypeError("__init__() should return None, not "
