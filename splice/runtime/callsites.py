@@ -93,11 +93,13 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
     # A class body's temporaries that cannot be re-nested would become class attributes,
     # so there every call uses the form ``@dispatch[f](args)``, which always re-nests.
     class_body = ir.kind == "class"
+    plain = plain or ir.kind in EXPRESSION_SCOPES
     for loc in sites:
         stmt = loc.stmt
         assert isinstance(stmt, Assign) and isinstance(stmt.op, Call)
         func = stmt.op.func
-        method = None if class_body else _method_lookup(ir, func, defs)
+        # the method form reads the bound method several times: not in expression-only code
+        method = None if class_body or plain else _method_lookup(ir, func, defs)
         if method is not None:
             assert isinstance(func, Temp)
             new = _method_dispatch(ir, stmt, func, table, method.name not in
@@ -237,6 +239,9 @@ def _same_interface(a: types.CodeType, b: types.CodeType) -> bool:
             == b.co_varnames[:b.co_argcount + b.co_kwonlyargcount])
 
 
+#: scopes whose code must be expressions (a lambda's body, a comprehension's clauses)
+EXPRESSION_SCOPES = frozenset({"lambda", "comprehension"})
+
 _INLINE_NAMES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
 _CO_OPTIMIZED = 0x1
 
@@ -258,21 +263,22 @@ _GUARDED_UNARY = frozenset({"neg", "pos", "invert"})
 
 
 def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type], *,
-                   skip: Any = None) -> int:
+                   skip: tuple[Any, ...] = ()) -> int:
     """Rewrite operators, subscripts, ``iter`` and f-string fields of ``ir`` (and of the
     scopes it runs) so that, unless every operand's type is in ``native_types``, they run
     through ``implicit`` (a ``splice.runtime.implicit.Implicit``). Returns the number of
-    operations rewritten. Subscripts of the constant ``skip`` (the dispatch table) are left
-    alone."""
+    operations rewritten. Subscripts of the constants in ``skip`` (the dispatch tables) are
+    left alone."""
     count = 0
     for scope in _scopes_run_inline(ir):
         chained = _chained_comparisons(scope)
+        expression_only = scope.kind in EXPRESSION_SCOPES
         for loc in list(locations(scope)):
             stmt = loc.stmt
             if isinstance(stmt, Assign) and stmt not in chained and not (
                     isinstance(stmt.op, GetItem) and isinstance(stmt.op.obj, Const)
-                    and stmt.op.obj.value is skip):
-                new = _guard(scope, stmt, implicit, native_types)
+                    and any(stmt.op.obj.value is s for s in skip)):
+                new = _guard(scope, stmt, implicit, native_types, expression_only)
                 if new is not None:
                     index = loc.block.index(stmt)
                     loc.block[index:index + 1] = new
@@ -297,8 +303,12 @@ def _chained_comparisons(ir: FunctionIR) -> set[Stmt]:
     return found
 
 
-def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type]
-           ) -> list[Stmt] | None:
+def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
+           expression_only: bool) -> list[Stmt] | None:
+    """The statements replacing ``stmt`` (None: it is not an implicit call). In code that
+    must stay an expression, an operand computed by another operation cannot be read three
+    times (type check, native operation, slow path), so there the operation always calls
+    ``implicit`` (which itself takes the native path for builtin types)."""
     op = stmt.op
     pos = stmt.pos
     checked: list[Operand]
@@ -332,6 +342,13 @@ def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type]
         return None
     slow_fn, slow_args = slow
     results = stmt.results
+    # a constant of a builtin type needs no check
+    checked = [o for o in checked if not (isinstance(o, Const) and type(o.value) in native)]
+    if not checked:
+        return None
+    if expression_only and any(isinstance(o, Temp) for o in checked):
+        stmt.op = Call(Const(slow_fn, pos), list(slow_args), [])
+        return [stmt]
 
     def fresh() -> Temp:
         return ir.new_temp()

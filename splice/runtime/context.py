@@ -71,6 +71,10 @@ class Reached:
     reason: str
 
 
+_BuiltinMethodType = types.BuiltinMethodType
+_MethodWrapperType = types.MethodWrapperType
+
+
 class DispatchTable(dict[Any, Any]):
     """``callee -> what to call`` for one context; missing entries are resolved on first use.
 
@@ -93,6 +97,12 @@ class DispatchTable(dict[Any, Any]):
         self.slow_entry = self._slow_entry
 
     def __missing__(self, callee: Any) -> Any:
+        kind = type(callee)
+        if (kind is _BuiltinMethodType or kind is _MethodWrapperType) and \
+                self.context.direct_builtin_methods and callee not in overlays.FUNCTIONS \
+                and (type(callee.__self__), callee.__name__) not in overlays.METHODS:
+            # bound builtin methods are new objects each time: resolve them quickly
+            return callee
         entry, cacheable, own_refs = self.context.resolve(callee)
         if cacheable:
             if len(self) >= self._sweep_at:
@@ -176,6 +186,9 @@ class Context:
             for target, name in type(plugin)._splice_intercepts.items():
                 self.intercepts[target] = (plugin, name)
         self.hooked = bool(self.prehooks or self.posthooks or self.overdubs)
+        #: bound builtin methods need no entry of their own (no hooks see them, no
+        #: intercept or overlay takes them)
+        self.direct_builtin_methods = not self.hooked and not self.intercepts
         #: operators, subscripts, iteration and formatting of non-builtin types reach
         #: Python dunders under the context only where some hook needs to see every call
         self.implicit = Implicit(self.table) if self.hooked else None
@@ -349,7 +362,7 @@ class Context:
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
         route_calls(ir, self.table, overlays.NAMES, plain=plain)
         if self.implicit is not None:
-            route_implicit(ir, self.implicit, NATIVE_TYPES, skip=self.table)
+            route_implicit(ir, self.implicit, NATIVE_TYPES, skip=(self.table, self.table.fast))
         return ir
 
     # ------------------------------------------------------------------------ callables
