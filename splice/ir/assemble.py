@@ -78,6 +78,21 @@ def find_code(module_code: types.CodeType, name: str, scaffolded: bool, in_class
     return found[0] if len(found) == 1 else None
 
 
+def rename_comprehensions(code: types.CodeType, names: dict[str, str]) -> types.CodeType:
+    """``code`` with nested functions that stand for comprehensions given their names
+    back (``%12`` -> ``<listcomp>``, in ``co_name`` and ``co_qualname``)."""
+    if not names:
+        return code
+    consts = tuple(rename_comprehensions(c, names) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    name = names.get(code.co_name)
+    if name is None:
+        return code.replace(co_consts=consts)
+    prefix, _, _ = code.co_qualname.rpartition(".")
+    qualname = f"{prefix}.{name}" if prefix else name
+    return code.replace(co_consts=consts, co_name=name, co_qualname=qualname)
+
+
 def requalify(code: types.CodeType, old: str, new: str) -> types.CodeType:
     """Rename ``code``'s qualified name prefix ``old`` to ``new``, nested code included."""
     qualname = code.co_qualname
@@ -103,12 +118,15 @@ class CompiledCode:
     hidden: dict[str, object]
 
 
-def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool = True
-                 ) -> CompiledCode:
+def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool = True,
+                 comprehension_functions: bool = False) -> CompiledCode:
     """Compile ``ir`` (lowered from ``original``) into a code object with ``original``'s
-    names, flags and free variables (plus hidden cells for inserted objects)."""
+    names, flags and free variables (plus hidden cells for inserted objects).
+    ``comprehension_functions``: a comprehension whose body a pass made statements is
+    generated as a nested function (see ``ScopeGen.comprehension_call``)."""
     source: FunctionSource = ir.origin
-    ctx = GenContext(renest=renest, module_imports=source.module_imports)
+    ctx = GenContext(renest=renest, module_imports=source.module_imports,
+                     comprehension_functions=comprehension_functions)
     node = generate_function(ir, ctx)
     code = original.__code__
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -136,6 +154,7 @@ def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool =
     # CO_NESTED says where the def was; the scaffold's function must not change it
     flags = (flags & ~CO_NESTED) | (code.co_flags & CO_NESTED)
     new_code = substitute(new_code.replace(co_flags=flags), placeholders)
+    new_code = rename_comprehensions(new_code, ctx.comprehension_names)
     for name in new_code.co_freevars:
         if name not in code.co_freevars and name not in hidden:
             raise UnsupportedError(describe(original),

@@ -95,6 +95,7 @@ from splice.ir.nodes import (
     With,
     Yield,
     YieldFrom,
+    walk_block,
 )
 from splice.ir.tools import definitions
 
@@ -121,6 +122,18 @@ N = TypeVar("N", bound=ast.AST)
 
 class CannotRegenerate(Exception):
     """The IR has a shape codegen cannot express (reported as ``UnsupportedError``)."""
+
+
+def _binds_outside(ir: FunctionIR) -> bool:
+    """Whether a comprehension (or one nested in it) binds a name of the enclosing scope
+    (``:=``), which a nested function standing for it would bind locally instead."""
+    for stmt in walk_block(ir.body):
+        op = stmt.op if isinstance(stmt, Assign) else None
+        if isinstance(op, Walrus):
+            return True
+        if isinstance(op, MakeComprehension) and _binds_outside(op.fn):
+            return True
+    return bool(ir.nonlocals or ir.globals)
 
 
 def temp_name(temp: Temp) -> str:
@@ -221,6 +234,11 @@ class GenContext:
     module_imports: frozenset[str] = frozenset()
     cells: dict[str, object] = field(default_factory=dict)
     _by_id: dict[int, str] = field(default_factory=dict)
+    #: a comprehension whose body is no longer expressions (rewritten by a pass) may be
+    #: generated as a nested function ``%n`` called in its place (runtime code only)
+    comprehension_functions: bool = False
+    #: the hidden names of such functions -> the comprehension's name (``<listcomp>``)
+    comprehension_names: dict[str, str] = field(default_factory=dict)
 
     def cell(self, value: object, hint: str) -> str:
         """The name of a closure cell holding ``value`` (created on first use)."""
@@ -267,6 +285,12 @@ class ScopeGen:
         self.label = 0
         self.temps_by_name: dict[str, Temp] = {}
         self.defs: dict[Temp, Assign] | None = None
+        #: where nested functions standing for comprehensions are defined (a function
+        #: body; None where statements cannot go), and those definitions
+        self.host: ScopeGen | None = self if ir.kind == "function" else None
+        self.hoisted: list[ast.stmt] = []
+        #: inside a comprehension generated as a function: (kind, result name)
+        self.append_target: tuple[str, str] | None = None
 
     # --------------------------------------------------------------------------- helpers
 
@@ -506,7 +530,9 @@ class ScopeGen:
             where = either(op.target_pos, pos)
             return [at(ast.Delete([at(ast.Subscript(obj, index, ast.Del()), where)]), pos)]
         if isinstance(op, ComprehensionAppend):
-            raise self.fail(stmt, "comprehension append outside a comprehension")
+            if self.append_target is None:
+                raise self.fail(stmt, "comprehension append outside a comprehension")
+            return [self.append_statement(tree, op, pos)]
         if isinstance(op, (BoolOp, IfExp)) and tree.kind != "chain":
             expr = tree.extra["expr"] if "expr" in tree.extra else self.lazy_expr(tree, stmt)
             if expr is None:
@@ -989,6 +1015,11 @@ class ScopeGen:
         try:
             generators, elements = inner.comprehension_parts(op.fn.body, first=iterator,
                                                              first_async=is_async)
+        except CannotRegenerate:
+            if not (self.ctx.comprehension_functions and self.host is not None
+                    and not is_async and not op.fn.is_async and not _binds_outside(op.fn)):
+                raise
+            return self.comprehension_call(op, iterator, pos)
         finally:
             self.ctx.renest = saved
         if op.kind == "list":
@@ -998,6 +1029,52 @@ class ScopeGen:
         if op.kind == "dict":
             return at(ast.DictComp(elements[0], elements[1], generators), pos)
         return at(ast.GeneratorExp(elements[0], generators), pos)
+
+    def comprehension_call(self, op: MakeComprehension, iterator: ast.expr, pos: Pos
+                           ) -> ast.expr:
+        """``%n(iterator)``, with ``def %n(.0): ...`` (the comprehension's scope as a plain
+        function, renamed to ``<listcomp>`` etc. after compilation) defined at the start of
+        the hosting function."""
+        assert self.host is not None
+        name = temp_name(self.host.ir.new_temp())
+        self.ctx.comprehension_names[name] = op.fn.name
+        inner = ScopeGen(op.fn, self.ctx)
+        inner.host = inner
+        body: list[ast.stmt] = []
+        if op.kind != "genexp":
+            result = temp_name(op.fn.new_temp())
+            inner.append_target = (op.kind, result)
+            empty: ast.expr = (ast.List([], ast.Load()) if op.kind == "list"
+                               else ast.Dict([], []) if op.kind == "dict"
+                               else ast.Set([ast.Starred(ast.Tuple([], ast.Load()),
+                                                         ast.Load())]))
+            body.append(at(ast.Assign([at(ast.Name(result, ast.Store()), pos)],
+                                      at(empty, pos)), pos))
+        saved, self.ctx.renest = self.ctx.renest, True
+        try:
+            body += inner.block(op.fn.body)
+        finally:
+            self.ctx.renest = saved
+        body[0:0] = inner.hoisted
+        if op.kind != "genexp":
+            body.append(at(ast.Return(at(ast.Name(result, ast.Load()), pos)), pos))
+        args = ast.arguments([], [ast.arg(".0")], None, [], [], None, [])
+        node = at(ast.FunctionDef(name, args, body, [], None, None), pos)
+        self.host.hoisted.append(node)
+        return at(ast.Call(at(ast.Name(name, ast.Load()), pos), [iterator], []), pos)
+
+    def append_statement(self, tree: Tree, op: ComprehensionAppend, pos: Pos) -> ast.stmt:
+        """``%r.append(v)`` / ``%r.add(v)`` / ``%r[k] = v`` in a comprehension function."""
+        assert self.append_target is not None
+        kind, result = self.append_target
+        values = [self.operand(tree, v, pos) for v in op.values]
+        target = at(ast.Name(result, ast.Load()), pos)
+        if kind == "dict":
+            store = at(ast.Subscript(target, values[0], ast.Store()), pos)
+            return at(ast.Assign([store], values[1]), pos)
+        method = at(ast.Attribute(target, "append" if kind == "list" else "add", ast.Load()),
+                    pos)
+        return at(ast.Expr(at(ast.Call(method, [values[0]], []), pos)), pos)
 
     def comprehension_parts(self, body: list[Stmt], first: ast.expr, first_async: bool
                             ) -> tuple[list[ast.comprehension], list[ast.expr]]:
@@ -1373,7 +1450,10 @@ def scope_body(ir: FunctionIR, ctx: GenContext) -> list[ast.stmt]:
         body.append(at(ast.Global(list(ir.globals)), ir.pos))
     if ir.nonlocals:
         body.append(at(ast.Nonlocal(list(ir.nonlocals)), ir.pos))
-    body += ScopeGen(ir, ctx).block(ir.body)
+    gen = ScopeGen(ir, ctx)
+    code = gen.block(ir.body)
+    body += gen.hoisted
+    body += code
     return body or [at(ast.Pass(), ir.pos)]
 
 

@@ -239,8 +239,9 @@ def _same_interface(a: types.CodeType, b: types.CodeType) -> bool:
             == b.co_varnames[:b.co_argcount + b.co_kwonlyargcount])
 
 
-#: scopes whose code must be expressions (a lambda's body, a comprehension's clauses)
-EXPRESSION_SCOPES = frozenset({"lambda", "comprehension"})
+#: scopes whose code must be an expression (a lambda's body; a comprehension whose body
+#: holds statements is generated as a nested function instead)
+EXPRESSION_SCOPES = frozenset({"lambda"})
 
 _INLINE_NAMES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
 _CO_OPTIMIZED = 0x1

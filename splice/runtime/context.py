@@ -73,6 +73,7 @@ class Reached:
 
 _BuiltinMethodType = types.BuiltinMethodType
 _MethodWrapperType = types.MethodWrapperType
+_ModuleType = types.ModuleType
 
 
 class DispatchTable(dict[Any, Any]):
@@ -99,9 +100,11 @@ class DispatchTable(dict[Any, Any]):
     def __missing__(self, callee: Any) -> Any:
         kind = type(callee)
         if (kind is _BuiltinMethodType or kind is _MethodWrapperType) and \
-                self.context.direct_builtin_methods and callee not in overlays.FUNCTIONS \
-                and (type(callee.__self__), callee.__name__) not in overlays.METHODS:
-            # bound builtin methods are new objects each time: resolve them quickly
+                self.context.direct_builtin_methods and \
+                type(callee.__self__) is not _ModuleType and \
+                (type(callee.__self__), callee.__name__) not in overlays.METHODS:
+            # methods bound to an object are new objects each time: resolve them quickly
+            # (builtin functions, bound to their module, get an entry like any callee)
             return callee
         entry, cacheable, own_refs = self.context.resolve(callee)
         if cacheable:
@@ -348,12 +351,14 @@ class Context:
             if result is not None:
                 staged = result
         try:
-            compiled = compile_code(self._route(staged.copy(), plain=False), fn)
+            compiled = compile_code(self._route(staged.copy(), plain=False), fn,
+                                    comprehension_functions=True)
         except UnsupportedError:
             # code that must stay an expression (a lambda, a comprehension) cannot hold the
             # ``try`` of the unhashable-callee fallback: use the plain form there
             try:
-                compiled = compile_code(self._route(staged, plain=True), fn)
+                compiled = compile_code(self._route(staged, plain=True), fn,
+                                        comprehension_functions=True)
             except UnsupportedError as exc:
                 return exc
         code = restore_nested_code(compiled.code, fn.__code__)
