@@ -39,6 +39,7 @@ from splice.ir.nodes import (
     If,
     IfExp,
     InPlace,
+    Load,
     MakeComprehension,
     Operand,
     Pos,
@@ -48,12 +49,14 @@ from splice.ir.nodes import (
     Temp,
     Try,
     UnaryOp,
+    Var,
 )
 from splice.ir.tools import definitions, locations, uses
 
 _type = type
 _MethodType = types.MethodType
-_DIRECT_TYPES = frozenset({types.BuiltinMethodType, types.MethodWrapperType})
+_BuiltinMethodType = types.BuiltinMethodType
+_MethodWrapperType = types.MethodWrapperType
 
 __all__ = ["route_calls", "restore_nested_code"]
 
@@ -103,7 +106,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
         if method is not None:
             assert isinstance(func, Temp)
             new = _method_dispatch(ir, stmt, func, table, method.name not in
-                                   overlay_method_names, plain)
+                                   overlay_method_names, _is_receiver(ir, method.obj, defs))
             loc.block[loc.block.index(stmt):loc.block.index(stmt) + 1] = new
             continue
         looked_up = ir.new_temp()
@@ -147,6 +150,19 @@ def _insert_lookup(ir: FunctionIR, block: list[Stmt], call: Assign, func: Operan
     block.insert(block.index(call), lookup)
 
 
+def _is_receiver(ir: FunctionIR, obj: Operand, defs: dict[Temp, Assign]) -> bool:
+    """Whether ``obj`` is a method's ``self``/``cls``: calls on it are most likely calls of
+    Python methods."""
+    first = [*ir.args.posonly, *ir.args.args][:1]
+    if not first or first[0] not in ("self", "cls", "mcs", "metacls"):
+        return False
+    if isinstance(obj, Var):
+        return obj.name == first[0]
+    definition = defs.get(obj) if isinstance(obj, Temp) else None
+    return (definition is not None and isinstance(definition.op, Load)
+            and definition.op.var.name == first[0])
+
+
 def _method_lookup(ir: FunctionIR, func: Operand, defs: dict[Temp, Assign]) -> GetAttr | None:
     """The ``getattr`` whose result is called here and nowhere else, if there is one."""
     if not isinstance(func, Temp):
@@ -160,10 +176,14 @@ def _method_lookup(ir: FunctionIR, func: Operand, defs: dict[Temp, Assign]) -> G
 
 
 def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
-                     builtin_direct: bool, plain: bool) -> list[Stmt]:
+                     builtin_direct: bool, python_first: bool) -> list[Stmt]:
+    """The method-call form (module docstring), as ``if`` statements that each assign the
+    call's result. ``python_first``: test for a bound Python method before a builtin one
+    (the receiver is ``self``/``cls``); else the other way round."""
     pos = stmt.pos
     call = stmt.op
     assert isinstance(call, Call)
+    results = stmt.results
 
     def const(value: Any) -> Const:
         return Const(value, pos)
@@ -172,33 +192,32 @@ def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
         temp = ir.new_temp()
         return temp, Assign((temp,), op, pos)
 
-    out: list[Stmt] = []
-    kind, s = assign(Call(const(_type), [method], []))
-    out.append(s)
-    is_method, s = assign(Compare("is_", kind, const(_MethodType)))
-    out.append(s)
+    def call_with(func: Operand, *first: Operand) -> Assign:
+        return Assign(results, Call(func, [*first, *call.args], list(call.keywords)), pos)
+
+    def branch(kind_type: type, then: list[Stmt], otherwise: list[Stmt]) -> list[Stmt]:
+        ok, s = assign(Compare("is_", kind, const(kind_type)))
+        return [s, If(ok, then, otherwise, pos)]
+
+    kind, kind_stmt = assign(Call(const(_type), [method], []))
     # bound Python method: dispatch on the function, pass __self__ first
     func, f1 = assign(GetAttr(method, "__func__"))
     target = ir.new_temp()
-    f2 = _lookup(table, func, target, pos, plain)
     receiver, f3 = assign(GetAttr(method, "__self__"))
-    bound_result, f4 = assign(Call(target, [receiver, *call.args], list(call.keywords)))
-    bound = Region([f1, f2, f3, f4], bound_result)
+    bound = [f1, _lookup(table, func, target, pos), f3, call_with(target, receiver)]
     # anything else: dispatch on the callable itself
     other_target = ir.new_temp()
-    o1 = _lookup(table, method, other_target, pos, plain)
-    other_result, o2 = assign(Call(other_target, list(call.args), list(call.keywords)))
-    other = Region([o1, o2], other_result)
-    if builtin_direct:
-        # a builtin method (``lst.append``, ``super().__init__`` of a builtin base) is called
-        # as it is: no overlay takes this name
-        is_builtin, b1 = assign(Compare("in", kind, const(_DIRECT_TYPES)))
-        direct_result, b2 = assign(Call(method, list(call.args), list(call.keywords)))
-        inner_result, b3 = assign(IfExp(is_builtin, Region([b2], direct_result), other))
-        other = Region([b1, b3], inner_result)
-    stmt.op = IfExp(is_method, bound, other)
-    out.append(stmt)
-    return out
+    other = [_lookup(table, method, other_target, pos), call_with(other_target)]
+    if not builtin_direct:
+        return [kind_stmt, *branch(_MethodType, bound, other)]
+    # a builtin method (``lst.append``, ``super().__init__`` of a builtin base) is called as
+    # it is: no overlay takes this name
+    other = branch(_MethodWrapperType, [call_with(method)], other)
+    if python_first:
+        body = branch(_MethodType, bound, branch(_BuiltinMethodType, [call_with(method)], other))
+    else:
+        body = branch(_BuiltinMethodType, [call_with(method)], branch(_MethodType, bound, other))
+    return [kind_stmt, *body]
 
 
 def restore_nested_code(new: types.CodeType, original: types.CodeType) -> types.CodeType:
