@@ -105,8 +105,12 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
         method = None if class_body or plain else _method_lookup(ir, func, defs)
         if method is not None:
             assert isinstance(func, Temp)
-            new = _method_dispatch(ir, stmt, func, table, method.name not in
-                                   overlay_method_names, _is_receiver(ir, method.obj, defs))
+            builtin_direct = method.name not in overlay_method_names
+            python_first = _is_receiver(ir, method.obj, defs)
+            new = _method_dispatch(ir, stmt, func, table, builtin_direct, python_first)
+            receivers = _builtin_receivers(method.name) if builtin_direct else frozenset()
+            if receivers and not python_first:
+                new = _with_builtin_receiver(ir, stmt, defs[func], receivers, new)
             loc.block[loc.block.index(stmt):loc.block.index(stmt) + 1] = new
             continue
         looked_up = ir.new_temp()
@@ -114,6 +118,60 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
         _insert_lookup(ir, loc.block, stmt, func,
                        _lookup(table, func, looked_up, stmt.pos, plain or class_body), defs)
     return len(sites)
+
+
+#: exact builtin types whose methods are all C code and cannot be shadowed (no instance
+#: dict, immutable class): a method call on one of them can run as it is
+RECEIVER_TYPES = (list, dict, str, set, frozenset, bytes, bytearray, tuple, int, float,
+                  complex)
+
+
+def _builtin_receivers(name: str) -> frozenset[type]:
+    """The receiver types on which ``obj.name(...)`` is a C method call."""
+    found = set()
+    for kind in RECEIVER_TYPES:
+        attr = getattr(kind, name, None)
+        if attr is not None and type(attr) in (types.MethodDescriptorType,
+                                               types.ClassMethodDescriptorType,
+                                               types.WrapperDescriptorType,
+                                               types.BuiltinMethodType):
+            found.add(kind)
+    return frozenset(found)
+
+
+def _with_builtin_receiver(ir: FunctionIR, call: Assign, lookup: Assign,
+                           receivers: frozenset[type], method_form: list[Stmt]) -> list[Stmt]:
+    """Before the method form, a test made where the attribute is looked up: when the
+    receiver's exact type is one of ``receivers``, skip the lookup there and make the call
+    as CPython does (``obj.name(args)``, no bound method object); the attribute is known to
+    exist, so no ``AttributeError`` moves past the arguments' evaluation."""
+    op = lookup.op
+    assert isinstance(op, GetAttr) and isinstance(call.op, Call)
+    pos = lookup.pos
+    # a name is read once, into a temp (the arguments may rebind it); a temp is reused
+    receiver = op.obj if isinstance(op.obj, Temp) else ir.new_temp()
+    kind = ir.new_temp()
+    fast = ir.new_temp()
+    capture: list[Stmt] = ([] if receiver is op.obj
+                           else [Assign((receiver,), Copy(op.obj), pos)])
+    test = [Assign((kind,), Call(Const(_type, pos), [receiver], []), pos),
+            Assign((fast,), Compare("in", kind, Const(receivers, pos)), pos)]
+    op.obj = receiver
+    guarded_lookup = If(fast, [], [Assign(lookup.results, op, pos)], pos)
+    _replace(ir, lookup, [*capture, *test, guarded_lookup])
+    method = ir.new_temp()
+    direct: list[Stmt] = [Assign((method,), GetAttr(receiver, op.name), call.pos),
+                          Assign(call.results, Call(method, list(call.op.args),
+                                                    list(call.op.keywords)), call.pos)]
+    return [If(fast, direct, method_form, call.pos)]
+
+
+def _replace(ir: FunctionIR, stmt: Stmt, new: list[Stmt]) -> None:
+    for loc in locations(ir):
+        if loc.stmt is stmt:
+            loc.block[loc.index:loc.index + 1] = new
+            return
+    raise ValueError(stmt)
 
 
 def _internal(func: Operand) -> bool:
