@@ -3,6 +3,7 @@
 A *world* is a number that moves whenever splice observes a change to a definition that cached
 code relied on. Function objects are watched through CPython's audit events: assigning a
 function's ``__code__``, ``__defaults__`` or ``__kwdefaults__`` raises ``object.__setattr__``
+(``object.__delattr__`` when it is deleted or set to None)
 (as IPython's autoreload and jurigged do), and the hook then drops every cache entry that
 recorded an edge to that function. Rebinding a global or replacing a method on a class needs
 no event: dispatch looks callees up by the object called, so a new object is a new entry.
@@ -74,7 +75,7 @@ def invalidate(function: Any) -> int:
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     # Runs for every audit event in the process: keep the common path to one comparison.
-    if event != "object.__setattr__":
+    if event != "object.__setattr__" and event != "object.__delattr__":
         return
     obj, name = args[0], args[1]
     if name in _WATCHED_ATTRIBUTES and id(obj) in _backedges:

@@ -57,9 +57,13 @@ LOWERED: CodeCache[FunctionIR | UnsupportedError] = CodeCache()
 
 def _lower(function: types.FunctionType) -> FunctionIR | UnsupportedError:
     try:
-        return lower(function)
+        ir = lower(function)
     except UnsupportedError as exc:
         return exc
+    # the cache is keyed weakly by the code object: the function (which holds its code)
+    # must not be kept alive by the value; copies get it back
+    ir.function = None
+    return ir
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +110,13 @@ class DispatchTable(dict[Any, Any]):
             # methods bound to an object are new objects each time: resolve them quickly
             # (builtin functions, bound to their module, get an entry like any callee)
             return callee
-        entry, cacheable, own_refs = self.context.resolve(callee)
+        entry, cacheable, _ = self.context.resolve(callee)
         if cacheable:
             if len(self) >= self._sweep_at:
                 self.sweep()
             entry = self.setdefault(callee, entry)
             self.fast[callee] = entry
-            if own_refs:
-                self._own_refs[id(callee)] = own_refs
+            self._own_refs[id(callee)] = _references_held(entry, callee)
         return entry
 
     def _slow_entry(self, callee: Any) -> Any:
@@ -126,13 +129,12 @@ class DispatchTable(dict[Any, Any]):
             return entry
 
     def sweep(self) -> int:
-        """Remove entries whose key is referenced only by this table (and the entry);
+        """Remove entries whose key is referenced only by this table (and its entry);
         returns how many were removed."""
         removed = 0
-        base = sys.getrefcount(object()) + 2  # the key slot, the list below, the loop name
-        base += 1  # the key in ``fast``
         for key in list(self):
-            if sys.getrefcount(key) <= base + self._own_refs.get(id(key), 0):
+            # references here: the list, the loop name, getrefcount's argument
+            if sys.getrefcount(key) - 3 <= self._own_refs.get(id(key), 2):
                 self.forget(key)
                 removed += 1
         self._sweep_at = max(self._SWEEP_FLOOR, 2 * len(self))
@@ -143,6 +145,22 @@ class DispatchTable(dict[Any, Any]):
         self.pop(callee, None)
         self.fast.pop(callee, None)
         self._own_refs.pop(id(callee), None)
+
+
+def _references_held(entry: Any, callee: Any) -> int:
+    """How many references to ``callee`` the table holds once ``entry`` is stored: the keys
+    of both dicts, the values if the entry is the callee itself, and closure cells of the
+    entry holding the callee (a hooks wrapper, an instantiation)."""
+    held = 2
+    if entry is callee:
+        held += 2
+    for cell in getattr(entry, "__closure__", None) or ():
+        try:
+            if cell.cell_contents is callee:
+                held += 1
+        except ValueError:  # an empty cell
+            pass
+    return held
 
 
 _pending = threading.local()
@@ -346,6 +364,7 @@ class Context:
         if isinstance(lowered, UnsupportedError):
             return lowered
         staged = lowered.copy()
+        staged.function = fn
         for plugin in self.stage_hooks:
             result = plugin.lowered(staged)
             if result is not None:
