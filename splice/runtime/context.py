@@ -222,7 +222,7 @@ class Context:
 
     def enter(self, callee: Any) -> Any:
         """What to call instead of ``callee`` under this context."""
-        return self.table[callee]
+        return self.table.slow_entry(callee)
 
     def resolve(self, callee: Any) -> tuple[Any, bool, int]:
         """(entry, whether it may be cached by ``callee``, references the entry holds to
