@@ -212,7 +212,9 @@ class Context:
         self.direct_builtin_methods = not self.hooked and not self.intercepts
         #: operators, subscripts, iteration and formatting of non-builtin types reach
         #: Python dunders under the context only where some hook needs to see every call
-        self.implicit = Implicit(self.table) if self.hooked else None
+        wanted = [getattr(p, "implicit_calls", None) for p in plugins]
+        routed = any(w is True for w in wanted) or (self.hooked and False not in wanted)
+        self.implicit = Implicit(self.table) if routed else None
         self._composed: dict[tuple[int, ...], Context] = {}
 
     def __repr__(self) -> str:
