@@ -13,8 +13,10 @@ started (the profiler only sees frames that run), and no call fails before its f
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import itertools
+import re
 
 # ----------------------------------------------------------------- 1. object-oriented
 
@@ -493,6 +495,7 @@ def program_instantiation():
 
 
 # ------------------------------------------------------------------------------ 9. async
+# (program_implicit_async below covers async with / async for over Python classes)
 
 async def fetch(n):
     await asyncio.sleep(0)
@@ -596,6 +599,29 @@ def program_implicit_routed():
     return out
 
 
+@functools.cache
+def cached_steps(n):
+    return 0 if n < 2 else 1 + cached_steps(n // 2)
+
+
+def upper_match(match):
+    return match.group(0).upper()
+
+
+def fresh_list():
+    return []
+
+
+def program_native_callbacks():
+    """Python code called back from C functions that no overlay covers."""
+    cached_steps.cache_clear()
+    grouped = collections.defaultdict(fresh_list)
+    grouped["a"].append(1)
+    grouped["b"].append(2)
+    return [cached_steps(16), re.sub("[aeiou]", upper_match, "banana"), dict(grouped),
+            [repr(v) for v in sorted([Vec(2, 0), Vec(1, 0)])]]
+
+
 class Celsius:
     def __init__(self, degrees):
         self._degrees = degrees
@@ -614,11 +640,32 @@ class Lazy:
         return name.upper()
 
 
+class Positive:
+    def __set_name__(self, owner, name):
+        self.slot = "_" + name
+
+    def __get__(self, obj, owner=None):
+        return getattr(obj, self.slot)
+
+    def __set__(self, obj, value):
+        setattr(obj, self.slot, abs(value))
+
+
+class Guarded:
+    size = Positive()
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+
+
 def program_implicit_attributes():
     t = Celsius(100)
     out = [t.fahrenheit]
     t.fahrenheit = 32
     out += [t._degrees, t.fahrenheit, Lazy().missing]
+    g = Guarded()
+    g.size = -3
+    out.append(g.size)
     return out
 
 
@@ -691,6 +738,44 @@ def program_implicit_truth():
 
 def program_implicit_str_fallback():
     return [str(Vec(1, 2)), f"{Vec(3, 4)!s}"]  # object.__str__ (C) calls Vec.__repr__
+
+
+class Session:
+    def __init__(self):
+        self.log = []
+
+    async def __aenter__(self):
+        self.log.append("open")
+        return self
+
+    async def __aexit__(self, *exc):
+        self.log.append("close")
+        return False
+
+
+class Ticks:
+    def __init__(self, n):
+        self.n = n
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        if self.n == 0:
+            raise StopAsyncIteration
+        self.n -= 1
+        return self.n
+
+
+async def use_session():
+    async with Session() as session:
+        async for tick in Ticks(2):
+            session.log.append(square_of(tick))
+    return session.log
+
+
+def program_implicit_async():
+    return asyncio.run(use_session())
 
 
 def program_implicit_chained():

@@ -4,10 +4,13 @@ recurse verdicts, explain, strict mode, and exceptions and tracebacks under plug
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+import sys
 import traceback
 import types
+import warnings
 from math import sqrt
 from typing import Any
 
@@ -236,6 +239,49 @@ def test_intercept_builtin_called_through_its_module() -> None:
     plugin = Intercepting()
     assert plugin.run(uses_math, 4) == -2.0
     assert plugin.log == ["sqrt", "sqrt"]
+
+
+class Factory:
+    @classmethod
+    def make(cls, x):
+        return ("real", cls.__name__, x)
+
+    @staticmethod
+    def static(x):
+        return ("real static", x)
+
+
+class SubFactory(Factory):
+    pass
+
+
+def uses_factory():
+    return [Factory.make(1), SubFactory.make(2), Factory().make(3), Factory.static(4),
+            Factory().static(5)]
+
+
+class InterceptFactory(splice.Plugin):
+    @splice.intercept(Factory.make)
+    def make(self, cls: Any, x: Any) -> Any:
+        return ("fake", cls.__name__, x)
+
+    @splice.intercept(Factory.static)
+    def static(self, x: Any) -> Any:
+        return ("fake static", x)
+
+
+def test_intercept_staticmethod() -> None:
+    result = InterceptFactory().run(uses_factory)
+    assert result[3:] == [("fake static", 4), ("fake static", 5)]
+
+
+@pytest.mark.xfail(strict=True, reason="intercept(Class.classmethod): Class.classmethod is a "
+                   "bound method (of the class), kept as the intercept key, while call sites "
+                   "dispatch on its __func__: the intercept never runs")
+def test_intercept_classmethod() -> None:
+    result = InterceptFactory().run(uses_factory)
+    assert result[:3] == [("fake", "Factory", 1), ("fake", "SubFactory", 2),
+                          ("fake", "Factory", 3)]
 
 
 def test_intercept_explained() -> None:
@@ -633,3 +679,161 @@ def test_lowered_hook_may_return_new_ir() -> None:
             return new
 
     assert Replacing().run(middle, 2) == -1
+
+
+# ------------------------------------------------------- code that looks at its callers
+
+def whose_caller():
+    return sys._getframe(1).f_code.co_name
+
+
+def asks_for_its_caller():
+    return whose_caller()
+
+
+def logs_something(logger):
+    logger.warning("message")
+
+
+def warns_caller():
+    warnings.warn("old", DeprecationWarning, stacklevel=2)
+
+
+def calls_warns_caller():
+    warns_caller()
+
+
+def probe(depth):
+    try:
+        return probe(depth + 1)
+    except RecursionError:
+        return depth
+
+
+CALLER_FRAMES_BUG = ("with per-call hooks each call runs inside splice frames (splice_call, "
+                     "Context.call), so code that looks at its caller (sys._getframe, logging's "
+                     "findCaller, warnings' stacklevel) sees splice's frame instead of the user's")
+
+
+def _caller_params() -> list[Any]:
+    return [pytest.param("plain", id="plain"),
+            pytest.param("hooked", id="hooked",
+                         marks=pytest.mark.xfail(strict=True, reason=CALLER_FRAMES_BUG))]
+
+
+@pytest.mark.parametrize("kind", _caller_params())
+def test_caller_frame_is_the_users(kind: str) -> None:
+    plugin = splice.Plugin() if kind == "plain" else Hooked()
+    assert plugin.run(asks_for_its_caller) == asks_for_its_caller() == "asks_for_its_caller"
+
+
+@pytest.mark.parametrize("kind", _caller_params())
+def test_logging_records_name_the_users_function(kind: str) -> None:
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger = logging.getLogger("splice-test-caller")
+    logger.propagate = False
+    handler = Keep()
+    logger.addHandler(handler)
+    try:
+        logs_something(logger)
+        (splice.Plugin() if kind == "plain" else Hooked()).run(logs_something, logger)
+    finally:
+        logger.removeHandler(handler)
+    native, under = records
+    assert (under.pathname, under.funcName, under.lineno) == (
+        native.pathname, native.funcName, native.lineno)
+
+
+@pytest.mark.parametrize("kind", _caller_params())
+def test_warnings_stacklevel_points_at_the_users_caller(kind: str) -> None:
+    plugin = splice.Plugin() if kind == "plain" else Hooked()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        calls_warns_caller()
+        plugin.run(calls_warns_caller)
+    native, under = caught
+    assert (under.filename, under.lineno) == (native.filename, native.lineno)
+
+
+@pytest.mark.parametrize("kind", [
+    pytest.param("plain", id="plain"),
+    pytest.param("hooked", id="hooked", marks=pytest.mark.xfail(
+        strict=True, reason="with per-call hooks every call costs three Python frames (the "
+        "call, splice_call, Context.call): recursion hits RecursionError at a third of the "
+        "native depth")),
+])
+def test_recursion_depth_as_native(kind: str) -> None:
+    plugin = splice.Plugin() if kind == "plain" else Hooked()
+    native = probe(0)
+    under = plugin.run(probe, 0)
+    assert under >= native - 10, (under, native)
+
+
+# ------------------------------------------------------------ graceful limits, fidelity
+
+class UnhashableCallable:
+    def __eq__(self, other):
+        return self is other
+
+    def __call__(self, x):
+        return x + 1
+
+
+class HashCounting:
+    hashes = 0
+
+    def __hash__(self):
+        HashCounting.hashes += 1
+        return 1
+
+    def __call__(self, x):
+        return x * 2
+
+
+UNHASHABLE = UnhashableCallable()
+HASH_COUNTING = HashCounting()
+
+
+def unhashable_in_statement():
+    return UNHASHABLE(1)
+
+
+def unhashable_in_comprehension():
+    return [UNHASHABLE(i) for i in range(2)]
+
+
+def unhashable_in_lambda():
+    return (lambda: UNHASHABLE(1))()
+
+
+def calls_hash_counting():
+    return HASH_COUNTING(1) + HASH_COUNTING(2)
+
+
+@pytest.mark.parametrize("fn", [
+    unhashable_in_statement,
+    unhashable_in_comprehension,
+    pytest.param(unhashable_in_lambda, marks=pytest.mark.xfail(
+        strict=True, reason="a lambda body (expression-only code) looks its callee up with a "
+        "plain table subscript: an unhashable callable object raises TypeError (listed as a "
+        "known gap in docs/runtime.md, but the program crashes)")),
+], ids=["statement", "comprehension", "lambda"])
+@pytest.mark.parametrize("plugin_kind", [splice.Plugin, Hooked], ids=["plain", "hooked"])
+def test_unhashable_callable_objects(fn: Any, plugin_kind: type[splice.Plugin]) -> None:
+    assert plugin_kind().run(fn) == fn()
+
+
+@pytest.mark.xfail(strict=True, reason="the dispatch-table lookup hashes a callable object, so "
+                   "a Python __hash__ runs under the plugin where CPython never calls it (a "
+                   "side effect the native program does not have; docs/runtime.md lists it)")
+def test_callable_objects_are_not_hashed() -> None:
+    HashCounting.hashes = 0
+    assert calls_hash_counting() == 6
+    assert HashCounting.hashes == 0
+    assert splice.Plugin().run(calls_hash_counting) == 6
+    assert HashCounting.hashes == 0

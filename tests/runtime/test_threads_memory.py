@@ -187,6 +187,7 @@ def test_nested_plugins_in_threads() -> None:
 
 CLOSURES = 100_000
 
+
 class Hooked(splice.Plugin):
     def __init__(self) -> None:
         self.calls = 0
@@ -199,9 +200,6 @@ def make_adder(k):
     def add(x):
         return x + k
     return add
-
-
-first_closures: list[Any] = []
 
 
 def churn(n, keep_first):
