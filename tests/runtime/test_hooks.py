@@ -262,8 +262,8 @@ def uses_factory():
 
 class InterceptFactory(splice.Plugin):
     @splice.intercept(Factory.make)
-    def make(self, cls: Any, x: Any) -> Any:
-        return ("fake", cls.__name__, x)
+    def make(self, *args: Any) -> Any:
+        return ("fake", *(a.__name__ if isinstance(a, type) else a for a in args))
 
     @splice.intercept(Factory.static)
     def static(self, x: Any) -> Any:
@@ -275,13 +275,12 @@ def test_intercept_staticmethod() -> None:
     assert result[3:] == [("fake static", 4), ("fake static", 5)]
 
 
-@pytest.mark.xfail(strict=True, reason="intercept(Class.classmethod): Class.classmethod is a "
-                   "bound method (of the class), kept as the intercept key, while call sites "
-                   "dispatch on its __func__: the intercept never runs")
+@pytest.mark.xfail(strict=True, reason="intercept(Class.classmethod): the target is a bound "
+                   "method (of the class); statement call sites dispatch on its __func__, so "
+                   "the intercept never runs there (in a lambda body it does run, without cls)")
 def test_intercept_classmethod() -> None:
     result = InterceptFactory().run(uses_factory)
-    assert result[:3] == [("fake", "Factory", 1), ("fake", "SubFactory", 2),
-                          ("fake", "Factory", 3)]
+    assert [r[0] for r in result[:3]] == ["fake", "fake", "fake"], result
 
 
 def test_intercept_explained() -> None:
