@@ -1,7 +1,9 @@
 """The ``splice`` command line.
 
 ``splice show TARGET`` prints a function's lowered IR and the Python source splice regenerates
-from it. Every failure the user can cause (a missing file, a module that does not import, a
+from it. ``splice trace`` and ``splice run`` run a program (``SCRIPT [ARGS]`` or
+``-m MODULE [ARGS]``) under the Tracer or any plugin (see :mod:`splice.program`).
+Every failure the user can cause (a missing file, a module that does not import, a
 name that is not there, a function splice cannot transform) is a one-paragraph message and
 exit status 2, never a traceback; ``--traceback`` shows one for bug reports.
 """
@@ -12,6 +14,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import linecache
+import os
 import sys
 import traceback
 import types
@@ -20,6 +23,7 @@ from pathlib import Path
 import click
 
 import splice
+import splice.program as splice_program
 from splice.errors import SpliceError
 
 
@@ -208,6 +212,178 @@ def show(target: str, stage: str, literal: bool, traceback_: bool) -> None:
         if stage == "all":
             click.secho("\n# regenerated Python", bold=True)
         click.echo(python)
+
+
+# ------------------------------------------------------------------- running programs
+
+_PROGRAM_SETTINGS = {"ignore_unknown_options": True, "allow_interspersed_args": False,
+                     "help_option_names": ["-h", "--help"]}
+
+
+def _find_program(module: str | None, target: tuple[str, ...]
+                  ) -> tuple[splice_program.Program, list[str]]:
+    """The program to run (``-m MODULE`` or ``SCRIPT``) and its arguments."""
+    if module is not None:
+        try:
+            return splice_program.find_module(module), list(target)
+        except (ImportError, SyntaxError) as exc:
+            raise CommandError(f"cannot run module {module}: {_describe(exc)}") from None
+    if not target:
+        raise CommandError("give a script to run (SCRIPT [ARGS]...) or -m MODULE [ARGS]...")
+    script, *args = target
+    try:
+        return splice_program.find_script(script), args
+    except FileNotFoundError as exc:
+        message = exc.strerror if exc.filename else str(exc)
+        raise CommandError(f"cannot run {script}: {message}") from None
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        raise CommandError(f"cannot run {script}: {_describe(exc)}") from None
+
+
+def _run_program(plugin: splice.Plugin, program: splice_program.Program, args: list[str]
+                 ) -> int:
+    """Run the program; returns its exit status (a traceback was printed if it raised).
+    A syntax error in the program is a CommandError."""
+    try:
+        code = splice_program.instrument(program.source, program.filename)
+    except SyntaxError as exc:
+        raise CommandError(f"cannot run {program.argv0}: {_describe(exc)}") from None
+    del code  # compiled again by run_program; this checks the syntax first
+    try:
+        splice_program.run_program(plugin, program, args)
+    except SystemExit as exc:
+        return _exit_status(exc)
+    except BaseException as exc:  # the program's own error: report it as python does
+        _print_program_traceback(exc, program.filename)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 1
+    finally:
+        sys.stdout.flush()
+    return 0
+
+
+def _exit_status(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    click.echo(str(exc.code), err=True)
+    return 1
+
+
+def _print_program_traceback(exc: BaseException, filename: str) -> None:
+    """The traceback from the program's ``<module>`` frame on, as ``python`` shows it."""
+    tb = exc.__traceback__
+    while tb is not None and not (tb.tb_frame.f_code.co_filename == filename
+                                  and tb.tb_frame.f_code.co_name == "<module>"):
+        tb = tb.tb_next
+    lines = traceback.format_exception(type(exc), exc, tb or exc.__traceback__)
+    sys.stderr.write("".join(lines))
+    sys.stderr.flush()
+
+
+def _load_plugin(spec: str) -> splice.Plugin:
+    """An instance of the plugin class named ``module:Class``, ``module.Class`` or
+    ``file.py:Class`` (created without arguments)."""
+    where, sep, qualname = spec.rpartition(":")
+    if not sep:
+        where, _, qualname = spec.rpartition(".")
+    if not where or not qualname or not all(p.isidentifier() for p in qualname.split(".")):
+        raise CommandError(f"{spec!r} is not MODULE:CLASS (or MODULE.CLASS, FILE.py:CLASS)")
+    if where.endswith(".py") or "/" in where or "\\" in where:
+        owner: object = _import_file(where, False)
+    else:
+        owner = _import_module(where, False)
+    for part in qualname.split("."):
+        if not hasattr(owner, part):
+            raise CommandError(f"{where} has no attribute {qualname!r}")
+        owner = getattr(owner, part)
+    if isinstance(owner, splice.Plugin):
+        return owner
+    if not (isinstance(owner, type) and issubclass(owner, splice.Plugin)):
+        raise CommandError(f"{spec} is not a splice.Plugin subclass")
+    try:
+        return owner()
+    except Exception as exc:
+        raise CommandError(f"cannot create {spec}(): {_describe(exc)}") from None
+
+
+@main.command(context_settings=_PROGRAM_SETTINGS)
+@click.option("-m", "module", metavar="MODULE", help="Run a module as a program "
+              "(like python -m MODULE).")
+@click.option("-p", "--plugin", "plugin_spec", metavar="MODULE:CLASS",
+              help="The plugin class to run under (created without arguments); default: "
+              "an identity plugin, which runs everything under splice unchanged.")
+@click.argument("target", nargs=-1, type=click.UNPROCESSED)
+def run(module: str | None, plugin_spec: str | None, target: tuple[str, ...]) -> None:
+    """Run a program with every call it makes under a plugin.
+
+    SCRIPT [ARGS]... or -m MODULE [ARGS]... runs as python would run it (as __main__, with
+    sys.argv set); its top-level code runs natively and every call it makes runs under the
+    plugin. Exit status: the program's.
+
+    \b
+    Examples:
+      splice run examples/fib.py 20
+      splice run -p mypkg.plugins:Counter -m mypkg.cli --verbose
+    """
+    plugin = _load_plugin(plugin_spec) if plugin_spec else splice.Plugin()
+    program, args = _find_program(module, target)
+    sys.exit(_run_program(plugin, program, args))
+
+
+@main.command(context_settings=_PROGRAM_SETTINGS)
+@click.option("-m", "module", metavar="MODULE", help="Trace a module run as a program "
+              "(like python -m MODULE).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+              help="Write the trace as Chrome trace-event JSON (open it in "
+              "https://ui.perfetto.dev or chrome://tracing).")
+@click.option("--tree", is_flag=True, help="Print the call tree (the default without -o).")
+@click.option("--full", is_flag=True, help="In the tree, every call on its own line "
+              "(default: calls merged per path of callers, with counts).")
+@click.option("--include", multiple=True, metavar="MODULE",
+              help="Record only functions of these modules (and their submodules; "
+              "wildcards allowed). Repeatable.")
+@click.option("--exclude", multiple=True, metavar="MODULE",
+              help="Do not record functions of these modules. Repeatable.")
+@click.option("--args", "record_args", is_flag=True,
+              help="Record argument and return value summaries (slower).")
+@click.option("--max-depth", type=click.IntRange(min=1), help="Cut the printed tree.")
+@click.option("--min-ms", type=click.FloatRange(min=0), default=0.0,
+              help="Hide subtrees faster than this in the printed tree.")
+@click.argument("target", nargs=-1, type=click.UNPROCESSED)
+def trace(module: str | None, output: str | None, tree: bool, full: bool,
+          include: tuple[str, ...], exclude: tuple[str, ...], record_args: bool,
+          max_depth: int | None, min_ms: float, target: tuple[str, ...]) -> None:
+    """Run a program under the Tracer and report its call tree.
+
+    SCRIPT [ARGS]... or -m MODULE [ARGS]... runs as python would run it (like
+    python -m cProfile): its top-level code natively, every call it makes under
+    splice.plugins.Tracer. The tree is printed to standard error, after the program's own
+    output; -o writes Chrome trace-event JSON. Exit status: the program's.
+
+    \b
+    Examples:
+      splice trace examples/fib.py 20
+      splice trace -o trace.json --exclude threading -m mypkg.cli --verbose
+    """
+    from splice.plugins import Tracer
+
+    tracer = Tracer(include=include, exclude=exclude, args=record_args,
+                    returns=record_args)
+    program, args = _find_program(module, target)
+    status = _run_program(tracer, program, args)
+    if output is not None:
+        try:
+            tracer.write_chrome_trace(
+                output, process_name=f"{program.argv0} (pid {os.getpid()})")
+        except OSError as exc:
+            raise CommandError(f"cannot write {output}: {_describe(exc)}") from None
+        calls = sum(tracer.counts().values())
+        click.echo(f"splice: {calls} calls traced, written to {output}", err=True)
+    if output is None or tree:
+        click.echo(tracer.format_tree(aggregate=not full, max_depth=max_depth,
+                                      min_ms=min_ms), err=True)
+    sys.exit(status)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,11 +6,35 @@
 * :class:`Patch`: replaces functions, methods and attributes only inside the call graph run
   under it: a thread-safe alternative to ``unittest.mock.patch`` that changes no global
   state. The pytest fixture ``splice_patch`` hands one to a test.
+
+The submodules are imported on first use (pytest imports ``splice.plugins.pytest_plugin``
+in every session of a project that has splice installed).
 """
 
 from __future__ import annotations
 
-from splice.plugins.patch import Patch
-from splice.plugins.tracer import Call, FunctionInfo, ThreadTrace, Tracer
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from splice.plugins.patch import Patch
+    from splice.plugins.tracer import Call, FunctionInfo, ThreadTrace, Tracer
 
 __all__ = ["Call", "FunctionInfo", "Patch", "ThreadTrace", "Tracer"]
+
+_WHERE = {"Patch": "splice.plugins.patch", "Call": "splice.plugins.tracer",
+          "FunctionInfo": "splice.plugins.tracer", "ThreadTrace": "splice.plugins.tracer",
+          "Tracer": "splice.plugins.tracer"}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'splice.plugins' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,400 @@
+"""``Patch``: replace functions, methods, classes and attributes only inside a call graph.
+
+::
+
+    from splice.plugins import Patch
+
+    patch = Patch()
+    patch.replace(billing.charge, lambda amount, card: "ok")   # a function
+    patch.replace(Mailer.send, fake_send)                      # a method (gets self too)
+    patch.setattr(settings, "RETRIES", 0)                      # a module attribute
+    assert patch.run(checkout, cart) == "done"                 # under the patch
+    checkout(cart)                                             # natively: the real ones
+
+Unlike ``unittest.mock.patch``, nothing global changes: ``billing.charge`` stays the real
+function for every other caller, other threads included, while the patched call graph runs.
+Two threads can run the same code under different patches (or one under a patch, one not).
+There is nothing to undo, so a Patch needs no ``with`` block and no clean-up.
+
+What is replaced, exactly
+-------------------------
+``replace(target, replacement)``: every call of ``target`` made at a call site of code
+running under the patch calls ``replacement`` with the same arguments instead. Calls are
+matched by the object called, whatever the name or alias used to reach it.
+
+* A Python function (``module.func``, or any function object, closures included).
+* A method: ``Class.method`` (the function in the class; the replacement receives ``self``
+  first, as the function would), ``Class.classmethod`` (receives ``cls``),
+  ``Class.staticmethod``. Calls through instances (``obj.method()``), through ``super()``,
+  and through subclasses that inherit the method are replaced; an override in a subclass
+  is another function and is not. A bound method ``obj.method`` names its function: the
+  method is replaced for every instance.
+* A class: ``Class(...)`` calls the replacement (``isinstance`` checks still see ``Class``).
+* A builtin function (``time.time``, ``os.getcwd``, ``open``) called directly.
+* A ``functools.partial`` object or callable instance, by identity.
+
+Not reachable, so refused with an error: methods of builtin types (``dict.get``,
+``list.append``), whose calls splice runs natively, and properties (attribute access does not
+go through call sites).
+
+``replacement`` runs natively (as an ``@splice.intercept`` method does); inside it,
+``patch.call_original(target, *args, **kwargs)`` runs the original under the patch. A call of
+``target`` from code that runs natively (out of splice's reach: callbacks from C functions
+that have no overlay, functions whose ``recurse`` is False, code without source) is not
+replaced.
+
+``setattr(owner, name, value)``: reads of an attribute, within code running under the patch:
+
+* ``owner`` a module: reads of the global ``name`` in the module's own functions, and reads
+  of ``module.name`` anywhere (the object is compared with ``owner`` when the read runs).
+* Any other object (a class, an instance, a settings object): reads of ``obj.name`` where
+  ``obj`` is ``owner`` itself (``Class.LIMIT``, ``cls.LIMIT`` in a classmethod,
+  ``settings.DEBUG``). Reads through instances of a patched class (``self.LIMIT``) are not
+  replaced.
+* Not covered: names copied before the run (``from module import NAME`` binds a global of
+  the importing module: patch ``setattr(importer, "NAME", value)`` instead), ``getattr()``
+  with a computed name, ``vars(module)``, reads made by native code, and the module's
+  top-level code. Writes go to the real attribute; reads under the patch keep seeing the
+  patched value.
+
+Replacing a target again, or setting an attribute again, takes effect at once. Adding a new
+target or attribute after the patch has run compiles the code run under it again on its next
+run; compositions made earlier (``splice.compose(patch, other)``) keep what they had.
+"""
+
+from __future__ import annotations
+
+import threading
+import types
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import splice
+from splice.ir.nodes import (
+    Assign,
+    Compare,
+    Const,
+    Copy,
+    FunctionIR,
+    GetAttr,
+    IfExp,
+    Load,
+    MakeComprehension,
+    Operand,
+    Pos,
+    Region,
+    Stmt,
+    Temp,
+    Var,
+)
+from splice.ir.nodes import Call as CallOp
+from splice.ir.tools import local_names
+
+__all__ = ["Patch"]
+
+_MISSING: Any = object()
+
+
+class _Box:
+    """The current value of one patched attribute (read by rewritten code at run time)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _normalize(target: Any) -> Any:
+    """The object whose calls replace(target) intercepts; errors for what cannot be."""
+    if isinstance(target, (staticmethod, classmethod)):
+        target = target.__func__
+    if isinstance(target, types.MethodType):
+        target = target.__func__
+    if isinstance(target, property):
+        raise TypeError("cannot replace a property: attribute access does not go through "
+                        "call sites; replace the methods that use it, or its getter's "
+                        "callers")
+    if isinstance(target, (types.MethodDescriptorType, types.WrapperDescriptorType,
+                           types.ClassMethodDescriptorType, types.MethodWrapperType)):
+        raise TypeError(f"cannot replace {target!r}: methods of builtin types are called "
+                        "natively at method call sites, out of the patch's reach")
+    if isinstance(target, types.BuiltinMethodType):
+        owner = getattr(target, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            raise TypeError(f"cannot replace {target!r}: a method of a builtin object is "
+                            "called natively, out of the patch's reach")
+    if not callable(target):
+        raise TypeError(f"cannot replace {target!r}: it is not callable (use "
+                        "Patch.setattr for attributes)")
+    try:
+        hash(target)
+    except TypeError:
+        raise TypeError(f"cannot replace {target!r}: it is not hashable") from None
+    return target
+
+
+class Patch(splice.Plugin):
+    """Contextual replacement of functions, methods, classes and attributes (see the module
+    docstring for exactly what is replaced).
+
+    ``Patch({target: replacement, ...})`` is ``Patch()`` followed by ``replace`` for each
+    item. Methods return the patch, so calls chain::
+
+        Patch().replace(fetch, fake_fetch).setattr(config, "URL", "http://test").run(main)
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Patch:
+        # Each Patch gets a class of its own: the intercepted targets are a property of the
+        # plugin's class (``splice.intercept``), and every Patch has its own.
+        if not cls.__dict__.get("_splice_own_class", False):
+            cls = type(cls.__name__, (cls,), {"__module__": cls.__module__,
+                                               "__qualname__": cls.__qualname__,
+                                               "__doc__": cls.__doc__,
+                                               "_splice_own_class": True})
+        return super().__new__(cls)
+
+    def __init__(self, replacements: Mapping[Any, Any] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._replacements: dict[Any, Any] = {}
+        self._targets: dict[Any, Any] = {}  # normalized key -> the target as given
+        self._boxes: dict[tuple[int, str], tuple[Any, str, _Box]] = {}
+        self._attr_names: dict[str, list[tuple[Any, _Box]]] = {}
+        self._module_globals: dict[int, dict[str, _Box]] = {}  # id(module dict) -> boxes
+        for target, replacement in (replacements or {}).items():
+            self.replace(target, replacement)
+
+    def __repr__(self) -> str:
+        names = [getattr(t, "__qualname__", repr(t)) for t in self._targets.values()]
+        names += [f"{getattr(o, '__name__', type(o).__name__)}.{n}"
+                  for o, n, _ in self._boxes.values()]
+        return f"<Patch {', '.join(names) or '(nothing)'}>"
+
+    # ----------------------------------------------------------------------- configuring
+
+    def replace(self, target: Any, replacement: Callable[..., Any]) -> Patch:
+        """Under this patch, calls of ``target`` call ``replacement`` instead."""
+        if not callable(replacement):
+            raise TypeError(f"the replacement must be callable, not {replacement!r}")
+        key = _normalize(target)
+        with self._lock:
+            new = key not in self._replacements and key not in self._targets
+            self._replacements[key] = replacement
+            self._targets[key] = target
+            if new:
+                name = f"_splice_patched_{len(type(self)._splice_intercepts)}"
+                setattr(self, name, self._intercepting(key))
+                type(self)._splice_intercepts[key] = name
+        if new:
+            self._changed()
+        return self
+
+    def restore(self, target: Any) -> Patch:
+        """Stop replacing ``target`` (calls of it run the original again, under the patch)."""
+        key = _normalize(target)
+        with self._lock:
+            if self._replacements.pop(key, _MISSING) is _MISSING:
+                raise KeyError(f"{target!r} is not replaced by this patch")
+        return self
+
+    def setattr(self, owner: Any, name: str, value: Any) -> Patch:
+        """Under this patch, reads of ``owner.name`` see ``value`` (see the module
+        docstring for which reads)."""
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"{name!r} is not an attribute name")
+        if not hasattr(owner, name):
+            raise AttributeError(f"{owner!r} has no attribute {name!r} to patch")
+        key = (id(owner), name)
+        with self._lock:
+            found = self._boxes.get(key)
+            if found is not None:
+                found[2].value = value
+                return self
+            box = _Box(value)
+            self._boxes[key] = (owner, name, box)
+            self._attr_names.setdefault(name, []).append((owner, box))
+            if isinstance(owner, types.ModuleType):
+                self._module_globals.setdefault(id(vars(owner)), {})[name] = box
+        self._changed()
+        return self
+
+    @property
+    def replacements(self) -> dict[Any, Any]:
+        """The current replacements (``{target: replacement}``, targets as given)."""
+        with self._lock:
+            return {self._targets[k]: r for k, r in self._replacements.items()}
+
+    def call_original(self, target: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """From inside a replacement: call the original ``target`` (under the patch)."""
+        return self.recurse_call(_normalize(target), *args, **kwargs)
+
+    # ---------------------------------------------------------------------- the plugin
+
+    def _intercepting(self, key: Any) -> Callable[..., Any]:
+        replacements = self._replacements
+
+        def patched(*args: Any, **kwargs: Any) -> Any:
+            replacement = replacements.get(key, _MISSING)
+            if replacement is _MISSING:  # restored
+                return self.recurse_call(key, *args, **kwargs)
+            return replacement(*args, **kwargs)
+        return patched
+
+    def _changed(self) -> None:
+        """A new target or attribute: contexts made before it do not know it."""
+        contexts = self.__dict__.get("_splice_contexts")
+        if contexts:
+            before = self.context
+            contexts.clear()
+            if self.context is before:  # pragma: no cover (the runtime changed)
+                raise RuntimeError("cannot add a replacement to a Patch that has run; "
+                                   "use a new Patch")
+
+    def lowered(self, ir: FunctionIR) -> FunctionIR | None:
+        """Rewrite reads of patched attributes (``setattr``) to read the patched value, and
+        make ``module.builtin(...)`` sites of replaced builtins dispatch their callee."""
+        if ir.function is None:
+            return None
+        changed = False
+        builtin_names = {key.__name__ for key in list(self._targets)
+                         if type(key) is types.BuiltinFunctionType}
+        if builtin_names:
+            changed |= _dispatch_builtin_sites(ir, builtin_names)
+        if self._attr_names:
+            globals_boxes = self._module_globals.get(id(ir.function.__globals__), {})
+            code = ir.function.__code__
+            free = set(code.co_freevars) | set(code.co_cellvars)
+            changed |= _rewrite_scope(ir, globals_boxes, free, self._attr_names)
+        return ir if changed else None
+
+
+# ------------------------------------------------------------------------ builtin sites
+
+
+def _dispatch_builtin_sites(ir: FunctionIR, names: set[str]) -> bool:
+    """``time.time()`` is a method-form call site, where splice calls a builtin directly
+    (no dispatch, so no intercept). Calling a copy of the attribute makes it an ordinary
+    site, dispatched like ``t = time.time; t()``, for the attribute names of replaced
+    builtins. (The copy folds away in the generated code.)"""
+    changed = False
+    scopes = [ir]
+    while scopes:
+        scope = scopes.pop()
+        getattrs: dict[Temp, Assign] = {}
+        for _block, stmt in list(_assigns(scope.body)):
+            op = stmt.op
+            if isinstance(op, GetAttr) and op.name in names and stmt.result is not None:
+                getattrs[stmt.result] = stmt
+            elif isinstance(op, MakeComprehension):
+                scopes.append(op.fn)
+            elif isinstance(op, CallOp) and isinstance(op.func, Temp) \
+                    and op.func in getattrs:
+                definition = getattrs.pop(op.func)
+                copy = scope.new_temp()
+                holder = _holder(scope.body, definition)
+                if holder is None:
+                    continue
+                holder.insert(holder.index(definition) + 1,
+                              Assign((copy,), Copy(op.func), definition.pos))
+                op.func = copy
+                changed = True
+    return changed
+
+
+def _assigns(block: list[Stmt]) -> Iterator[tuple[list[Stmt], Assign]]:
+    for stmt in block:
+        for region in stmt.regions():
+            yield from _assigns(region.body)
+        if isinstance(stmt, Assign):
+            yield block, stmt
+        for inner in stmt.blocks():
+            yield from _assigns(inner)
+
+
+def _holder(block: list[Stmt], wanted: Stmt) -> list[Stmt] | None:
+    for inner_block, stmt in _assigns(block):
+        if stmt is wanted:
+            return inner_block
+    return None
+
+
+# --------------------------------------------------------------------- attribute rewrite
+
+
+def _rewrite_scope(ir: FunctionIR, globals_boxes: dict[str, _Box], enclosing: set[str],
+                   attrs: dict[str, list[tuple[Any, _Box]]]) -> bool:
+    """Rewrite the reads of patched globals and attributes in ``ir`` and the comprehensions
+    it runs; ``enclosing``: names that are not globals here (locals of enclosing scopes)."""
+    if ir.kind == "class":
+        return False
+    hidden = enclosing | local_names(ir) | set(ir.nonlocals)
+    declared_global = set(ir.globals)
+    boxes = {name: box for name, box in globals_boxes.items()
+             if name not in hidden or name in declared_global}
+    return _rewrite_block(ir, ir.body, boxes, hidden, attrs)
+
+
+def _rewrite_block(ir: FunctionIR, block: list[Stmt], boxes: dict[str, _Box],
+                   hidden: set[str], attrs: dict[str, list[tuple[Any, _Box]]]) -> bool:
+    changed = False
+    index = 0
+    while index < len(block):
+        stmt = block[index]
+        before: list[Stmt] = []
+
+        def swap(operand: Operand, before: list[Stmt] = before) -> Operand:
+            if isinstance(operand, Var) and operand.name in boxes:
+                temp = ir.new_temp()
+                before.append(Assign((temp,), GetAttr(Const(boxes[operand.name],
+                                                            operand.pos), "value"),
+                                     operand.pos))
+                return temp
+            return operand
+
+        for region in stmt.regions():
+            changed |= _rewrite_block(ir, region.body, boxes, hidden, attrs)
+            region_before: list[Stmt] = []
+            region.value = swap(region.value, region_before)
+            region.body.extend(region_before)
+            changed |= bool(region_before)
+        if isinstance(stmt, Assign):
+            op = stmt.op
+            if isinstance(op, Load):
+                if op.var.name in boxes:
+                    stmt.op = GetAttr(Const(boxes[op.var.name], op.var.pos), "value")
+                    changed = True
+            elif isinstance(op, MakeComprehension):
+                op.map_operands(swap)
+                inner_globals = {n: b for n, b in boxes.items()}
+                changed |= _rewrite_scope(op.fn, inner_globals, hidden, attrs)
+            else:
+                op.map_operands(swap)
+                if isinstance(op, GetAttr) and op.name in attrs:
+                    stmt.op = _guarded_getattr(ir, op, attrs[op.name], before, stmt.pos)
+                    changed = True
+        else:
+            for field in ("value", "test", "iterator", "manager", "subject", "exc", "cause"):
+                current = getattr(stmt, field, None)
+                if isinstance(current, Var):
+                    setattr(stmt, field, swap(current))
+        for inner in stmt.blocks():
+            changed |= _rewrite_block(ir, inner, boxes, hidden, attrs)
+        if before:
+            block[index:index] = before
+            index += len(before)
+            changed = True
+        index += 1
+    return changed
+
+
+def _guarded_getattr(ir: FunctionIR, op: GetAttr, owners: list[tuple[Any, _Box]],
+                     before: list[Stmt], pos: Pos) -> Any:
+    """``box.value if obj is owner else obj.name`` (nested for several owners)."""
+    result: Any = GetAttr(op.obj, op.name)
+    for owner, box in owners:
+        test = ir.new_temp()
+        before.append(Assign((test,), Compare("is_", op.obj, Const(owner, pos)), pos))
+        patched, fallback = ir.new_temp(), ir.new_temp()
+        read = Assign((patched,), GetAttr(Const(box, pos), "value"), pos)
+        native = Assign((fallback,), result, pos)
+        result = IfExp(test, Region([read], patched), Region([native], fallback))
+    return result

@@ -1,0 +1,801 @@
+"""``Tracer``: record the call tree of a run, write it as Chrome trace-event JSON or print it.
+
+::
+
+    from splice.plugins import Tracer
+
+    tracer = Tracer(exclude=["threading"])
+    tracer.run(main, 100)
+    tracer.print_tree()                          # a text tree with wall times
+    tracer.write_chrome_trace("trace.json")      # open in https://ui.perfetto.dev
+
+How it records
+--------------
+The Tracer is a compiler pass, not a callback: its ``lowered`` hook rewrites each Python
+function entered under it so that the function records its own call::
+
+    def f(x):                                    # becomes, in the code splice compiles
+        @iadd(@local.events, (@info_f, @perf_counter_ns()))
+        try:
+            ...                                  # the body, unchanged
+        except BaseException:
+            @record_exception(@local)            # only when something raises
+            raise
+        finally:
+            @iadd(@local.events, (-@perf_counter_ns(),))
+
+``@local`` is a ``threading.local`` holding one list of events per thread, so each thread
+has its own stack and the events of one call are always appended by the thread that runs it.
+A call costs two clock reads and two list extends, done by C code inside the function's own
+frame: no extra Python frame per call, as a ``sys.setprofile`` callback or per-call hooks
+(``prehook``/``posthook``) would cost. Because the ``try``/``finally`` is in the function
+itself, a call that raises is closed exactly when the exception leaves it, and the exception
+is recorded (its type and a short message). The call tree is built from the events only when
+it is asked for (:meth:`Tracer.threads`, :meth:`Tracer.format_tree`, ...).
+
+What is recorded
+----------------
+* Every call of a Python function that runs under the Tracer: functions, methods, class
+  instantiation (as the ``__init__``/``__new__`` calls it makes), callbacks reached through
+  overlays (``sorted(key=f)``, ``map(f, ...)``), nested functions and closures.
+* Generators: one span per resume (from ``next()``/``send()`` to the next ``yield``), like the
+  'call'/'return' events of ``sys.setprofile``. A generator whose ``yield`` sits inside an
+  ``and``/``or``, a conditional expression or a ``while`` test is not recorded (its callees
+  are).
+* Not recorded: builtins and other C functions, lambdas (their bodies must stay an
+  expression), coroutines and async generators (they can suspend at points without a visible
+  ``await``: ``async for``, ``async with``), comprehension scopes (they are part of their
+  function), functions that run natively (``recurse`` said no, no source, code called from C
+  outside the overlays), and module top-level code. The callees of all of these that run
+  under the Tracer are recorded.
+* ``include``/``exclude`` filter by the function's module (``__module__``): a pattern
+  ``pkg`` matches ``pkg`` and its submodules, and shell-style wildcards work (``pkg.*_test``).
+  Functions of other modules still run under the Tracer (so their callees in included
+  modules are recorded) but record nothing.
+* Threads: each thread has its own call stack. A thread started under the Tracer (through
+  ``threading.Thread.start`` or ``_thread.start_new_thread``) runs its target under the
+  Tracer too (``follow_threads``); when the Tracer is composed with other plugins, such a
+  thread runs under the Tracer alone.
+* ``args=True`` / ``returns=True`` record a short ``reprlib`` summary of each call's
+  arguments / return value, taken when the call starts / returns. They call ``repr()`` on
+  your objects (natively; a ``repr`` that fails is shown as such) and cost much more.
+"""
+
+from __future__ import annotations
+
+import _thread
+import fnmatch
+import json
+import operator
+import os
+import reprlib
+import sys
+import threading
+import types
+import weakref
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from time import perf_counter_ns
+from typing import IO, Any
+
+import splice
+from splice.ir.nodes import (
+    Assign,
+    BuildTuple,
+    Const,
+    FunctionIR,
+    GetAttr,
+    Handler,
+    Load,
+    Operand,
+    Pos,
+    Raise,
+    Region,
+    Return,
+    Stmt,
+    Temp,
+    Try,
+    UnaryOp,
+    Var,
+    Yield,
+    YieldFrom,
+)
+from splice.ir.nodes import Call as CallOp
+
+__all__ = ["Call", "FunctionInfo", "ThreadTrace", "Tracer"]
+
+_CO_GENERATOR = 0x20
+_CO_COROUTINE = 0x80
+_CO_ITERABLE_COROUTINE = 0x100
+_CO_ASYNC_GENERATOR = 0x200
+
+
+# ------------------------------------------------------------------------------ records
+
+
+class FunctionInfo:
+    """A traced function: its code object, names and where it is defined. One per code
+    object (closures made by one ``def`` share it)."""
+
+    __slots__ = ("code", "name", "qualname", "module", "filename", "lineno", "generator",
+                 "__weakref__")
+
+    def __init__(self, code: types.CodeType, qualname: str, module: str) -> None:
+        self.code = code
+        self.name = code.co_name
+        self.qualname = qualname
+        self.module = module
+        self.filename = code.co_filename
+        self.lineno = code.co_firstlineno
+        #: a generator function: each resume is recorded as a call of its own
+        self.generator = bool(code.co_flags & _CO_GENERATOR)
+
+    @property
+    def location(self) -> str:
+        """``file:line``, the file relative to the working directory when it is below it."""
+        return f"{_short_path(self.filename)}:{self.lineno}"
+
+    def __repr__(self) -> str:
+        return f"<FunctionInfo {self.module}.{self.qualname} at {self.location}>"
+
+
+class Call:
+    """One recorded call: what was called, when (``perf_counter_ns`` times), what it called.
+
+    ``end`` is None for a call still running when the tree was built. ``exception`` is
+    ``"Type: message"`` if the call raised; ``args``/``result`` are summaries (strings) when
+    the Tracer records them.
+    """
+
+    __slots__ = ("info", "start", "end", "children", "exception", "args", "result")
+
+    def __init__(self, info: FunctionInfo, start: int) -> None:
+        self.info = info
+        self.start = start
+        self.end: int | None = None
+        self.children: list[Call] = []
+        self.exception: str | None = None
+        self.args: str | None = None
+        self.result: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The function's qualified name."""
+        return self.info.qualname
+
+    @property
+    def code(self) -> types.CodeType:
+        return self.info.code
+
+    @property
+    def duration(self) -> int | None:
+        """Wall time in nanoseconds (None while running)."""
+        return None if self.end is None else self.end - self.start
+
+    @property
+    def self_time(self) -> int | None:
+        """Wall time not spent in recorded callees, in nanoseconds."""
+        if self.end is None:
+            return None
+        inner = sum((c.end if c.end is not None else self.end) - c.start
+                    for c in self.children)
+        return self.end - self.start - inner
+
+    def walk(self) -> Iterator[Call]:
+        """This call and every call below it, depth first, in order."""
+        stack = [self]
+        while stack:
+            call = stack.pop()
+            yield call
+            stack.extend(reversed(call.children))
+
+    def __repr__(self) -> str:
+        took = "running" if self.end is None else f"{(self.end - self.start) / 1e6:.3f} ms"
+        raised = f", raised {self.exception}" if self.exception else ""
+        return f"<Call {self.name} ({took}{raised}), {len(self.children)} callees>"
+
+
+@dataclass
+class ThreadTrace:
+    """The calls one thread made under the Tracer (top-level calls in ``calls``)."""
+
+    ident: int
+    native_id: int
+    name: str
+    calls: list[Call] = field(default_factory=list)
+
+    def walk(self) -> Iterator[Call]:
+        for call in self.calls:
+            yield from call.walk()
+
+
+# ------------------------------------------------------------------------ per-thread log
+
+#: markers in a thread's event list; each is followed by one value (a summary string)
+_EXC = object()
+_ARGS = object()
+_RET = object()
+
+
+class _ThreadLog:
+    """One thread's event list and who the thread is."""
+
+    __slots__ = ("events", "ident", "native_id", "name")
+
+    def __init__(self, events: list[Any]) -> None:
+        self.events = events
+        self.ident = threading.get_ident()
+        self.native_id = threading.get_native_id()
+        self.name: str | None = _thread_name(self.ident)
+
+    def label(self) -> str:
+        if self.name is None:
+            self.name = _thread_name(self.ident)
+        return self.name or f"thread {self.native_id}"
+
+
+def _thread_name(ident: int) -> str | None:
+    for thread in threading.enumerate():
+        if thread.ident == ident:
+            return thread.name
+    return None
+
+
+class _Local(threading.local):
+    """Per-thread state of one Tracer: ``events``, the list the instrumented code extends.
+
+    The event list holds, in order: ``info, start`` when a call starts (``info`` a
+    :class:`FunctionInfo`, ``start`` a ``perf_counter_ns`` time), ``-end`` when it ends
+    (a negative int), and ``marker, summary`` pairs in between (``_ARGS``, ``_RET``,
+    ``_EXC``). Extending a list with a tuple is atomic, so a copy never splits a pair.
+    """
+
+    events: list[Any]
+
+    def __init__(self, logs: list[_ThreadLog]) -> None:
+        self.events = []
+        logs.append(_ThreadLog(self.events))
+
+
+# ----------------------------------------------------------------------- summaries (slow)
+
+_repr = reprlib.Repr()
+_repr.maxlevel = 2
+_repr.maxstring = 60
+_repr.maxother = 60
+_repr.maxlong = 40
+for _name in ("maxtuple", "maxlist", "maxarray", "maxdict", "maxset", "maxfrozenset",
+              "maxdeque"):
+    setattr(_repr, _name, 5)
+
+
+def summarize(value: Any) -> str:
+    """A short ``repr`` of ``value`` (``reprlib``-bounded; never raises)."""
+    try:
+        return _repr.repr(value)
+    except Exception as exc:  # a user __repr__ that fails
+        return f"<{type(value).__name__} object; repr failed: {type(exc).__name__}>"
+
+
+def _describe_exception(exc: BaseException | None) -> str:
+    if exc is None:
+        return "?"
+    kind = type(exc)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else \
+        f"{kind.__module__}.{kind.__qualname__}"
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<str() failed>"
+    if len(message) > 120:
+        message = message[:117] + "..."
+    return f"{name}: {message}" if message else name
+
+
+def _record_exception(local: _Local) -> None:
+    """Called by instrumented code in ``except BaseException:`` (before it re-raises)."""
+    local.events += (_EXC, _describe_exception(sys.exc_info()[1]))
+
+
+def _record_args(local: _Local, names: tuple[str, ...], *values: Any) -> None:
+    """Called by instrumented code when a call starts (``Tracer(args=True)``)."""
+    parts = []
+    for name, value in zip(names, values, strict=True):
+        parts.append(f"{name}={summarize(value)}")
+    local.events += (_ARGS, ", ".join(parts))
+
+
+def _record_return(local: _Local, value: Any) -> None:
+    """Called by instrumented code before each ``return`` (``Tracer(returns=True)``)."""
+    local.events += (_RET, summarize(value))
+
+
+# ---------------------------------------------------------------------------- the pass
+
+
+class _Instrumenter:
+    """Builds the recording statements for one function's IR."""
+
+    def __init__(self, ir: FunctionIR, local: _Local) -> None:
+        self.ir = ir
+        self.local = local
+
+    def assign(self, op: Any, pos: Pos, out: list[Stmt], result: bool = True) -> Temp | None:
+        temp = self.ir.new_temp() if result else None
+        out.append(Assign((temp,) if temp is not None else (), op, pos))
+        return temp
+
+    def events(self, pos: Pos, out: list[Stmt]) -> Temp:
+        temp = self.assign(GetAttr(Const(self.local, pos), "events"), pos, out)
+        assert temp is not None
+        return temp
+
+    def clock(self, pos: Pos, out: list[Stmt]) -> Temp:
+        temp = self.assign(CallOp(Const(perf_counter_ns, pos), [], []), pos, out)
+        assert temp is not None
+        return temp
+
+    def _push(self, events: Temp, items: list[Operand], pos: Pos, out: list[Stmt]) -> None:
+        """``events += (items...)``: ``operator.iadd`` (a C function the call-site pass
+        dispatches with one dict lookup) extends the list by a tuple atomically."""
+        packed = self.assign(BuildTuple(list(items)), pos, out)
+        assert packed is not None
+        self.assign(CallOp(Const(operator.iadd, pos), [events, packed], []), pos, out,
+                    result=False)
+
+    def start(self, info: FunctionInfo, pos: Pos) -> tuple[list[Stmt], Temp]:
+        """A call starts: ``info, now`` (and the thread's event list, for :meth:`end`)."""
+        out: list[Stmt] = []
+        events = self.events(pos, out)
+        now = self.clock(pos, out)
+        self._push(events, [Const(info, pos), now], pos, out)
+        return out, events
+
+    def end(self, pos: Pos, events: Temp | None = None) -> list[Stmt]:
+        """A call ends: ``-now``. ``events``: the list read when the call started, reused
+        when the call cannot have moved to another thread since (not across a ``yield``)."""
+        out: list[Stmt] = []
+        if events is None:
+            events = self.events(pos, out)
+        now = self.clock(pos, out)
+        negated = self.assign(UnaryOp("neg", now), pos, out)
+        assert negated is not None
+        self._push(events, [negated], pos, out)
+        return out
+
+    def helper(self, fn: Callable[..., Any], args: list[Operand], pos: Pos) -> Stmt:
+        call = CallOp(Const(fn, pos), [Const(self.local, pos), *args], [])
+        return Assign((), call, pos)
+
+
+def _yield_statements(block: list[Stmt], found: list[tuple[list[Stmt], Stmt]]) -> bool:
+    """Collect the ``yield``/``yield from`` statements of ``block`` (nested blocks
+    included) with the block holding each; False if one sits in a lazily evaluated region,
+    where no statement can be added around it."""
+    for stmt in block:
+        for region in stmt.regions():
+            if any(isinstance(s, Assign) and isinstance(s.op, (Yield, YieldFrom))
+                   for s in _all_statements(region.body)):
+                return False
+        if isinstance(stmt, Assign) and isinstance(stmt.op, (Yield, YieldFrom)):
+            found.append((block, stmt))
+        for inner in stmt.blocks():
+            if not _yield_statements(inner, found):
+                return False
+    return True
+
+
+def _all_statements(block: list[Stmt]) -> Iterator[Stmt]:
+    for stmt in block:
+        yield stmt
+        for region in stmt.regions():
+            yield from _all_statements(region.body)
+        for inner in stmt.blocks():
+            yield from _all_statements(inner)
+
+
+def _returns(block: list[Stmt], found: list[tuple[list[Stmt], Return]]) -> None:
+    for stmt in block:
+        if isinstance(stmt, Return):
+            found.append((block, stmt))
+        for inner in stmt.blocks():
+            _returns(inner, found)
+
+
+def _module_matches(module: str, pattern: str) -> bool:
+    return (module == pattern or module.startswith(pattern + ".")
+            or fnmatch.fnmatchcase(module, pattern))
+
+
+def _short_path(filename: str) -> str:
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:  # another drive (Windows)
+        return filename
+    return filename if relative.startswith("..") else relative
+
+
+# ------------------------------------------------------------------------------ Tracer
+
+
+class Tracer(splice.Plugin):
+    """Records the call tree of everything run under it (see the module docstring).
+
+    ``include``/``exclude``: module patterns (``"pkg"`` covers its submodules; wildcards
+    allowed) choosing which functions record their calls. ``args``/``returns``: record short
+    summaries of arguments and return values. ``follow_threads``: threads started under the
+    Tracer run under it too.
+
+    Results: :meth:`threads` (a :class:`ThreadTrace` per thread, with its tree of
+    :class:`Call` records), :meth:`calls` (every call), :meth:`counts` (calls per code
+    object), :meth:`format_tree`/:meth:`print_tree`, :meth:`chrome_trace`/
+    :meth:`write_chrome_trace`; :meth:`reset` drops what was recorded (compiled code is kept).
+    """
+
+    def __init__(self, *, include: Iterable[str] = (), exclude: Iterable[str] = (),
+                 args: bool = False, returns: bool = False,
+                 follow_threads: bool = True) -> None:
+        self.include = tuple(include)
+        self.exclude = tuple(exclude)
+        self.args = args
+        self.returns = returns
+        self.follow_threads = follow_threads
+        self._logs: list[_ThreadLog] = []
+        self._local = _Local(self._logs)
+        self._infos: dict[types.CodeType, FunctionInfo] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        parts = []
+        if self.include:
+            parts.append(f"include={list(self.include)!r}")
+        if self.exclude:
+            parts.append(f"exclude={list(self.exclude)!r}")
+        if self.args:
+            parts.append("args=True")
+        if self.returns:
+            parts.append("returns=True")
+        return f"Tracer({', '.join(parts)})"
+
+    # ------------------------------------------------------------------------ filtering
+
+    def module_wanted(self, module: str | None) -> bool:
+        """Whether functions of ``module`` record their calls (``include``/``exclude``)."""
+        name = module or ""
+        if self.include and not any(_module_matches(name, p) for p in self.include):
+            return False
+        return not any(_module_matches(name, p) for p in self.exclude)
+
+    # ------------------------------------------------------------------------------ hooks
+
+    def recurse(self, fn: Callable[..., Any]) -> bool:
+        # the Tracer's own code (the recording helpers the pass inserts, and its methods
+        # called from traced code) runs natively and records nothing
+        return getattr(fn, "__module__", None) != __name__
+
+    def lowered(self, ir: FunctionIR) -> FunctionIR | None:
+        """Instrument one function (see the module docstring)."""
+        fn = ir.function
+        if ir.kind != "function" or fn is None or ir.is_async:
+            return None
+        code: types.CodeType = fn.__code__
+        flags = code.co_flags
+        if flags & (_CO_COROUTINE | _CO_ITERABLE_COROUTINE | _CO_ASYNC_GENERATOR):
+            return None
+        module = getattr(fn, "__module__", None)
+        if not self.module_wanted(module if isinstance(module, str) else None):
+            return None
+        generator = bool(flags & _CO_GENERATOR)
+        yields: list[tuple[list[Stmt], Stmt]] = []
+        if generator and not _yield_statements(ir.body, yields):
+            return None
+        info = self._info(code, fn)
+        make = _Instrumenter(ir, self._local)
+        pos = ir.pos
+        if self.returns and not generator:
+            found: list[tuple[list[Stmt], Return]] = []
+            _returns(ir.body, found)
+            for block, ret in found:
+                value = ret.value if ret.value is not None else Const(None, ret.pos)
+                index = _index(block, ret)
+                block.insert(index, make.helper(_record_return, [value], ret.pos))
+        for block, stmt in yields:
+            # a resume is a span of its own: end it before the yield, start the next one
+            # when the yield returns (or raises: throw(), close())
+            index = _index(block, stmt)
+            wrapped = Try([stmt], [], [], make.start(info, stmt.pos)[0], False, stmt.pos)
+            block[index:index + 1] = [*make.end(stmt.pos), wrapped]
+        entry, events = make.start(info, pos)
+        if self.args and not generator:
+            names = tuple(ir.args.names())
+            loads: list[Operand] = []
+            for name in names:
+                temp = make.assign(Load(Var(name, pos)), pos, entry)
+                assert temp is not None
+                loads.append(temp)
+            entry.append(make.helper(_record_args, [Const(names, pos), *loads], pos))
+        handler = Handler(Region([], Const(BaseException, pos)), None,
+                          [make.helper(_record_exception, [], pos), Raise(None, None, pos)],
+                          pos)
+        # a generator's last resume may run in another thread than its first: read the
+        # thread's list again there
+        finish = make.end(pos, None if generator else events)
+        ir.body = [*entry, Try(ir.body, [handler], [], finish, False, pos)]
+        return ir
+
+    def _info(self, code: types.CodeType, fn: types.FunctionType) -> FunctionInfo:
+        info = self._infos.get(code)
+        if info is None:
+            module = getattr(fn, "__module__", None)
+            info = FunctionInfo(code, getattr(fn, "__qualname__", code.co_name),
+                                module if isinstance(module, str) else "")
+            info = self._infos.setdefault(code, info)
+        return info
+
+    @splice.intercept(_thread.start_new_thread)
+    def _start_new_thread(self, function: Callable[..., Any], args: tuple[Any, ...],
+                          kwargs: dict[str, Any] | None = None) -> Any:
+        """A thread started under the Tracer runs its function under the Tracer."""
+        if self.follow_threads:
+            function = self._thread_entry(function)
+        if kwargs is None:
+            return self.recurse_call(_thread.start_new_thread, function, args)
+        return self.recurse_call(_thread.start_new_thread, function, args, kwargs)
+
+    def _thread_entry(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        context = self.context
+        owner = getattr(function, "__self__", None)
+        thread = weakref.ref(owner) if isinstance(owner, threading.Thread) else None
+
+        def splice_thread(*args: Any, **kwargs: Any) -> Any:
+            started = thread() if thread is not None else None
+            if started is not None:  # name the thread's log before it records anything
+                log = self._log_of_current_thread()
+                log.name = started.name
+            return context.run(function, args, kwargs)
+        return splice_thread
+
+    def _log_of_current_thread(self) -> _ThreadLog:
+        events = self._local.events
+        for log in reversed(self._logs):
+            if log.events is events:
+                return log
+        raise AssertionError("unreachable: the thread's log registers itself")
+
+    # ---------------------------------------------------------------------------- results
+
+    def reset(self) -> None:
+        """Forget every recorded call (code compiled under the Tracer is kept)."""
+        for log in list(self._logs):
+            del log.events[:]
+
+    clear = reset
+
+    def counts(self) -> dict[types.CodeType, int]:
+        """How many calls were recorded per code object."""
+        found: Counter[types.CodeType] = Counter()
+        for log in list(self._logs):
+            for item in list(log.events):
+                if type(item) is FunctionInfo:
+                    found[item.code] += 1
+        return dict(found)
+
+    def threads(self) -> list[ThreadTrace]:
+        """The recorded calls, per thread (threads that recorded nothing are left out)."""
+        out = []
+        for log in list(self._logs):
+            calls = _build(list(log.events), self.returns)
+            if calls:
+                out.append(ThreadTrace(log.ident, log.native_id, log.label(), calls))
+        return out
+
+    def roots(self) -> list[Call]:
+        """The top-level calls of every thread."""
+        return [call for thread in self.threads() for call in thread.calls]
+
+    def calls(self) -> Iterator[Call]:
+        """Every recorded call, thread by thread, depth first."""
+        for thread in self.threads():
+            yield from thread.walk()
+
+    # ----------------------------------------------------------------------- Chrome JSON
+
+    def chrome_trace(self, *, process_name: str | None = None) -> dict[str, Any]:
+        """The recorded calls as Chrome trace-event JSON (the object format): one complete
+        ("X") event per call, with the thread and process names as metadata ("M") events.
+        Times are microseconds from the first recorded call. Opens in Perfetto
+        (https://ui.perfetto.dev) and ``chrome://tracing``. ``process_name`` labels the
+        process (default: the program's name and pid)."""
+        threads = self.threads()
+        pid = os.getpid()
+        now = perf_counter_ns()
+        starts = [call.start for thread in threads for call in thread.calls]
+        origin = min(starts) if starts else now
+        events: list[dict[str, Any]] = [
+            {"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+             "args": {"name": process_name or _process_name()}}]
+        for order, thread in enumerate(threads):
+            events.append({"name": "thread_name", "ph": "M", "pid": pid,
+                           "tid": thread.native_id, "args": {"name": thread.name}})
+            events.append({"name": "thread_sort_index", "ph": "M", "pid": pid,
+                           "tid": thread.native_id, "args": {"sort_index": order}})
+            for call in thread.walk():
+                end = call.end if call.end is not None else now
+                details: dict[str, Any] = {"qualname": f"{call.info.module}.{call.name}",
+                                           "file": call.info.filename,
+                                           "line": call.info.lineno}
+                if call.args is not None:
+                    details["args"] = call.args
+                if call.result is not None:
+                    details["return"] = call.result
+                if call.exception is not None:
+                    details["exception"] = call.exception
+                if call.end is None:
+                    details["unfinished"] = True
+                events.append({
+                    "name": call.name, "cat": call.info.module or "python", "ph": "X",
+                    "ts": (call.start - origin) / 1000, "dur": (end - call.start) / 1000,
+                    "pid": pid, "tid": thread.native_id, "args": details})
+        return {"traceEvents": events, "displayTimeUnit": "ms",
+                "otherData": {"generator": "splice.plugins.Tracer",
+                              "python": sys.version.split()[0]}}
+
+    def write_chrome_trace(self, path: str | os.PathLike[str], *,
+                           process_name: str | None = None) -> Path:
+        """Write :meth:`chrome_trace` to ``path`` (JSON); returns the path."""
+        target = Path(path)
+        trace = self.chrome_trace(process_name=process_name)
+        with target.open("w", encoding="utf-8") as out:
+            json.dump(trace, out, separators=(",", ":"))
+            out.write("\n")
+        return target
+
+    # ------------------------------------------------------------------------- text tree
+
+    def format_tree(self, *, aggregate: bool = True, max_depth: int | None = None,
+                    min_ms: float = 0.0, locations: bool = True) -> str:
+        """The call tree as text, thread by thread, with wall times in milliseconds.
+
+        ``aggregate`` (the default) merges calls of the same function under the same path
+        of callers into one line with a call count, total and self time (like a profiler's
+        call tree); ``aggregate=False`` shows every call, with its argument and return
+        summaries and exception. ``max_depth`` cuts the tree; ``min_ms`` hides subtrees
+        faster than that; ``locations`` shows each function's ``file:line``.
+        """
+        lines: list[str] = []
+        for thread in self.threads():
+            total = sum(c.duration or 0 for c in thread.calls)
+            lines.append(f"{thread.name} (thread {thread.native_id}): "
+                         f"{len(thread.calls)} top-level call(s), {total / 1e6:.3f} ms")
+            if aggregate:
+                nodes = _aggregate(thread.calls)
+                _format_nodes(nodes, 1, lines, max_depth, min_ms * 1e6, locations)
+            else:
+                _format_calls(thread.calls, 1, lines, max_depth, min_ms * 1e6, locations)
+        if not lines:
+            return "(no calls recorded)"
+        return "\n".join(lines)
+
+    def print_tree(self, file: IO[str] | None = None, **options: Any) -> None:
+        """Print :meth:`format_tree` (to ``file``, standard output by default)."""
+        print(self.format_tree(**options), file=file if file is not None else sys.stdout)
+
+
+def _index(block: list[Stmt], stmt: Stmt) -> int:
+    for index, candidate in enumerate(block):
+        if candidate is stmt:
+            return index
+    raise ValueError("statement not in its block")
+
+
+def _process_name() -> str:
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else "python"
+    return f"{os.path.basename(argv0)} (pid {os.getpid()})"
+
+
+def _build(events: list[Any], returns: bool = False) -> list[Call]:
+    """The call trees recorded in one thread's event list (see :class:`_Local`).
+    ``returns``: return values were recorded, so a call that ended without one (and
+    without raising) fell off its end and returned None."""
+    roots: list[Call] = []
+    stack: list[Call] = []
+    index = 0
+    count = len(events)
+    while index < count:
+        item = events[index]
+        if type(item) is int:  # a call ended
+            if stack:
+                call = stack.pop()
+                call.end = -item
+                if returns and call.result is None and call.exception is None \
+                        and not call.info.generator:
+                    call.result = "None"
+            index += 1
+        elif type(item) is FunctionInfo:
+            if index + 1 >= count:
+                break
+            call = Call(item, events[index + 1])
+            (stack[-1].children if stack else roots).append(call)
+            stack.append(call)
+            index += 2
+        else:
+            value = events[index + 1] if index + 1 < count else None
+            if stack:
+                if item is _EXC:
+                    stack[-1].exception = value
+                elif item is _ARGS:
+                    stack[-1].args = value
+                elif item is _RET:
+                    stack[-1].result = value
+            index += 2
+    return roots
+
+
+class _Node:
+    """Calls of one function under one path of callers, merged."""
+
+    __slots__ = ("info", "calls", "total", "inner", "raised", "children")
+
+    def __init__(self, info: FunctionInfo) -> None:
+        self.info = info
+        self.calls = 0
+        self.total = 0
+        self.inner = 0
+        self.raised = 0
+        self.children: dict[FunctionInfo, _Node] = {}
+
+
+def _aggregate(calls: list[Call]) -> list[_Node]:
+    now = perf_counter_ns()
+    top: dict[FunctionInfo, _Node] = {}
+    work: list[tuple[Call, dict[FunctionInfo, _Node]]] = [(c, top) for c in calls]
+    while work:
+        call, siblings = work.pop()
+        node = siblings.get(call.info)
+        if node is None:
+            node = siblings[call.info] = _Node(call.info)
+        end = call.end if call.end is not None else now
+        node.calls += 1
+        node.total += end - call.start
+        node.inner += sum((c.end if c.end is not None else end) - c.start
+                          for c in call.children)
+        node.raised += call.exception is not None
+        work.extend((child, node.children) for child in call.children)
+    return sorted(top.values(), key=lambda n: -n.total)
+
+
+def _format_nodes(nodes: list[_Node], depth: int, lines: list[str], max_depth: int | None,
+                  min_ns: float, locations: bool) -> None:
+    for node in nodes:
+        if node.total < min_ns:
+            continue
+        calls = f" ×{node.calls}" if node.calls != 1 else ""
+        raised = f"  raised ×{node.raised}" if node.raised else ""
+        where = f"  {node.info.location}" if locations else ""
+        lines.append(f"{'  ' * depth}{node.total / 1e6:10.3f} ms  {node.info.qualname}{calls}"
+                     f"  (self {(node.total - node.inner) / 1e6:.3f} ms){raised}{where}")
+        if node.children and (max_depth is None or depth < max_depth):
+            children = sorted(node.children.values(), key=lambda n: -n.total)
+            _format_nodes(children, depth + 1, lines, max_depth, min_ns, locations)
+
+
+def _format_calls(calls: list[Call], depth: int, lines: list[str], max_depth: int | None,
+                  min_ns: float, locations: bool) -> None:
+    for call in calls:
+        duration = call.duration
+        if duration is not None and duration < min_ns:
+            continue
+        took = "   running" if duration is None else f"{duration / 1e6:10.3f} ms"
+        text = call.name
+        if call.args is not None:
+            text += f"({call.args})"
+        if call.result is not None:
+            text += f" -> {call.result}"
+        if call.exception is not None:
+            text += f"  !! {call.exception}"
+        where = f"  {call.info.location}" if locations else ""
+        lines.append(f"{'  ' * depth}{took}  {text}{where}")
+        if call.children and (max_depth is None or depth < max_depth):
+            _format_calls(call.children, depth + 1, lines, max_depth, min_ns, locations)

@@ -1,0 +1,205 @@
+"""Run a whole program (a script or a module, as ``python script.py`` / ``python -m module``
+would) under a plugin: what ``splice trace`` and ``splice run`` do.
+
+splice transforms functions, not module top-level code, so a program runs like this: its
+top-level code runs natively, as the ``__main__`` module, and every call it makes runs under
+the plugin. To reach those calls, the top-level code is compiled from its syntax tree with
+each explicit call ``f(args)`` made ``SPLICE_CALL(f, args)`` (a hidden global of the module,
+named ``splice:call`` so no code can name it), which calls ``f`` as the plugin's context
+enters it. Calls inside class bodies and comprehensions at top level count as top-level
+calls. Line numbers and the file name are the program's, so tracebacks point at its source.
+
+Limits (what runs natively): implicit calls of top-level code (operators, iteration,
+``with``, decorators applied with ``@``, attribute access), calls of ``locals()``, ``vars()``,
+``globals()``, ``dir()``, ``eval()``, ``exec()``, ``super()``, ``breakpoint()``,
+``sys._getframe()`` and ``inspect.currentframe()`` (they read the calling frame), and code
+that runs before the program starts (``sitecustomize``, ``.pth`` files). Between the
+``<module>`` frame and each function it calls, tracebacks show one frame of splice's, named
+``splice_call``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import types
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from splice.plugin import Plugin
+
+__all__ = ["CALL_NAME", "Program", "find_module", "find_script", "instrument", "run_program"]
+
+#: the module global through which instrumented top-level code calls
+CALL_NAME = "splice:call"
+
+#: functions that read their caller's frame: calling them through a helper would show them
+#: the helper's frame, so top-level calls of these names stay native
+FRAME_READERS = frozenset({"locals", "vars", "globals", "dir", "eval", "exec", "super",
+                           "breakpoint", "_getframe", "currentframe"})
+
+
+@dataclass
+class Program:
+    """A program to run as ``__main__``: its source, file, ``sys.argv[0]`` and
+    ``sys.path[0]``, and for ``-m`` its module spec."""
+
+    source: str
+    filename: str
+    argv0: str
+    path0: str
+    spec: importlib.machinery.ModuleSpec | None = None
+
+
+def find_script(path: str) -> Program:
+    """The program ``python path`` runs (``FileNotFoundError`` if there is none)."""
+    if os.path.isdir(path):
+        main = os.path.join(path, "__main__.py")
+        if not os.path.isfile(main):
+            raise FileNotFoundError(f"{path} is a folder without a __main__.py")
+        with open(main, "rb") as file:
+            source = importlib.util.decode_source(file.read())
+        return Program(source, os.path.abspath(main), path, os.path.abspath(path))
+    with open(path, "rb") as file:
+        source = importlib.util.decode_source(file.read())
+    return Program(source, os.path.abspath(path), path,
+                   os.path.dirname(os.path.abspath(path)))
+
+
+def find_module(name: str) -> Program:
+    """The program ``python -m name`` runs (``ImportError`` if there is none). Like
+    ``python -m``, the working directory comes first on ``sys.path`` while looking."""
+    sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(name)
+        if spec is None:
+            raise ImportError(f"no module named {name!r}")
+        if spec.submodule_search_locations is not None:  # a package: its __main__
+            spec = importlib.util.find_spec(name + ".__main__")
+            if spec is None:
+                raise ImportError(f"{name} is a package without a __main__ module")
+    finally:
+        del sys.path[0]
+    loader = spec.loader
+    get_source = getattr(loader, "get_source", None)
+    source = get_source(spec.name) if get_source is not None else None
+    if source is None or spec.origin is None:
+        raise ImportError(f"{spec.name} has no Python source to run")
+    return Program(source, spec.origin, spec.origin, os.getcwd(), spec)
+
+
+class _CallsAtTopLevel(ast.NodeTransformer):
+    """``f(args)`` → ``SPLICE_CALL(f, args)`` outside function and lambda bodies."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        # decorators, defaults and annotations are evaluated at top level; the body is not
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.args = self._arguments(node.args)
+        if node.returns is not None:
+            node.returns = self.visit(node.returns)
+        return node
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.args = self._arguments(node.args)
+        if node.returns is not None:
+            node.returns = self.visit(node.returns)
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        node.args = self._arguments(node.args)
+        return node
+
+    def _arguments(self, args: ast.arguments) -> ast.arguments:
+        args.defaults = [self.visit(d) for d in args.defaults]
+        args.kw_defaults = [None if d is None else self.visit(d) for d in args.kw_defaults]
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                    *filter(None, [args.vararg, args.kwarg])]:
+            if arg.annotation is not None:
+                arg.annotation = self.visit(arg.annotation)
+        return args
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else \
+            func.attr if isinstance(func, ast.Attribute) else None
+        if name in FRAME_READERS:
+            return node
+        helper = ast.copy_location(ast.Name(CALL_NAME, ast.Load()), func)
+        ast.copy_location(helper, node)
+        helper.end_lineno, helper.end_col_offset = func.end_lineno, func.end_col_offset
+        return ast.copy_location(ast.Call(helper, [func, *node.args], node.keywords), node)
+
+
+def instrument(source: str, filename: str) -> types.CodeType:
+    """The module code of ``source`` with its top-level calls made through ``CALL_NAME``."""
+    tree = ast.parse(source, filename)
+    tree = _CallsAtTopLevel().visit(tree)
+    ast.fix_missing_locations(tree)
+    code: types.CodeType = compile(tree, filename, "exec", dont_inherit=True)
+    return code
+
+
+def _caller(plugin: Plugin) -> Callable[..., Any]:
+    enter = plugin.context.enter
+    plain = (types.FunctionType, types.BuiltinFunctionType, type, types.MethodType)
+
+    def splice_call(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if type(fn) in plain or isinstance(fn, type):
+            entry = enter(fn)
+        else:
+            try:
+                entry = enter(fn)
+            except TypeError:  # unhashable callable object
+                entry = fn
+        return entry(*args, **kwargs)
+    return splice_call
+
+
+@contextmanager
+def _as_main(program: Program, args: Sequence[str], module: types.ModuleType
+             ) -> Iterator[None]:
+    """``sys.argv``, ``sys.path[0]`` and ``sys.modules['__main__']`` as for the program,
+    restored afterwards."""
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    saved_main = sys.modules.get("__main__")
+    sys.argv = [program.argv0, *args]
+    sys.path.insert(0, program.path0)
+    sys.modules["__main__"] = module
+    try:
+        yield
+    finally:
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+
+
+def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> None:
+    """Run ``program`` as ``__main__`` with ``args``, its calls under ``plugin``.
+
+    Exceptions (``SystemExit`` included) propagate. ``sys.argv``, ``sys.path`` and
+    ``sys.modules['__main__']`` are restored afterwards.
+    """
+    code = instrument(program.source, program.filename)
+    module = types.ModuleType("__main__")
+    namespace = module.__dict__
+    namespace.update({"__file__": program.filename, "__builtins__": builtins,
+                      "__cached__": None, CALL_NAME: _caller(plugin)})
+    if program.spec is not None:
+        namespace["__spec__"] = program.spec
+        namespace["__loader__"] = program.spec.loader
+        namespace["__package__"] = program.spec.parent
+    else:
+        namespace["__loader__"] = importlib.machinery.SourceFileLoader(
+            "__main__", program.filename)
+        namespace["__package__"] = None
+    with _as_main(program, args, module):
+        exec(code, namespace)

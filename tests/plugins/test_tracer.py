@@ -1,0 +1,390 @@
+"""splice.plugins.Tracer: the call tree, Chrome trace JSON, the text tree, module filters,
+threads, exceptions and generators."""
+
+from __future__ import annotations
+
+import json
+import threading
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import splice
+from splice.plugins import Call, Tracer
+from tests.plugins import tracee, tracee_lib
+
+
+def names(calls: list[Call]) -> list[str]:
+    return [c.name for c in calls]
+
+
+def shape(call: Call) -> tuple[str, list[Any]]:
+    """A call tree as nested (name, children) tuples."""
+    return call.name, [shape(c) for c in call.children]
+
+
+def only_thread(tracer: Tracer) -> list[Call]:
+    threads = tracer.threads()
+    assert len(threads) == 1, threads
+    return threads[0].calls
+
+
+# --- the tree ---------------------------------------------------------------------------------
+
+
+def test_result_unchanged_and_tree_recorded() -> None:
+    tracer = Tracer()
+    assert tracer.run(tracee.main, 4) == tracee.main(4)
+    [root] = only_thread(tracer)
+    assert root.name == "main"
+    assert root.info.module == "tests.plugins.tracee"
+    assert root.info.filename == tracee.__file__
+    assert root.info.lineno == tracee.main.__code__.co_firstlineno
+    assert root.code is tracee.main.__code__
+    assert names(root.children) == ["Counter.__init__", *["Counter.bump"] * 4, "fib"]
+    for bump in root.children[1:5]:
+        assert names(bump.children) == ["add"]
+    fib = root.children[-1]
+    assert shape(fib) == ("fib", [("fib", [("fib", [("fib", []), ("fib", [])]),
+                                           ("fib", [])]),
+                                  ("fib", [("fib", []), ("fib", [])])])
+
+
+def test_times_nest() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.main, 6)
+    [root] = only_thread(tracer)
+    for call in root.walk():
+        assert call.end is not None and call.end >= call.start
+        assert call.duration is not None and call.duration >= 0
+        self_time = call.self_time
+        assert self_time is not None and 0 <= self_time <= call.duration
+        for child in call.children:
+            assert call.start <= child.start and child.end is not None
+            assert child.end <= call.end
+        for before, after in zip(call.children, call.children[1:], strict=False):
+            assert before.end is not None and before.end <= after.start
+
+
+def test_counts_reset_and_compiled_code_kept() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.fib, 5)
+    counts = tracer.counts()
+    assert counts == {tracee.fib.__code__: 15}
+    assert sum(1 for _ in tracer.calls()) == 15
+    builds = tracer.context.code.builds
+    tracer.reset()
+    assert tracer.counts() == {} and tracer.threads() == []
+    tracer.run(tracee.fib, 3)
+    assert tracer.counts() == {tracee.fib.__code__: 5}
+    assert tracer.context.code.builds == builds  # nothing compiled again
+
+
+def test_nothing_recorded_outside_the_run() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.fib, 3)
+    tracee.fib(10)  # natively
+    assert tracer.counts() == {tracee.fib.__code__: 5}
+
+
+def test_callbacks_through_overlays_are_recorded() -> None:
+    tracer = Tracer()
+    assert tracer.run(tracee.sorted_by_key, [1, 3, 2]) == [3, 2, 1]
+    [root] = only_thread(tracer)
+    assert names(root.children) == ["negate"] * 3
+
+
+def test_arguments_and_returns() -> None:
+    tracer = Tracer(args=True, returns=True)
+    tracer.run(tracee.main, 2)
+    [root] = only_thread(tracer)
+    assert root.args == "n=2" and root.result == "(1, 1)"
+    init = root.children[0]
+    assert init.name == "Counter.__init__" and init.result == "None"
+    assert init.args is not None and init.args.startswith("self=<tests.plugins.tracee.Counter")
+    add = root.children[1].children[0]
+    assert (add.args, add.result) == ("a=0, b=0", "0")
+    # summaries are bounded
+    tracer.reset()
+    tracer.run(tracee.add, "x" * 1000, "y")
+    [call] = only_thread(tracer)
+    assert call.args is not None and len(call.args) < 200 and "..." in call.args
+    assert call.result is not None and len(call.result) < 100
+
+
+def test_summaries_are_off_by_default() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.main, 2)
+    assert all(c.args is None and c.result is None for c in tracer.calls())
+
+
+def test_repr_that_fails() -> None:
+    class Bad:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    tracer = Tracer(args=True, returns=True)
+    bad = Bad()
+    assert tracer.run(tracee.identity, bad) is bad
+    [call] = only_thread(tracer)
+    assert call.args is not None and call.args.startswith("x=<Bad instance at")
+    assert call.result is not None and call.result.startswith("<Bad instance at")
+
+
+# --- exceptions ---------------------------------------------------------------------------------
+
+
+def test_exception_closes_the_call_and_siblings_stay_siblings() -> None:
+    tracer = Tracer()
+    assert tracer.run(tracee.catches, [1, -2, 3]) == [1, None, 3]
+    [root] = only_thread(tracer)
+    assert names(root.children) == ["fail", "add", "fail", "add", "fail", "add"]
+    failed = root.children[2]
+    assert failed.exception == "ValueError: negative: -2"
+    assert failed.end is not None and failed.end <= root.children[3].start
+    assert all(c.exception is None for c in root.children if c is not failed)
+    assert root.exception is None
+
+
+def test_exception_propagates_unchanged() -> None:
+    tracer = Tracer()
+    with pytest.raises(ValueError, match="negative: -1") as native:
+        tracee.propagates(-1)
+    with pytest.raises(ValueError, match="negative: -1") as traced:
+        tracer.run(tracee.propagates, -1)
+
+    def user_frames(tb: Any) -> list[tuple[str, int | None, str]]:
+        return [(f.filename, f.lineno, f.name) for f in traceback.extract_tb(tb)
+                if "splice" not in Path(f.filename).parts]
+    assert user_frames(traced.tb)[-2:] == user_frames(native.tb)[-2:]
+    [root] = only_thread(tracer)
+    assert root.exception == "ValueError: negative: -1"
+    assert root.children[0].exception == "ValueError: negative: -1"
+    assert root.end is not None
+    # the stack is consistent afterwards: the next run is a new root
+    tracer.run(tracee.add, 1, 2)
+    assert names(only_thread(tracer)) == ["propagates", "add"]
+
+
+def test_generators_record_each_resume() -> None:
+    tracer = Tracer()
+    assert tracer.run(tracee.consume, 3) == [0, 1, 4]
+    [root] = only_thread(tracer)
+    # three resumes that yield, and the last one that finishes the generator
+    assert [shape(c) for c in root.children] == [
+        ("squares", [("add", [])]), ("squares", [("add", [])]), ("squares", [("add", [])]),
+        ("squares", [])]
+
+
+def test_generator_closed_and_thrown_into() -> None:
+    def driver() -> list[Any]:
+        gen = tracee.squares(5)
+        first = next(gen)
+        gen.close()
+        other = tracee.squares(5)
+        next(other)
+        with pytest.raises(KeyError):
+            other.throw(KeyError("k"))
+        return [first]
+
+    tracer = Tracer()
+    tracer.run(driver)
+    squares = [c for c in tracer.calls() if c.name == "squares"]
+    assert [c.exception for c in squares] == [None, "GeneratorExit", None, "KeyError: 'k'"]
+    assert all(c.end is not None for c in tracer.calls())
+
+
+# --- filters ----------------------------------------------------------------------------------
+
+
+def test_exclude_keeps_callbacks_into_included_code() -> None:
+    tracer = Tracer(exclude=["tests.plugins.tracee_lib"])
+    assert tracer.run(tracee.through_library, [1, 2]) == [2, 3]
+    [root] = only_thread(tracer)
+    # apply/step are not recorded, but the callbacks they make still are
+    assert shape(root) == ("through_library", [("add_one", []), ("add_one", [])])
+
+
+def test_include_only_the_library() -> None:
+    tracer = Tracer(include=["tests.plugins.tracee_lib"])
+    tracer.run(tracee.through_library, [1, 2])
+    [root] = only_thread(tracer)
+    assert shape(root) == ("apply", [("step", []), ("step", [])])
+
+
+@pytest.mark.parametrize(("module", "patterns", "wanted"), [
+    ("pkg", ["pkg"], True), ("pkg.sub", ["pkg"], True), ("pkgx", ["pkg"], False),
+    ("pkg.sub.deep", ["pkg.*"], True), ("other", ["pkg", "oth*"], True)])
+def test_module_patterns(module: str, patterns: list[str], wanted: bool) -> None:
+    assert Tracer(include=patterns).module_wanted(module) is wanted
+    assert Tracer(exclude=patterns).module_wanted(module) is not wanted
+
+
+# --- threads ----------------------------------------------------------------------------------
+
+
+def test_threads_each_have_their_own_stack() -> None:
+    tracer = Tracer()
+    barrier = threading.Barrier(3)
+    results: dict[str, Any] = {}
+
+    def run(name: str, n: int) -> None:
+        barrier.wait()
+        results[name] = tracer.run(tracee.main, n)
+
+    threads = [threading.Thread(target=run, args=(f"t{n}", n), name=f"t{n}")
+               for n in (3, 4, 5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {f"t{n}": tracee.main(n) for n in (3, 4, 5)}
+    by_name = {t.name: t for t in tracer.threads()}
+    assert set(by_name) == {"t3", "t4", "t5"}
+    for n in (3, 4, 5):
+        [root] = by_name[f"t{n}"].calls
+        assert root.name == "main" and root.children[-1].name == "fib"
+        assert names(root.children).count("Counter.bump") == n
+    native_ids = {t.native_id for t in tracer.threads()}
+    assert len(native_ids) == 3
+
+
+def test_threads_started_under_the_tracer_are_traced() -> None:
+    tracer = Tracer(exclude=["threading"])
+    assert tracer.run(tracee.in_threads, 2, 4) == [3, 3]
+    by_name = {t.name: t for t in tracer.threads()}
+    assert {"worker-0", "worker-1"} <= set(by_name)
+    for name in ("worker-0", "worker-1"):
+        [work] = by_name[name].calls
+        assert work.name == "in_threads.<locals>.work"
+        assert names(work.children) == ["fib"]
+
+
+def test_follow_threads_off() -> None:
+    tracer = Tracer(exclude=["threading"], follow_threads=False)
+    assert tracer.run(tracee.in_threads, 2, 4) == [3, 3]
+    assert [t.name for t in tracer.threads()] == [threading.current_thread().name]
+
+
+# --- output -----------------------------------------------------------------------------------
+
+
+def test_chrome_trace_json(tmp_path: Path) -> None:
+    tracer = Tracer(args=True, returns=True)
+    tracer.run(tracee.catches, [1, -1])
+    path = tracer.write_chrome_trace(tmp_path / "trace.json", process_name="tests")
+    data = json.loads(path.read_text())
+    assert set(data) >= {"traceEvents", "displayTimeUnit"}
+    events = data["traceEvents"]
+    meta = [e for e in events if e["ph"] == "M"]
+    complete = [e for e in events if e["ph"] == "X"]
+    assert {e["name"] for e in meta} == {"process_name", "thread_name", "thread_sort_index"}
+    assert next(e for e in meta if e["name"] == "process_name")["args"] == {"name": "tests"}
+    assert [e["name"] for e in complete] == ["catches", "fail", "add", "fail", "add"]
+    for event in events:
+        assert isinstance(event["pid"], int) and isinstance(event["tid"], int)
+        assert isinstance(event["name"], str) and isinstance(event["args"], dict)
+    for event in complete:
+        assert set(event) == {"name", "cat", "ph", "ts", "dur", "pid", "tid", "args"}
+        assert isinstance(event["ts"], (int, float)) and event["ts"] >= 0
+        assert isinstance(event["dur"], (int, float)) and event["dur"] >= 0
+        assert event["cat"] == "tests.plugins.tracee"
+        assert event["args"]["file"] == tracee.__file__
+        assert isinstance(event["args"]["line"], int)
+        assert event["args"]["qualname"] == f"tests.plugins.tracee.{event['name']}"
+    root, *children = complete
+    assert root["ts"] == 0
+    for child in children:  # X events nest by time on one thread
+        assert root["ts"] <= child["ts"] <= child["ts"] + child["dur"] <= \
+            root["ts"] + root["dur"] + 1e-3
+    assert complete[3]["args"]["exception"] == "ValueError: negative: -1"
+    assert complete[1]["args"]["args"] == "x=1" and complete[1]["args"]["return"] == "1"
+    thread_names = {e["tid"]: e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    assert thread_names[root["tid"]] == threading.current_thread().name
+
+
+def test_chrome_trace_marks_calls_still_running() -> None:
+    tracer = Tracer()
+    seen: list[dict[str, Any]] = []
+
+    def snapshot() -> int:
+        seen.append(tracer.chrome_trace())
+        return 0
+
+    tracer.run(tracee.call, tracee.call, snapshot)
+    running = [e for e in seen[0]["traceEvents"] if e["ph"] == "X"]
+    assert [e["name"] for e in running] == ["call", "call", "test_chrome_trace_marks_calls_"
+                                            "still_running.<locals>.snapshot"]
+    assert all(e["args"].get("unfinished") for e in running)
+
+
+def test_format_tree() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.main, 3)
+    text = tracer.format_tree()
+    lines = text.splitlines()
+    assert lines[0].startswith(f"{threading.current_thread().name} (thread ")
+    assert "1 top-level call(s)" in lines[0]
+    assert lines[1].strip().split()[2] == "main"
+    bump = next(line for line in lines if "Counter.bump" in line)
+    assert "Counter.bump ×3" in bump and "tests/plugins/tracee.py:" in bump
+    assert len(bump) - len(bump.lstrip()) > len(lines[1]) - len(lines[1].lstrip())
+    assert " ms " in bump and "(self " in bump
+    # every call on its own line
+    full = tracer.format_tree(aggregate=False, locations=False).splitlines()
+    assert sum("Counter.bump" in line for line in full) == 3
+    assert not any("tracee.py" in line for line in full)
+    # depth cut
+    shallow = tracer.format_tree(max_depth=1).splitlines()
+    assert len(shallow) == 2
+
+
+def test_format_tree_shows_exceptions() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.catches, [-1])
+    assert "raised ×1" in tracer.format_tree()
+    assert "!! ValueError: negative: -1" in tracer.format_tree(aggregate=False)
+
+
+def test_print_tree(capsys: pytest.CaptureFixture[str]) -> None:
+    tracer = Tracer()
+    tracer.run(tracee.fib, 2)
+    tracer.print_tree()
+    assert "fib" in capsys.readouterr().out
+    assert Tracer().format_tree() == "(no calls recorded)"
+
+
+# --- as a plugin ------------------------------------------------------------------------------
+
+
+def test_composes_with_other_plugins() -> None:
+    seen: list[Any] = []
+
+    class Count(splice.Plugin):
+        def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            if fn is tracee.add:
+                seen.append(args)
+
+    tracer = Tracer()
+    assert splice.compose(tracer, Count()).run(tracee.main, 3) == tracee.main(3)
+    assert len(seen) == 3
+    assert tracer.counts()[tracee.add.__code__] == 3
+
+
+def test_explain_shows_what_was_traced() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.main, 2)
+    entered = {r.name for r in splice.explain(tracer) if r.entered}
+    assert "tests.plugins.tracee.main" in entered
+    assert "tests.plugins.tracee.fib" in entered
+
+
+def test_repr() -> None:
+    assert repr(Tracer()) == "Tracer()"
+    assert repr(Tracer(include=["a"], args=True)) == "Tracer(include=['a'], args=True)"
+
+
+def test_library_untouched() -> None:
+    assert tracee_lib.apply(tracee.add_one, [1]) == [2]
