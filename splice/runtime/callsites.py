@@ -350,9 +350,17 @@ def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
     count = 0
     for scope in _scopes_run_inline(ir):
         chained = _chained_comparisons(scope)
+        defs = definitions(scope)
         expression_only = scope.kind in EXPRESSION_SCOPES
         for loc in list(locations(scope)):
             stmt = loc.stmt
+            if isinstance(stmt, If):
+                new_test = _guard_truth(scope, stmt, implicit, native_types, defs)
+                if new_test:
+                    index = loc.block.index(stmt)
+                    loc.block[index:index] = new_test
+                    count += 1
+                continue
             if isinstance(stmt, Assign) and stmt not in chained and not (
                     isinstance(stmt.op, GetItem) and isinstance(stmt.op.obj, Const)
                     and any(stmt.op.obj.value is s for s in skip)):
@@ -362,6 +370,29 @@ def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
                     loc.block[index:index + 1] = new
                     count += 1
     return count
+
+
+def _guard_truth(ir: FunctionIR, stmt: If, implicit: Any, native: frozenset[type],
+                 defs: dict[Temp, Assign]) -> list[Stmt]:
+    """Statements computing the ``if``'s truth through ``implicit.truth`` unless the tested
+    value's type is builtin; the ``if`` then tests their boolean result."""
+    test = stmt.test
+    if isinstance(test, Const):
+        return []
+    definition = defs.get(test) if isinstance(test, Temp) else None
+    if definition is not None and isinstance(definition.op, (Compare, BoolOp, UnaryOp)):
+        return []  # bools in practice, or tests of their own (and/or)
+    pos = stmt.pos
+    kind, ok, value, slow = ir.new_temp(), ir.new_temp(), ir.new_temp(), ir.new_temp()
+    guard: list[Stmt] = [
+        Assign((kind,), Call(Const(_type, pos), [test], []), pos),
+        Assign((ok,), Compare("in", kind, Const(native, pos)), pos),
+        Assign((value,), IfExp(ok, Region([], test), Region(
+            [Assign((slow,), Call(Const(implicit.truth, pos), [test], []), pos)], slow)),
+            pos),
+    ]
+    stmt.test = value
+    return guard
 
 
 def _chained_comparisons(ir: FunctionIR) -> set[Stmt]:

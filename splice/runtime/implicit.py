@@ -11,8 +11,11 @@ they are, so the result, the error and its message are the native ones.
 ``str()``, ``repr()``, ``format()`` and ``iter()`` called explicitly go through the same
 protocols.
 
-Out of reach (they run natively): truth tests (``__bool__``/``__len__`` in ``if``/``and``/
-``or``), ``__iter__``/``__next__`` in ``for`` loops, comprehensions, unpacking and
+The test of an ``if`` statement is a truth test through the same protocol (unless it is a
+comparison, ``not`` or ``and``/``or``, whose results are tested natively).
+
+Out of reach (they run natively): other truth tests (``while``, ``and``/``or``, conditional
+expressions, ``assert``, ``bool()``), ``__iter__``/``__next__`` in ``for`` loops, comprehensions, unpacking and
 ``yield from`` and in builtins consuming iterables (``list(x)``, ``sum(x)``), the
 comparisons of a chain (``a < b < c``), attribute access through
 properties and ``__getattr__``, context-manager ``__enter__``/``__exit__``, and dunders that
@@ -175,6 +178,28 @@ class Implicit:
     def not_contains(self, container: Any, item: Any) -> bool:
         """``item not in container``."""
         return not self.contains(container, item)
+
+    def truth(self, obj: Any) -> bool:
+        """``bool(obj)`` as an ``if`` tests it: ``__bool__``, else ``__len__``."""
+        kind = type(obj)
+        method = special(kind, "__bool__")
+        if type(method) is _FunctionType:
+            result = self._invoke(method, obj)
+            if type(result) is not bool:
+                raise TypeError(f"__bool__ should return bool, returned "
+                                f"{type(result).__name__}")
+            return result
+        if method is None:
+            length = special(kind, "__len__")
+            if type(length) is _FunctionType:
+                size = self._invoke(length, obj)
+                if not isinstance(size, int):
+                    raise TypeError(f"'{type(size).__name__}' object cannot be interpreted "
+                                    "as an integer")
+                if size < 0:
+                    raise ValueError("__len__() should return >= 0")
+                return bool(size)
+        return bool(obj)
 
     # ----------------------------------------------------------------------- subscripts
 
