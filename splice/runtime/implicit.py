@@ -15,8 +15,9 @@ The test of an ``if`` statement is a truth test through the same protocol (unles
 comparison, ``not`` or ``and``/``or``, whose results are tested natively).
 
 Out of reach (they run natively): other truth tests (``while``, ``and``/``or``, conditional
-expressions, ``assert``, ``bool()``), ``__iter__``/``__next__`` in ``for`` loops, comprehensions, unpacking and
-``yield from`` and in builtins consuming iterables (``list(x)``, ``sum(x)``), the
+expressions, ``assert``, ``bool()``), ``__iter__``/``__next__`` in ``for`` loops,
+comprehensions, unpacking and ``yield from`` and in builtins consuming iterables
+(``list(x)``, ``sum(x)``), the
 comparisons of a chain (``a < b < c``), attribute access through
 properties and ``__getattr__``, context-manager ``__enter__``/``__exit__``, and dunders that
 C code calls on its own (``__hash__``/``__eq__`` in dict lookups, ``__eq__`` in ``list.index``
