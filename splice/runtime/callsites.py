@@ -32,6 +32,7 @@ from splice.ir.nodes import (
     Copy,
     DelItem,
     Format,
+    FunctionDef,
     FunctionIR,
     GetAttr,
     GetItem,
@@ -62,15 +63,17 @@ __all__ = ["route_calls", "restore_nested_code"]
 
 
 def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
-                plain: bool = False) -> int:
+                plain: bool = False, direct_builtins: bool = True) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
     ``table``. Returns the number of call sites rewritten. A method site whose name is not
     in ``overlay_names`` calls a builtin method directly. ``plain``: look up with
     ``@dispatch[f]`` only, which stays an expression (for code that must be one, such as a
-    lambda's body), at the price of a ``TypeError`` for an unhashable callee."""
+    lambda's body), at the price of a ``TypeError`` for an unhashable callee.
+    ``direct_builtins``: builtin methods may be called without the table (no plugin hook
+    or intercept needs to see them). Decorators are looked up in the table too."""
     count = 0
     for scope in _scopes_run_inline(ir):
-        count += _route_scope(scope, table, overlay_names, plain)
+        count += _route_scope(scope, table, overlay_names, plain, direct_builtins)
     return count
 
 
@@ -88,7 +91,7 @@ def _scopes_run_inline(ir: FunctionIR) -> Iterator[FunctionIR]:
 
 
 def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
-                 plain: bool) -> int:
+                 plain: bool, direct_builtins: bool) -> int:
     defs = definitions(ir)
     sites = [loc for loc in locations(ir)
              if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)
@@ -105,7 +108,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
         method = None if class_body or plain else _method_lookup(ir, func, defs)
         if method is not None:
             assert isinstance(func, Temp)
-            builtin_direct = method.name not in overlay_method_names
+            builtin_direct = direct_builtins and method.name not in overlay_method_names
             python_first = _is_receiver(ir, method.obj, defs)
             new = _method_dispatch(ir, stmt, func, table, builtin_direct, python_first)
             receivers = _builtin_receivers(method.name) if builtin_direct else frozenset()
@@ -117,6 +120,20 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
         stmt.op.func = looked_up
         _insert_lookup(ir, loc.block, stmt, func,
                        _lookup(table, func, looked_up, stmt.pos, plain or class_body), defs)
+    # decorators: ``@deco`` applies ``deco`` by a call the syntax makes
+    for loc in list(locations(ir)):
+        definition = loc.stmt
+        if isinstance(definition, (FunctionDef, ClassDef)) and definition.decorators:
+            routed: list[Operand] = []
+            spans = definition.decorator_pos
+            for index, decorator in enumerate(definition.decorators):
+                looked_up = ir.new_temp()
+                # the first decorator's line is the function's first line
+                pos = spans[index] if index < len(spans) else definition.pos
+                lookup = _lookup(table, decorator, looked_up, pos, plain or class_body)
+                _insert_lookup(ir, loc.block, definition, decorator, lookup, defs)
+                routed.append(looked_up)
+            definition.decorators = routed
     return len(sites)
 
 
@@ -195,7 +212,7 @@ def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos, plain: bool = F
     return Try([fast], [handler], [], [], False, pos)
 
 
-def _insert_lookup(ir: FunctionIR, block: list[Stmt], call: Assign, func: Operand,
+def _insert_lookup(ir: FunctionIR, block: list[Stmt], call: Stmt, func: Operand,
                    lookup: Stmt, defs: dict[Temp, Assign]) -> None:
     """Put the table lookup right after the callee is computed (where CPython has it on
     the stack), so the arguments' code stays between them and both can be re-nested."""

@@ -105,7 +105,7 @@ class DispatchTable(dict[Any, Any]):
         kind = type(callee)
         if (kind is _BuiltinMethodType or kind is _MethodWrapperType) and \
                 self.context.direct_builtin_methods and \
-                type(callee.__self__) is not _ModuleType and \
+                type(callee.__self__) is not _ModuleType and callee.__name__ != "__call__" and \
                 (type(callee.__self__), callee.__name__) not in overlays.METHODS:
             # methods bound to an object are new objects each time: resolve them quickly
             # (builtin functions, bound to their module, get an entry like any callee)
@@ -205,11 +205,17 @@ class Context:
         self.intercepts: dict[Any, tuple[Plugin, str]] = {}
         for plugin in reversed(plugins):  # the outermost plugin's intercept wins
             for target, name in type(plugin)._splice_intercepts.items():
+                # ``Class.classmethod`` is a bound method: intercept its function (the
+                # intercepting method then receives ``cls`` first, as the function does)
+                if isinstance(target, types.MethodType):
+                    target = target.__func__
                 self.intercepts[target] = (plugin, name)
         self.hooked = bool(self.prehooks or self.posthooks or self.overdubs)
-        #: bound builtin methods need no entry of their own (no hooks see them, no
-        #: intercept or overlay takes them)
-        self.direct_builtin_methods = not self.hooked and not self.intercepts
+        #: builtin functions and methods may be called directly at method sites (and
+        #: bound ones need no entry): no hook sees them and no intercept takes them
+        self.direct_builtin_methods = not self.hooked and not any(
+            type(t) is not types.FunctionType and not isinstance(t, type)
+            for t in self.intercepts)
         #: operators, subscripts, iteration and formatting of non-builtin types reach
         #: Python dunders under the context only where some hook needs to see every call
         wanted = [getattr(p, "implicit_calls", None) for p in plugins]
@@ -244,8 +250,15 @@ class Context:
                 return self._wrap(callee, protocol), True, int(self.hooked)
         kind = type(callee)
         if kind is types.FunctionType:
+            if _is_splice_code(callee):
+                return self._splice_function(callee), True, 0
             entry = self._function(callee)
             return self._wrap(callee, entry), True, int(self.hooked)
+        if kind is types.MethodWrapperType and callee.__name__ == "__call__" and \
+                isinstance(callee.__self__, type):
+            # ``super().__call__(...)`` in a metaclass: type.__call__ for that class
+            cls = callee.__self__
+            return functools.partial(self.instantiate, cls), False, 0
         if kind is types.MethodType:
             from splice.plugin import Plugin
 
@@ -263,6 +276,18 @@ class Context:
             return types.MethodType(self.table[call], callee), False, 0
         self._record(callee, False, "not Python code (" + kind.__name__ + ")")
         return self._wrap(callee, callee), False, 0
+
+    def _splice_function(self, fn: types.FunctionType) -> Any:
+        """splice's own code is never transformed; ``Plugin.run`` called on another plugin
+        (at a method site: ``other.run(f, x)``) runs under the composition of both."""
+        from splice.plugin import Plugin
+
+        if fn is Plugin.run:
+            def run_nested(plugin: Plugin, target: Any, /, *args: Any, **kwargs: Any) -> Any:
+                return context_of((*self.plugins, *_plugins_of(plugin))).run(
+                    target, args, kwargs)
+            return run_nested
+        return fn
 
     def _protocol_builtin(self, callee: Any) -> Any:
         """``str(x)``, ``repr(x)``, ``format(x, spec)``, ``iter(x)`` calling a Python dunder
@@ -386,7 +411,8 @@ class Context:
         return CompiledCode(code, compiled.hidden)
 
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
-        route_calls(ir, self.table, overlays.NAMES, plain=plain)
+        route_calls(ir, self.table, overlays.NAMES, plain=plain,
+                    direct_builtins=self.direct_builtin_methods)
         if self.implicit is not None:
             route_implicit(ir, self.implicit, NATIVE_TYPES, skip=(self.table, self.table.fast))
         return ir
@@ -480,7 +506,7 @@ class Context:
         return self._wrap(p, partial_call)
 
     def _nested_run(self, inner: Plugin) -> Any:
-        composed = context_of((*self.plugins, inner))
+        composed = context_of((*self.plugins, *_plugins_of(inner)))
 
         def run_nested(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
             return composed.run(fn, args, kwargs)
@@ -494,10 +520,20 @@ class Context:
         ...) are never wrapped: a wrapper's frame would become their caller."""
         if not self.hooked or _frame_sensitive(fn):
             return target
-        context = self
+        prehooks, posthooks = self.prehooks, self.posthooks
+        if self.overdubs:
+            context = self
 
-        def splice_call(*args: Any, **kwargs: Any) -> Any:
-            return context.call(fn, target, args, kwargs)
+            def splice_call(*args: Any, **kwargs: Any) -> Any:
+                return context.call(fn, target, args, kwargs)
+        else:
+            def splice_call(*args: Any, **kwargs: Any) -> Any:
+                for plugin in prehooks:
+                    plugin.prehook(fn, args, kwargs)
+                result = target(*args, **kwargs)
+                for plugin in posthooks:
+                    plugin.posthook(result, fn, args, kwargs)
+                return result
         # argument errors raised by the call name the callee, as natively
         splice_call.__name__ = getattr(fn, "__name__", splice_call.__name__)
         splice_call.__qualname__ = getattr(fn, "__qualname__", splice_call.__qualname__)
@@ -552,6 +588,17 @@ _HEAPTYPE = 1 << 9
 FRAME_SENSITIVE: frozenset[Any] = frozenset({
     locals, vars, dir, globals, super, eval, exec, breakpoint, sys._getframe,
 })
+
+
+def _is_splice_code(fn: types.FunctionType) -> bool:
+    module = fn.__module__ or ""
+    return module == "splice" or module.startswith("splice.")
+
+
+def _plugins_of(plugin: Plugin) -> tuple[Plugin, ...]:
+    """The plugins a plugin stands for (a composition stands for several)."""
+    plugins: tuple[Plugin, ...] | None = getattr(plugin, "plugins", None)
+    return plugins if isinstance(plugins, tuple) else (plugin,)
 
 
 def _plain_hash(obj: Any) -> bool:

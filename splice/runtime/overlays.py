@@ -102,4 +102,4 @@ METHODS: dict[tuple[type, str], Callable[[Enter], Overlay]] = {
 #: (``obj.name(...)``) calls a builtin function or method as it is
 NAMES = frozenset({name for _, name in METHODS}
                   | {getattr(f, "__name__", "") for f in FUNCTIONS}
-                  | {"str", "repr", "format", "iter"})
+                  | {"str", "repr", "format", "iter", "__call__"})

@@ -114,13 +114,7 @@ PENDING: dict[str, Counter[str]] = {
 }
 
 #: programs that splice currently gets wrong (bugs, reported; not documented limits)
-BUGS = {
-    "decorators_applied_in_run": "decorators applied to nested functions and classes while "
-                                 "the program runs (``@deco`` on a def/class) are called "
-                                 "natively: the calls are missed",
-    "metaclass": "a metaclass __call__ that calls super().__call__() (type.__call__) runs the "
-                 "class's Python __init__ natively: it is missed under the context",
-}
+BUGS: dict[str, str] = {}
 
 
 #: programs run with ``recurse`` accepting only this file's functions (the library code they
