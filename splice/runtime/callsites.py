@@ -52,7 +52,7 @@ from splice.ir.nodes import (
     UnaryOp,
     Var,
 )
-from splice.ir.tools import definitions, locations, uses
+from splice.ir.tools import definitions, locations
 
 _type = type
 _MethodType = types.MethodType
@@ -90,9 +90,41 @@ def _scopes_run_inline(ir: FunctionIR) -> Iterator[FunctionIR]:
             yield from _scopes_run_inline(inner)
 
 
+class _Scope:
+    """What the pass looks up often, computed once per scope: the block holding each
+    statement (blocks are lists that stay the same objects as statements are inserted)
+    and how many times each temp is used."""
+
+    def __init__(self, ir: FunctionIR) -> None:
+        self.block_of: dict[int, list[Stmt]] = {}
+        self.use_counts: dict[Temp, int] = {}
+        for loc in locations(ir):
+            self.block_of[id(loc.stmt)] = loc.block
+            stmt = loc.stmt
+            for operand in stmt.operands():
+                if isinstance(operand, Temp):
+                    self.use_counts[operand] = self.use_counts.get(operand, 0) + 1
+            for region in stmt.regions():
+                if isinstance(region.value, Temp):
+                    self.use_counts[region.value] = self.use_counts.get(region.value, 0) + 1
+
+    def replace(self, stmt: Stmt, new: list[Stmt]) -> None:
+        block = self.block_of.pop(id(stmt))
+        index = block.index(stmt)
+        block[index:index + 1] = new
+        for item in new:
+            self.block_of[id(item)] = block
+
+    def insert_after(self, stmt: Stmt, new: Stmt) -> None:
+        block = self.block_of[id(stmt)]
+        block.insert(block.index(stmt) + 1, new)
+        self.block_of[id(new)] = block
+
+
 def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
                  plain: bool, direct_builtins: bool) -> int:
     defs = definitions(ir)
+    scope = _Scope(ir)
     sites = [loc for loc in locations(ir)
              if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)
              and not _internal(loc.stmt.op.func)]
@@ -105,7 +137,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
         assert isinstance(stmt, Assign) and isinstance(stmt.op, Call)
         func = stmt.op.func
         # the method form reads the bound method several times: not in expression-only code
-        method = None if class_body or plain else _method_lookup(ir, func, defs)
+        method = None if class_body or plain else _method_lookup(scope, func, defs)
         if method is not None:
             assert isinstance(func, Temp)
             builtin_direct = direct_builtins and method.name not in overlay_method_names
@@ -113,12 +145,12 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             new = _method_dispatch(ir, stmt, func, table, builtin_direct, python_first)
             receivers = _builtin_receivers(method.name) if builtin_direct else frozenset()
             if receivers and not python_first:
-                new = _with_builtin_receiver(ir, stmt, defs[func], receivers, new)
-            loc.block[loc.block.index(stmt):loc.block.index(stmt) + 1] = new
+                new = _with_builtin_receiver(ir, scope, stmt, defs[func], receivers, new)
+            scope.replace(stmt, new)
             continue
         looked_up = ir.new_temp()
         stmt.op.func = looked_up
-        _insert_lookup(ir, loc.block, stmt, func,
+        _insert_lookup(scope, loc.block, stmt, func,
                        _lookup(table, func, looked_up, stmt.pos, plain or class_body), defs)
     # decorators: ``@deco`` applies ``deco`` by a call the syntax makes
     for loc in list(locations(ir)):
@@ -131,7 +163,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
                 # the first decorator's line is the function's first line
                 pos = spans[index] if index < len(spans) else definition.pos
                 lookup = _lookup(table, decorator, looked_up, pos, plain or class_body)
-                _insert_lookup(ir, loc.block, definition, decorator, lookup, defs)
+                loc.block.insert(loc.block.index(definition), lookup)
                 routed.append(looked_up)
             definition.decorators = routed
     return len(sites)
@@ -156,7 +188,7 @@ def _builtin_receivers(name: str) -> frozenset[type]:
     return frozenset(found)
 
 
-def _with_builtin_receiver(ir: FunctionIR, call: Assign, lookup: Assign,
+def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,
                            receivers: frozenset[type], method_form: list[Stmt]) -> list[Stmt]:
     """Before the method form, a test made where the attribute is looked up: when the
     receiver's exact type is one of ``receivers``, skip the lookup there and make the call
@@ -175,20 +207,12 @@ def _with_builtin_receiver(ir: FunctionIR, call: Assign, lookup: Assign,
             Assign((fast,), Compare("in", kind, Const(receivers, pos)), pos)]
     op.obj = receiver
     guarded_lookup = If(fast, [], [Assign(lookup.results, op, pos)], pos)
-    _replace(ir, lookup, [*capture, *test, guarded_lookup])
+    scope.replace(lookup, [*capture, *test, guarded_lookup])
     method = ir.new_temp()
     direct: list[Stmt] = [Assign((method,), GetAttr(receiver, op.name), call.pos),
                           Assign(call.results, Call(method, list(call.op.args),
                                                     list(call.op.keywords)), call.pos)]
     return [If(fast, direct, method_form, call.pos)]
-
-
-def _replace(ir: FunctionIR, stmt: Stmt, new: list[Stmt]) -> None:
-    for loc in locations(ir):
-        if loc.stmt is stmt:
-            loc.block[loc.index:loc.index + 1] = new
-            return
-    raise ValueError(stmt)
 
 
 def _internal(func: Operand) -> bool:
@@ -212,17 +236,16 @@ def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos, plain: bool = F
     return Try([fast], [handler], [], [], False, pos)
 
 
-def _insert_lookup(ir: FunctionIR, block: list[Stmt], call: Stmt, func: Operand,
+def _insert_lookup(scope: _Scope, block: list[Stmt], call: Stmt, func: Operand,
                    lookup: Stmt, defs: dict[Temp, Assign]) -> None:
     """Put the table lookup right after the callee is computed (where CPython has it on
     the stack), so the arguments' code stays between them and both can be re-nested."""
     definition = defs.get(func) if isinstance(func, Temp) else None
-    if definition is not None:
-        for loc in locations(ir):
-            if loc.stmt is definition:
-                loc.block.insert(loc.index + 1, lookup)
-                return
+    if definition is not None and id(definition) in scope.block_of:
+        scope.insert_after(definition, lookup)
+        return
     block.insert(block.index(call), lookup)
+    scope.block_of[id(lookup)] = block
 
 
 def _is_receiver(ir: FunctionIR, obj: Operand, defs: dict[Temp, Assign]) -> bool:
@@ -238,14 +261,14 @@ def _is_receiver(ir: FunctionIR, obj: Operand, defs: dict[Temp, Assign]) -> bool
             and definition.op.var.name == first[0])
 
 
-def _method_lookup(ir: FunctionIR, func: Operand, defs: dict[Temp, Assign]) -> GetAttr | None:
+def _method_lookup(scope: _Scope, func: Operand, defs: dict[Temp, Assign]) -> GetAttr | None:
     """The ``getattr`` whose result is called here and nowhere else, if there is one."""
     if not isinstance(func, Temp):
         return None
     stmt = defs.get(func)
     if stmt is None or not isinstance(stmt.op, GetAttr):
         return None
-    if len(uses(ir, func)) != 1:
+    if scope.use_counts.get(func, 0) != 1:
         return None
     return stmt.op
 

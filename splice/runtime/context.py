@@ -396,14 +396,18 @@ class Context:
             result = plugin.lowered(staged)
             if result is not None:
                 staged = result
+        fallback = staged.copy() if self.stage_hooks else None
         try:
-            compiled = compile_code(self._route(staged.copy(), plain=False), fn,
+            compiled = compile_code(self._route(staged, plain=False), fn,
                                     comprehension_functions=True)
         except UnsupportedError:
-            # code that must stay an expression (a lambda, a comprehension) cannot hold the
-            # ``try`` of the unhashable-callee fallback: use the plain form there
+            # code that must stay an expression cannot hold the ``try`` of the
+            # unhashable-callee fallback: use the plain form everywhere
+            if fallback is None:
+                fallback = lowered.copy()
+                fallback.function = fn
             try:
-                compiled = compile_code(self._route(staged, plain=True), fn,
+                compiled = compile_code(self._route(fallback, plain=True), fn,
                                         comprehension_functions=True)
             except UnsupportedError as exc:
                 return exc
