@@ -155,6 +155,7 @@ class Patch(splice.Plugin):
 
     def __init__(self, replacements: Mapping[Any, Any] | None = None) -> None:
         self._lock = threading.Lock()
+        self._serial = 0
         self._replacements: dict[Any, Any] = {}
         self._targets: dict[Any, Any] = {}  # normalized key -> the target as given
         self._boxes: dict[tuple[int, str], tuple[Any, str, _Box]] = {}
@@ -177,11 +178,12 @@ class Patch(splice.Plugin):
             raise TypeError(f"the replacement must be callable, not {replacement!r}")
         key = _normalize(target)
         with self._lock:
-            new = key not in self._replacements and key not in self._targets
+            new = key not in type(self)._splice_intercepts
             self._replacements[key] = replacement
             self._targets[key] = target
             if new:
-                name = f"_splice_patched_{len(type(self)._splice_intercepts)}"
+                self._serial += 1
+                name = f"_splice_patched_{self._serial}"
                 setattr(self, name, self._intercepting(key))
                 type(self)._splice_intercepts[key] = name
         if new:
@@ -189,11 +191,17 @@ class Patch(splice.Plugin):
         return self
 
     def restore(self, target: Any) -> Patch:
-        """Stop replacing ``target`` (calls of it run the original again, under the patch)."""
+        """Stop replacing ``target``: calls of it run the original again, under the patch
+        (after a run, the code is compiled again on the next run, as for a new target)."""
         key = _normalize(target)
         with self._lock:
             if self._replacements.pop(key, _MISSING) is _MISSING:
                 raise KeyError(f"{target!r} is not replaced by this patch")
+            self._targets.pop(key, None)
+            name = type(self)._splice_intercepts.pop(key, None)
+            if name is not None:
+                self.__dict__.pop(name, None)
+        self._changed()
         return self
 
     def setattr(self, owner: Any, name: str, value: Any) -> Patch:
@@ -234,7 +242,7 @@ class Patch(splice.Plugin):
 
         def patched(*args: Any, **kwargs: Any) -> Any:
             replacement = replacements.get(key, _MISSING)
-            if replacement is _MISSING:  # restored
+            if replacement is _MISSING:  # restored (in a composition made before)
                 return self.recurse_call(key, *args, **kwargs)
             return replacement(*args, **kwargs)
         return patched

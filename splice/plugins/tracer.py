@@ -42,12 +42,20 @@ What is recorded
   'call'/'return' events of ``sys.setprofile``. A generator whose ``yield`` sits inside an
   ``and``/``or``, a conditional expression or a ``while`` test is not recorded (its callees
   are).
+* A ``yield from`` delegation is one span of the delegating generator (from the resume that
+  starts it to the one that finishes it); the subgenerator's resumes are spans of their own.
 * Not recorded: builtins and other C functions, lambdas (their bodies must stay an
   expression), coroutines and async generators (they can suspend at points without a visible
   ``await``: ``async for``, ``async with``), comprehension scopes (they are part of their
   function), functions that run natively (``recurse`` said no, no source, code called from C
   outside the overlays), and module top-level code. The callees of all of these that run
   under the Tracer are recorded.
+* Dunder methods Python calls implicitly on your objects (operators, truth tests,
+  properties, iteration) run natively, with everything they call, and are not recorded:
+  splice routes implicit calls only for contexts with per-call hooks (``docs/runtime.md``),
+  and the Tracer has none. Composed with a plugin that has hooks
+  (``splice.compose(tracer, hooked)``), the operator dunders splice reaches are recorded,
+  at that plugin's cost.
 * ``include``/``exclude`` filter by the function's module (``__module__``): a pattern
   ``pkg`` matches ``pkg`` and its submodules, and shell-style wildcards work (``pkg.*_test``).
   Functions of other modules still run under the Tracer (so their callees in included
@@ -57,8 +65,12 @@ What is recorded
   Tracer too (``follow_threads``); when the Tracer is composed with other plugins, such a
   thread runs under the Tracer alone.
 * ``args=True`` / ``returns=True`` record a short ``reprlib`` summary of each call's
-  arguments / return value, taken when the call starts / returns. They call ``repr()`` on
-  your objects (natively; a ``repr`` that fails is shown as such) and cost much more.
+  arguments / return value, taken when the call starts / returns (not for generators).
+  They call ``repr()`` on your objects (natively; a ``repr`` that fails is shown as such),
+  which is a side effect your program can see, and cost much more.
+* Times are wall times (``perf_counter_ns``). The first call of a function under a Tracer
+  compiles it (and the functions it reaches on their first calls): that time is part of
+  the caller's. Memory: about 90 bytes per recorded call until :meth:`Tracer.reset`.
 """
 
 from __future__ import annotations
@@ -768,22 +780,27 @@ def _aggregate(calls: list[Call]) -> list[_Node]:
 
 def _format_nodes(nodes: list[_Node], depth: int, lines: list[str], max_depth: int | None,
                   min_ns: float, locations: bool) -> None:
-    for node in nodes:
+    # iterative: a deep recursion traced must not hit the recursion limit when printed
+    stack: list[tuple[_Node, int]] = [(n, depth) for n in reversed(nodes)]
+    while stack:
+        node, level = stack.pop()
         if node.total < min_ns:
             continue
         calls = f" ×{node.calls}" if node.calls != 1 else ""
         raised = f"  raised ×{node.raised}" if node.raised else ""
         where = f"  {node.info.location}" if locations else ""
-        lines.append(f"{'  ' * depth}{node.total / 1e6:10.3f} ms  {node.info.qualname}{calls}"
+        lines.append(f"{'  ' * level}{node.total / 1e6:10.3f} ms  {node.info.qualname}{calls}"
                      f"  (self {(node.total - node.inner) / 1e6:.3f} ms){raised}{where}")
-        if node.children and (max_depth is None or depth < max_depth):
+        if node.children and (max_depth is None or level < max_depth):
             children = sorted(node.children.values(), key=lambda n: -n.total)
-            _format_nodes(children, depth + 1, lines, max_depth, min_ns, locations)
+            stack.extend((child, level + 1) for child in reversed(children))
 
 
 def _format_calls(calls: list[Call], depth: int, lines: list[str], max_depth: int | None,
                   min_ns: float, locations: bool) -> None:
-    for call in calls:
+    stack: list[tuple[Call, int]] = [(c, depth) for c in reversed(calls)]
+    while stack:
+        call, level = stack.pop()
         duration = call.duration
         if duration is not None and duration < min_ns:
             continue
@@ -796,6 +813,6 @@ def _format_calls(calls: list[Call], depth: int, lines: list[str], max_depth: in
         if call.exception is not None:
             text += f"  !! {call.exception}"
         where = f"  {call.info.location}" if locations else ""
-        lines.append(f"{'  ' * depth}{took}  {text}{where}")
-        if call.children and (max_depth is None or depth < max_depth):
-            _format_calls(call.children, depth + 1, lines, max_depth, min_ns, locations)
+        lines.append(f"{'  ' * level}{took}  {text}{where}")
+        if call.children and (max_depth is None or level < max_depth):
+            stack.extend((child, level + 1) for child in reversed(call.children))

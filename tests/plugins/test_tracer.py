@@ -4,6 +4,7 @@ threads, exceptions and generators."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import traceback
 from pathlib import Path
@@ -388,3 +389,20 @@ def test_repr() -> None:
 
 def test_library_untouched() -> None:
     assert tracee_lib.apply(tracee.add_one, [1]) == [2]
+
+
+def test_deep_recursion_prints() -> None:
+    def down(n: int) -> int:
+        return 0 if n == 0 else down(n - 1) + 1
+
+    limit = sys.getrecursionlimit()
+    depth = limit + 100  # deeper than what printing may recurse
+    tracer = Tracer()
+    sys.setrecursionlimit(depth + 200)
+    try:
+        assert tracer.run(down, depth) == depth
+    finally:
+        sys.setrecursionlimit(limit)
+    assert len(tracer.format_tree().splitlines()) == depth + 2
+    assert len(tracer.format_tree(aggregate=False).splitlines()) == depth + 2
+    assert len(tracer.chrome_trace()["traceEvents"]) == depth + 1 + 3
