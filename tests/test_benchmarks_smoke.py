@@ -1,0 +1,27 @@
+"""The plugin benchmark script runs (a smoke run on one program). Performance itself is
+measured by the benchmarks, never asserted here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_plugin_benchmarks_quick_run(tmp_path: Path) -> None:
+    out = tmp_path / "plugins.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "plugins.py"), "--quick",
+         "--programs", "nbody", "--json", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(out.read_text())
+    (program,) = results["programs"]
+    assert program["program"] == "nbody"
+    assert set(program["ratios"]) == {"identity", "nested", "intercept", "tracer",
+                                      "setprofile"}
+    assert program["intercept"]["calls_per_run"] > 0
+    assert [r["program"] for r in results["latency"]] == ["nbody"]
