@@ -10,6 +10,7 @@ exit status 2, never a traceback; ``--traceback`` shows one for bug reports.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -257,7 +258,9 @@ def _run_program(plugin: splice.Plugin, program: splice_program.Program, args: l
         _print_program_traceback(exc, program.filename)
         return 130 if isinstance(exc, KeyboardInterrupt) else 1
     finally:
-        sys.stdout.flush()
+        # the program may have closed or broken its standard output
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
     return 0
 
 
@@ -313,7 +316,7 @@ def _load_plugin(spec: str) -> splice.Plugin:
 @click.option("-p", "--plugin", "plugin_spec", metavar="MODULE:CLASS",
               help="The plugin class to run under (created without arguments); default: "
               "an identity plugin, which runs everything under splice unchanged.")
-@click.argument("target", nargs=-1, type=click.UNPROCESSED)
+@click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="[SCRIPT] [ARGS]...")
 def run(module: str | None, plugin_spec: str | None, target: tuple[str, ...]) -> None:
     """Run a program with every call it makes under a plugin.
 
@@ -347,13 +350,17 @@ def run(module: str | None, plugin_spec: str | None, target: tuple[str, ...]) ->
               help="Do not record functions of these modules. Repeatable.")
 @click.option("--args", "record_args", is_flag=True,
               help="Record argument and return value summaries (slower).")
+@click.option("--implicit", is_flag=True,
+              help="Also enter and record the dunders operators, subscripts and formatting "
+              "call on your objects (slower).")
 @click.option("--max-depth", type=click.IntRange(min=1), help="Cut the printed tree.")
 @click.option("--min-ms", type=click.FloatRange(min=0), default=0.0,
               help="Hide subtrees faster than this in the printed tree.")
-@click.argument("target", nargs=-1, type=click.UNPROCESSED)
+@click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="[SCRIPT] [ARGS]...")
 def trace(module: str | None, output: str | None, tree: bool, full: bool,
           include: tuple[str, ...], exclude: tuple[str, ...], record_args: bool,
-          max_depth: int | None, min_ms: float, target: tuple[str, ...]) -> None:
+          implicit: bool, max_depth: int | None, min_ms: float, target: tuple[str, ...]
+          ) -> None:
     """Run a program under the Tracer and report its call tree.
 
     SCRIPT [ARGS]... or -m MODULE [ARGS]... runs as python would run it (like
@@ -369,7 +376,7 @@ def trace(module: str | None, output: str | None, tree: bool, full: bool,
     from splice.plugins import Tracer
 
     tracer = Tracer(include=include, exclude=exclude, args=record_args,
-                    returns=record_args)
+                    returns=record_args, implicit_calls=implicit)
     program, args = _find_program(module, target)
     status = _run_program(tracer, program, args)
     if output is not None:

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import threading
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import splice
@@ -74,7 +74,6 @@ from splice.ir.nodes import (
     Assign,
     Compare,
     Const,
-    Copy,
     FunctionIR,
     GetAttr,
     IfExp,
@@ -84,10 +83,8 @@ from splice.ir.nodes import (
     Pos,
     Region,
     Stmt,
-    Temp,
     Var,
 )
-from splice.ir.nodes import Call as CallOp
 from splice.ir.tools import local_names
 
 __all__ = ["Patch"]
@@ -258,71 +255,14 @@ class Patch(splice.Plugin):
                                    "use a new Patch")
 
     def lowered(self, ir: FunctionIR) -> FunctionIR | None:
-        """Rewrite reads of patched attributes (``setattr``) to read the patched value, and
-        make ``module.builtin(...)`` sites of replaced builtins dispatch their callee."""
-        if ir.function is None:
+        """Rewrite reads of patched attributes (``setattr``) to read the patched value."""
+        if ir.function is None or not self._attr_names:
             return None
-        changed = False
-        builtin_names = {key.__name__ for key in list(self._targets)
-                         if type(key) is types.BuiltinFunctionType}
-        if builtin_names:
-            changed |= _dispatch_builtin_sites(ir, builtin_names)
-        if self._attr_names:
-            globals_boxes = self._module_globals.get(id(ir.function.__globals__), {})
-            code = ir.function.__code__
-            free = set(code.co_freevars) | set(code.co_cellvars)
-            changed |= _rewrite_scope(ir, globals_boxes, free, self._attr_names)
+        globals_boxes = self._module_globals.get(id(ir.function.__globals__), {})
+        code = ir.function.__code__
+        free = set(code.co_freevars) | set(code.co_cellvars)
+        changed = _rewrite_scope(ir, globals_boxes, free, self._attr_names)
         return ir if changed else None
-
-
-# ------------------------------------------------------------------------ builtin sites
-
-
-def _dispatch_builtin_sites(ir: FunctionIR, names: set[str]) -> bool:
-    """``time.time()`` is a method-form call site, where splice calls a builtin directly
-    (no dispatch, so no intercept). Calling a copy of the attribute makes it an ordinary
-    site, dispatched like ``t = time.time; t()``, for the attribute names of replaced
-    builtins. (The copy folds away in the generated code.)"""
-    changed = False
-    scopes = [ir]
-    while scopes:
-        scope = scopes.pop()
-        getattrs: dict[Temp, Assign] = {}
-        for _block, stmt in list(_assigns(scope.body)):
-            op = stmt.op
-            if isinstance(op, GetAttr) and op.name in names and stmt.result is not None:
-                getattrs[stmt.result] = stmt
-            elif isinstance(op, MakeComprehension):
-                scopes.append(op.fn)
-            elif isinstance(op, CallOp) and isinstance(op.func, Temp) \
-                    and op.func in getattrs:
-                definition = getattrs.pop(op.func)
-                copy = scope.new_temp()
-                holder = _holder(scope.body, definition)
-                if holder is None:
-                    continue
-                holder.insert(holder.index(definition) + 1,
-                              Assign((copy,), Copy(op.func), definition.pos))
-                op.func = copy
-                changed = True
-    return changed
-
-
-def _assigns(block: list[Stmt]) -> Iterator[tuple[list[Stmt], Assign]]:
-    for stmt in block:
-        for region in stmt.regions():
-            yield from _assigns(region.body)
-        if isinstance(stmt, Assign):
-            yield block, stmt
-        for inner in stmt.blocks():
-            yield from _assigns(inner)
-
-
-def _holder(block: list[Stmt], wanted: Stmt) -> list[Stmt] | None:
-    for inner_block, stmt in _assigns(block):
-        if stmt is wanted:
-            return inner_block
-    return None
 
 
 # --------------------------------------------------------------------- attribute rewrite

@@ -50,20 +50,24 @@ What is recorded
   function), functions that run natively (``recurse`` said no, no source, code called from C
   outside the overlays), and module top-level code. The callees of all of these that run
   under the Tracer are recorded.
-* Dunder methods Python calls implicitly on your objects (operators, truth tests,
-  properties, iteration) run natively, with everything they call, and are not recorded:
-  splice routes implicit calls only for contexts with per-call hooks (``docs/runtime.md``),
-  and the Tracer has none. Composed with a plugin that has hooks
-  (``splice.compose(tracer, hooked)``), the operator dunders splice reaches are recorded,
-  at that plugin's cost.
+* Dunder methods Python calls implicitly on your objects (operators, subscripts,
+  formatting) are reached only with ``implicit_calls=True``: then the operations whose
+  operands are not of builtin types enter those dunders under the Tracer, which records
+  them and what they call. It costs a type test on every operator, so it is off by default
+  (in ``benchmarks/programs``, about half of the Tracer's overhead again, and much more in
+  float-heavy code). Without it, such dunders run natively, with everything they call,
+  and are not recorded. Implicit calls splice does not reach at all (``docs/runtime.md``:
+  truth tests, ``for`` iteration, ``with``, properties) are never recorded.
 * ``include``/``exclude`` filter by the function's module (``__module__``): a pattern
   ``pkg`` matches ``pkg`` and its submodules, and shell-style wildcards work (``pkg.*_test``).
   Functions of other modules still run under the Tracer (so their callees in included
   modules are recorded) but record nothing.
-* Threads: each thread has its own call stack. A thread started under the Tracer (through
-  ``threading.Thread.start`` or ``_thread.start_new_thread``) runs its target under the
-  Tracer too (``follow_threads``); when the Tracer is composed with other plugins, such a
-  thread runs under the Tracer alone.
+* Threads: each thread has its own call stack. A ``threading.Thread`` started under the
+  Tracer (``thread.start()``) runs its ``run`` method, and so its target, under the Tracer
+  too (``follow_threads``): until the new thread calls it, ``run`` is shadowed by an
+  attribute of the thread object. When the Tracer is composed with other plugins, such a
+  thread runs under the Tracer alone. Threads started with ``_thread.start_new_thread``
+  are not followed.
 * ``args=True`` / ``returns=True`` record a short ``reprlib`` summary of each call's
   arguments / return value, taken when the call starts / returns (not for generators).
   They call ``repr()`` on your objects (natively; a ``repr`` that fails is shown as such),
@@ -75,7 +79,6 @@ What is recorded
 
 from __future__ import annotations
 
-import _thread
 import fnmatch
 import json
 import operator
@@ -84,7 +87,6 @@ import reprlib
 import sys
 import threading
 import types
-import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -438,7 +440,8 @@ class Tracer(splice.Plugin):
     ``include``/``exclude``: module patterns (``"pkg"`` covers its submodules; wildcards
     allowed) choosing which functions record their calls. ``args``/``returns``: record short
     summaries of arguments and return values. ``follow_threads``: threads started under the
-    Tracer run under it too.
+    Tracer run under it too. ``implicit_calls``: operators, subscripts and formatting of your
+    objects enter their dunders under the Tracer (recorded; slower).
 
     Results: :meth:`threads` (a :class:`ThreadTrace` per thread, with its tree of
     :class:`Call` records), :meth:`calls` (every call), :meth:`counts` (calls per code
@@ -447,8 +450,10 @@ class Tracer(splice.Plugin):
     """
 
     def __init__(self, *, include: Iterable[str] = (), exclude: Iterable[str] = (),
-                 args: bool = False, returns: bool = False,
-                 follow_threads: bool = True) -> None:
+                 args: bool = False, returns: bool = False, follow_threads: bool = True,
+                 implicit_calls: bool = False) -> None:
+        # (None, not False, when off: a composed plugin with hooks keeps its implicit calls)
+        self.implicit_calls: bool | None = True if implicit_calls else None
         self.include = tuple(include)
         self.exclude = tuple(exclude)
         self.args = args
@@ -469,6 +474,8 @@ class Tracer(splice.Plugin):
             parts.append("args=True")
         if self.returns:
             parts.append("returns=True")
+        if self.implicit_calls:
+            parts.append("implicit_calls=True")
         return f"Tracer({', '.join(parts)})"
 
     # ------------------------------------------------------------------------ filtering
@@ -546,28 +553,26 @@ class Tracer(splice.Plugin):
             info = self._infos.setdefault(code, info)
         return info
 
-    @splice.intercept(_thread.start_new_thread)
-    def _start_new_thread(self, function: Callable[..., Any], args: tuple[Any, ...],
-                          kwargs: dict[str, Any] | None = None) -> Any:
-        """A thread started under the Tracer runs its function under the Tracer."""
-        if self.follow_threads:
-            function = self._thread_entry(function)
-        if kwargs is None:
-            return self.recurse_call(_thread.start_new_thread, function, args)
-        return self.recurse_call(_thread.start_new_thread, function, args, kwargs)
+    @splice.intercept(threading.Thread.start)
+    def _thread_start(self, thread: threading.Thread, /, *args: Any, **kwargs: Any) -> Any:
+        """``thread.start()`` under the Tracer: the thread's ``run`` runs under it too."""
+        if self.follow_threads and isinstance(thread, threading.Thread):
+            self._follow(thread)
+        return self.recurse_call(threading.Thread.start, thread, *args, **kwargs)
 
-    def _thread_entry(self, function: Callable[..., Any]) -> Callable[..., Any]:
+    def _follow(self, thread: threading.Thread) -> None:
+        """Make ``thread.run()`` (called by the new thread's bootstrap) run under this
+        Tracer: an instance attribute shadows ``run`` until the thread calls it."""
+        run = thread.run
         context = self.context
-        owner = getattr(function, "__self__", None)
-        thread = weakref.ref(owner) if isinstance(owner, threading.Thread) else None
 
-        def splice_thread(*args: Any, **kwargs: Any) -> Any:
-            started = thread() if thread is not None else None
-            if started is not None:  # name the thread's log before it records anything
-                log = self._log_of_current_thread()
-                log.name = started.name
-            return context.run(function, args, kwargs)
-        return splice_thread
+        def splice_thread_run(*args: Any, **kwargs: Any) -> Any:
+            if thread.__dict__.get("run") is splice_thread_run:
+                del thread.__dict__["run"]
+            log = self._log_of_current_thread()  # named before it records anything
+            log.name = thread.name
+            return context.run(run, args, kwargs)
+        thread.run = splice_thread_run  # type: ignore[method-assign]
 
     def _log_of_current_thread(self) -> _ThreadLog:
         events = self._local.events

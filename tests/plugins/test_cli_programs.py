@@ -311,3 +311,35 @@ def test_python_dash_m_splice_trace(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "(3, 3, 0, None)\n"
     assert json.loads(out.read_text())["traceEvents"]
+
+
+def test_a_program_that_closes_its_output(tmp_path: Path) -> None:
+    """``python -m json.tool`` closes standard output when it is done."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, "-m", "splice", "trace", "--max-depth", "1",
+                           "-m", "json.tool"], input='{"a": [1]}', cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"a": [1]}
+    assert " main " in done.stderr
+
+
+def test_trace_implicit_calls(tmp_path: Path) -> None:
+    script = write(tmp_path, "ops.py", """
+        class Money:
+            def __init__(self, cents):
+                self.cents = cents
+
+            def __add__(self, other):
+                return Money(self.cents + other.cents)
+
+        def total():
+            return (Money(1) + Money(2)).cents
+
+        print(total())
+    """)
+    plain = invoke("trace", str(script))
+    assert plain.exit_code == 0 and "__add__" not in plain.stderr
+    implicit = invoke("trace", "--implicit", str(script))
+    assert implicit.exit_code == 0 and "Money.__add__" in implicit.stderr

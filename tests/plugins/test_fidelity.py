@@ -35,6 +35,7 @@ def unrelated() -> None:
 PLUGINS = {
     # (argument summaries call repr() on the arguments: a side effect the cases would see)
     "tracer": Tracer(),
+    "tracer-implicit": Tracer(implicit_calls=True),
     "patch": Patch().replace(unrelated, lambda: None).setattr(patchee, "RATE", 0),
 }
 

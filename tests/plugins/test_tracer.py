@@ -406,3 +406,25 @@ def test_deep_recursion_prints() -> None:
     assert len(tracer.format_tree().splitlines()) == depth + 2
     assert len(tracer.format_tree(aggregate=False).splitlines()) == depth + 2
     assert len(tracer.chrome_trace()["traceEvents"]) == depth + 1 + 3
+
+
+def test_implicit_calls_are_recorded_when_asked() -> None:
+    class V:
+        def __init__(self, x: int) -> None:
+            self.x = x
+
+        def __sub__(self, other: V) -> V:
+            return V(self.x - other.x)
+
+    def diff() -> int:
+        return (V(3) - V(1)).x
+
+    plain = Tracer()
+    assert plain.run(diff) == 2
+    assert "diff.<locals>.V.__sub__" not in {c.name for c in plain.calls()}
+    implicit = Tracer(implicit_calls=True)
+    assert implicit.run(diff) == 2
+    [root] = only_thread(implicit)
+    sub = root.children[-1]
+    assert sub.name.endswith("V.__sub__") and sub.children[0].name.endswith("V.__init__")
+    assert repr(implicit) == "Tracer(implicit_calls=True)"
