@@ -195,9 +195,9 @@ class Patch(splice.Plugin):
             if self._replacements.pop(key, _MISSING) is _MISSING:
                 raise KeyError(f"{target!r} is not replaced by this patch")
             self._targets.pop(key, None)
-            name = type(self)._splice_intercepts.pop(key, None)
-            if name is not None:
-                self.__dict__.pop(name, None)
+            # (the intercepting method stays: a composition made before still calls it, and
+            # it then runs the original)
+            type(self)._splice_intercepts.pop(key, None)
         self._changed()
         return self
 

@@ -428,3 +428,29 @@ def test_implicit_calls_are_recorded_when_asked() -> None:
     sub = root.children[-1]
     assert sub.name.endswith("V.__sub__") and sub.children[0].name.endswith("V.__init__")
     assert repr(implicit) == "Tracer(implicit_calls=True)"
+
+
+def test_exception_messages_run_no_user_code() -> None:
+    seen: list[str] = []
+
+    class Loud(Exception):
+        def __str__(self) -> str:
+            seen.append("str")
+            return "loud"
+
+    class Arg:
+        def __str__(self) -> str:
+            seen.append("arg")
+            return "arg"
+
+    def raise_(exc: BaseException) -> None:
+        raise exc
+
+    tracer = Tracer()
+    for exc in (Loud("x"), ValueError(Arg()), KeyError("k")):
+        with pytest.raises(type(exc)):
+            tracer.run(raise_, exc)
+    assert seen == []
+    assert [c.exception for c in tracer.calls()] == [
+        f"{__name__}.test_exception_messages_run_no_user_code.<locals>.Loud", "ValueError",
+        "KeyError: 'k'"]
