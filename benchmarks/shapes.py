@@ -45,6 +45,13 @@ def call_closure(n):
         g(i)
 
 
+def call_new_function(n):
+    for i in range(n):
+        def g(x=i):
+            return x
+        g()
+
+
 def call_method(n):
     o = Obj(1)
     for i in range(n):
@@ -95,6 +102,7 @@ def property_get(n):
 KERNELS = {
     "f(x)  Python function": call_function,
     "g(x)  closure": call_closure,
+    "def g(); g()  new function": call_new_function,
     "o.m(x)  Python method": call_method,
     "len(s)  builtin": call_builtin,
     "s.isalnum()  builtin method": call_builtin_method,
