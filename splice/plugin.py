@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from splice.ir.nodes import FunctionIR
-from splice.runtime.context import Context, Reached, context_of
+from splice.runtime.context import Context, Reached, _continuation_for, context_of
 
 __all__ = ["Plugin", "compose", "explain", "intercept"]
 
@@ -120,6 +120,9 @@ class Plugin:
     def recurse_call(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         """From ``overdub`` or an intercepting method: go on with the call of ``fn`` under
         the plugin. Called with another callee, it calls that one under the plugin."""
+        continuation = _continuation_for(fn)
+        if continuation is not None:
+            return continuation(*args, **kwargs)
         return self.context.recurse_call(fn, args, kwargs)
 
 

@@ -105,8 +105,8 @@ class DispatchTable(dict[Any, Any]):
         kind = type(callee)
         if (kind is _BuiltinMethodType or kind is _MethodWrapperType) and \
                 self.context.direct_builtin_methods and \
-                type(callee.__self__) is not _ModuleType and callee.__name__ != "__call__" and \
-                (type(callee.__self__), callee.__name__) not in overlays.METHODS:
+                type(callee.__self__) is not _ModuleType and \
+                callee.__name__ not in self.context.routed_names:
             # methods bound to an object are new objects each time: resolve them quickly
             # (builtin functions, bound to their module, get an entry like any callee)
             return callee
@@ -166,6 +166,18 @@ def _references_held(entry: Any, callee: Any) -> int:
 _pending = threading.local()
 
 
+def _overdub_step(plugin: Plugin, fn: Any, continuation: Callable[..., Any]
+                  ) -> Callable[..., Any]:
+    """A call going on into ``plugin``'s overdub (which continues with ``continuation``)."""
+    def step(*args: Any, **kwargs: Any) -> Any:
+        _push(fn, continuation)
+        try:
+            return plugin.overdub(fn, args, kwargs)
+        finally:
+            _pop()
+    return step
+
+
 def _continuation_for(fn: Any) -> Callable[..., Any] | None:
     stack = getattr(_pending, "stack", None)
     if stack:
@@ -212,10 +224,12 @@ class Context:
                 self.intercepts[target] = (plugin, name)
         self.hooked = bool(self.prehooks or self.posthooks or self.overdubs)
         #: builtin functions and methods may be called directly at method sites (and
-        #: bound ones need no entry): no hook sees them and no intercept takes them
-        self.direct_builtin_methods = not self.hooked and not any(
-            type(t) is not types.FunctionType and not isinstance(t, type)
-            for t in self.intercepts)
+        #: bound ones need no entry) when no hook sees them; those whose name an overlay
+        #: or an intercepted builtin has go through the table
+        self.direct_builtin_methods = not self.hooked
+        self.routed_names = overlays.NAMES | frozenset(
+            getattr(t, "__name__", "") for t in self.intercepts
+            if type(t) is not types.FunctionType and not isinstance(t, type))
         #: operators, subscripts, iteration and formatting of non-builtin types reach
         #: Python dunders under the context only where some hook needs to see every call
         wanted = [getattr(p, "implicit_calls", None) for p in plugins]
@@ -322,8 +336,15 @@ class Context:
         method: Callable[..., Any] = getattr(plugin, name)
         self._record(callee, False, f"intercepted by {type(plugin).__name__}.{name}")
 
+        bypassed: list[Any] = []  # the original's entry, resolved on first use
+
+        def original(*args: Any, **kwargs: Any) -> Any:
+            if not bypassed:
+                bypassed.append(self._bypass(callee))
+            return bypassed[0](*args, **kwargs)
+
         def intercepted(*args: Any, **kwargs: Any) -> Any:
-            _push(callee, lambda *a, **k: self._bypass(callee)(*a, **k))
+            _push(callee, original)
             try:
                 return method(*args, **kwargs)
             finally:
@@ -332,7 +353,8 @@ class Context:
 
     def _bypass(self, callee: Any) -> Any:
         """``callee`` entered as if no plugin intercepted it (``recurse_call`` from an
-        intercepting method)."""
+        intercepting method). Resolved once per intercept entry: a change of ``callee``'s
+        definition drops that entry, and with it this one."""
         saved, self.intercepts = self.intercepts, {}
         try:
             entry, _, _ = self.resolve(callee)
@@ -415,7 +437,7 @@ class Context:
         return CompiledCode(code, compiled.hidden)
 
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
-        route_calls(ir, self.table, overlays.NAMES, plain=plain,
+        route_calls(ir, self.table, self.routed_names, plain=plain,
                     direct_builtins=self.direct_builtin_methods)
         if self.implicit is not None:
             route_implicit(ir, self.implicit, NATIVE_TYPES, skip=(self.table, self.table.fast))
@@ -526,10 +548,24 @@ class Context:
             return target
         prehooks, posthooks = self.prehooks, self.posthooks
         if self.overdubs:
-            context = self
+            first, *others = self.overdubs
+            # the continuation each overdub's ``recurse_call`` reaches: the next overdub,
+            # or (for the innermost) the target itself, called with no frame in between
+            continuation: Callable[..., Any] = target
+            for plugin in reversed(others):
+                continuation = _overdub_step(plugin, fn, continuation)
 
             def splice_call(*args: Any, **kwargs: Any) -> Any:
-                return context.call(fn, target, args, kwargs)
+                for plugin in prehooks:
+                    plugin.prehook(fn, args, kwargs)
+                _push(fn, continuation)
+                try:
+                    result = first.overdub(fn, args, kwargs)
+                finally:
+                    _pop()
+                for plugin in posthooks:
+                    plugin.posthook(result, fn, args, kwargs)
+                return result
         else:
             def splice_call(*args: Any, **kwargs: Any) -> Any:
                 for plugin in prehooks:
@@ -543,29 +579,6 @@ class Context:
         splice_call.__qualname__ = getattr(fn, "__qualname__", splice_call.__qualname__)
         splice_call.__module__ = getattr(fn, "__module__", None)  # type: ignore[assignment]
         return splice_call
-
-    def call(self, fn: Any, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-             ) -> Any:
-        """Call ``target`` for ``fn`` with the prehooks, overdubs and posthooks around it."""
-        for plugin in self.prehooks:
-            plugin.prehook(fn, args, kwargs)
-        if self.overdubs:
-            result = self._overdub(0, fn, target, args, kwargs)
-        else:
-            result = target(*args, **kwargs)
-        for plugin in self.posthooks:
-            plugin.posthook(result, fn, args, kwargs)
-        return result
-
-    def _overdub(self, level: int, fn: Any, target: Any, args: tuple[Any, ...],
-                 kwargs: dict[str, Any]) -> Any:
-        if level == len(self.overdubs):
-            return target(*args, **kwargs)
-        _push(fn, lambda *a, **k: self._overdub(level + 1, fn, target, a, k))
-        try:
-            return self.overdubs[level].overdub(fn, args, kwargs)
-        finally:
-            _pop()
 
     def recurse_call(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Go on with a call that an ``overdub`` or intercepting method received (or, for
