@@ -2,7 +2,7 @@
 operation ``n`` times in a loop, so (kernel time - ``loop`` time) / n is what one operation
 costs, natively and under a plugin."""
 
-N = 100_000
+N = 50_000
 
 
 def f(x):
