@@ -5,7 +5,8 @@ name ``@name``. Compiled as a closure cell, that name would show in ``locals()``
 ``vars()``; so wherever the compiler cannot fold it, the name is replaced by a unique
 placeholder string constant, and after compilation the placeholder is swapped for the
 object in ``co_consts``. Positions where CPython's optimiser folds or tests constants
-(operators on constants, truth tests, displays) keep the cell.
+(operators on constants, truth tests, displays) keep the cell, and so do objects that could
+lead back to the function (see ``_inert``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class _Replacer(ast.NodeTransformer):
     def _child(self, parent: ast.AST, field: str, child: ast.AST) -> ast.AST:
         if (isinstance(child, ast.Name) and child.id in self.cells
                 and isinstance(child.ctx, ast.Load)):
-            if not _safe(parent, field):
+            if not _safe(parent, field) or not _inert(self.cells[child.id]):
                 self.kept.add(child.id)
                 return child
             placeholder = f"{_PREFIX}{next(_counter)}-{child.id}"
@@ -48,6 +49,23 @@ class _Replacer(ast.NodeTransformer):
             return ast.copy_location(ast.Constant(placeholder), child)
         result: ast.AST = self.visit(child)
         return result
+
+
+_INERT_ATOMS = (str, bytes, int, float, complex, bool, type(None), type(Ellipsis))
+
+
+def _inert(value: object) -> bool:
+    """Whether ``value`` may live in a code object's constants. Code objects are not seen
+    by the cycle collector, so a constant that leads back to the function (a dispatch
+    table holding it, a plugin holding its tables) would keep everything alive for good:
+    only classes, builtin functions and plain values qualify; the rest stay cells."""
+    if isinstance(value, type) or isinstance(value, _INERT_ATOMS):
+        return True
+    if isinstance(value, types.BuiltinFunctionType):
+        return value.__self__ is None or isinstance(value.__self__, types.ModuleType)
+    if type(value) in (tuple, frozenset):
+        return all(_inert(item) for item in value)  # type: ignore[attr-defined]
+    return False
 
 
 def _safe(parent: ast.AST, field: str) -> bool:

@@ -286,3 +286,30 @@ def test_code_cache_holds_code_weakly() -> None:
         assert len(plugin.context.code) == size - 1
     finally:
         del linecache.cache[filename]
+
+
+def test_contexts_of_dropped_plugins_are_freed() -> None:
+    """A plugin run once and dropped leaves nothing behind: its dispatch table, transformed
+    functions and code are collectable (no constant of generated code leads back to them)."""
+    import gc
+    import weakref
+
+    def leaf(x: int) -> int:
+        return x + 1
+
+    def entry(n: int) -> list[int]:
+        return [leaf(i) for i in range(n)]
+
+    class Hooked(splice.Plugin):
+        def prehook(self, fn: object, args: object, kwargs: object) -> None:
+            pass
+
+    contexts = []
+    for plugin_class in (splice.Plugin, Hooked):
+        for _ in range(3):
+            plugin = plugin_class()
+            assert plugin.run(entry, 5) == entry(5)
+            contexts.append(weakref.ref(plugin.context))
+            del plugin
+    gc.collect()
+    assert [ref() for ref in contexts] == [None] * len(contexts)
