@@ -59,7 +59,7 @@ def _inert(value: object) -> bool:
     by the cycle collector, so a constant that leads back to the function (a dispatch
     table holding it, a plugin holding its tables) would keep everything alive for good:
     only classes, builtin functions and plain values qualify; the rest stay cells."""
-    if isinstance(value, type) or isinstance(value, _INERT_ATOMS):
+    if isinstance(value, (type, *_INERT_ATOMS)):
         return True
     if isinstance(value, types.BuiltinFunctionType):
         return value.__self__ is None or isinstance(value.__self__, types.ModuleType)
