@@ -465,7 +465,7 @@ class Lowerer:
 
     def stmt_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         future = self.ir.future_flags & FUTURE_ANNOTATIONS
-        items: list[ast.expr] = list(node.decorator_list)
+        items: list[ast.expr | tuple[str, ast.expr]] = list(node.decorator_list)
         ndec = len(items)
         items += node.args.defaults
         kw_present = [d is not None for d in node.args.kw_defaults]
@@ -476,7 +476,9 @@ class Lowerer:
             annotation_names.append(name)
             annotation_nodes.append(annotation)
         if not future:
-            items += annotation_nodes
+            # ``*args: *Ts`` evaluates ``Ts`` and unpacks exactly one value from it
+            items += [("*1", a.value) if isinstance(a, ast.Starred) else a
+                      for a in annotation_nodes]
         values = self.sequence(items)
         decorators = values[:ndec]
         ndef = len(node.args.defaults)
@@ -573,15 +575,22 @@ class Lowerer:
     def sequence(self, items: Sequence[ast.expr | tuple[str, ast.expr]],
                  force: set[int] | frozenset[int] = frozenset()) -> list[Operand]:
         """Lower ``items`` left to right. Items are expressions, ``ast.Starred`` (iterated
-        with ``Splat``) or ``("**", expr)`` (read with ``DoubleSplat``). A name is captured
-        when a later item runs code; indexes in ``force`` count as running code."""
+        with ``Splat``), ``("**", expr)`` (read with ``DoubleSplat``) or ``("*1", expr)``
+        (unpacked into exactly one value, as a starred ``*args`` annotation is). A name is
+        captured when a later item runs code; indexes in ``force`` count as running code."""
         def runs_code(i: int, item: ast.expr | tuple[str, ast.expr]) -> bool:
             return i in force or isinstance(item, tuple) or not _trivial(item)
 
         last = max((i for i, item in enumerate(items) if runs_code(i, item)), default=-1)
         values: list[Operand] = []
         for i, item in enumerate(items):
-            if isinstance(item, tuple):
+            if isinstance(item, tuple) and item[0] == "*1":
+                inner = self.expr(item[1])
+                one = self.ir.new_temp()
+                self.emit(Assign((one,), Unpack(inner, 1, False, 0, Pos.of(item[1])),
+                                 Pos.of(item[1])))
+                values.append(one)
+            elif isinstance(item, tuple):
                 inner = self.expr(item[1])
                 values.append(self.op(DoubleSplat(inner), item[1]))
             elif isinstance(item, ast.Starred):

@@ -208,6 +208,19 @@ def annotations_evaluated():
     return f.__annotations__
 
 
+@case(RecIter("ts", ["only"]))
+@case(RecIter("ts", ["one", "two"]))
+@case(RecIter("ts", []))
+@case(5)
+def starred_vararg_annotation(ts):
+    # ``*args: *Ts`` (PEP 646) unpacks exactly one value from the annotation: a tuple or
+    # the star-unpacked value would be wrong (found running test_typing under a plugin)
+    def f(a: log("ann-a", int), *args: *ts, b: log("ann-b", str)) -> log("ann-ret", None):
+        pass
+
+    return f.__annotations__
+
+
 @case()
 def local_variable_annotations():
     x: log("never-evaluated", int) = 5  # local annotations are not evaluated
