@@ -2,9 +2,11 @@
 
 The cache maps a code object to what was built from it (a ``CompiledCode``, or the
 ``UnsupportedError`` that says why it could not be). It holds code objects weakly, so entries
-die with the functions that used them. Concurrent first requests for one code object build it
-once: the others wait for the first (a per-code re-entrant lock, so a build that reaches the
-same code again on its own thread does not deadlock).
+die with the functions that used them, and by identity: code objects compare equal across
+files (``code.__eq__`` ignores the file name and qualified name), so two files defining the
+same function at the same line must not share an entry. Concurrent first requests for one
+code object build it once: the others wait for the first (a per-code re-entrant lock, so a
+build that reaches the same code again on its own thread does not deadlock).
 """
 
 from __future__ import annotations
@@ -16,16 +18,47 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+V = TypeVar("V")
+
+
+class _ByIdentity(Generic[V]):
+    """A map keyed weakly by code objects' identity."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref[types.CodeType], V]] = {}
+
+    def __getitem__(self, code: types.CodeType) -> V:
+        return self._items[id(code)][1]
+
+    def get(self, code: types.CodeType) -> V | None:
+        item = self._items.get(id(code))
+        return None if item is None else item[1]
+
+    def __setitem__(self, code: types.CodeType, value: V) -> None:
+        key = id(code)
+        items = self._items
+
+        def forget(ref: weakref.ref[types.CodeType]) -> None:
+            # runs while the code object dies, before its id can be reused
+            item = items.get(key)
+            if item is not None and item[0] is ref:
+                del items[key]
+
+        items[key] = (weakref.ref(code, forget), value)
+
+    def pop(self, code: types.CodeType) -> None:
+        self._items.pop(id(code), None)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 class CodeCache(Generic[T]):
     """``code object -> T``, built on first request by ``build(function)``."""
 
     def __init__(self) -> None:
-        self._entries: weakref.WeakKeyDictionary[types.CodeType, T] = \
-            weakref.WeakKeyDictionary()
-        self._locks: weakref.WeakKeyDictionary[types.CodeType, threading.RLock] = \
-            weakref.WeakKeyDictionary()
+        self._entries: _ByIdentity[T] = _ByIdentity()
+        self._locks: _ByIdentity[threading.RLock] = _ByIdentity()
         self._guard = threading.Lock()
         #: how many times ``build`` ran (tests check "compiled once")
         self.builds = 0
@@ -54,7 +87,7 @@ class CodeCache(Generic[T]):
 
     def drop(self, code: types.CodeType) -> None:
         """Forget the entry for ``code``."""
-        self._entries.pop(code, None)
+        self._entries.pop(code)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -10,8 +10,8 @@ out of its constants and given the original's closure cells, globals and attribu
 from __future__ import annotations
 
 import ast
+import sys
 import types
-import warnings
 from dataclasses import dataclass
 
 from splice.errors import UnsupportedError
@@ -58,6 +58,33 @@ def scaffold(ir: FunctionIR, source: FunctionSource, node: ast.stmt | ast.expr,
     module = ast.Module(body, [])
     fix_locations(module, ir.pos)
     return module
+
+
+#: the filter that silences the compiler's warnings about placeholders
+_QUIET = ("ignore", None, SyntaxWarning, None, 0)
+
+
+def _compile_quietly(module: ast.Module, filename: str, flags: int) -> types.CodeType:
+    """``compile`` without the SyntaxWarnings that calling or comparing a placeholder string
+    raises ("'str' object is not callable"). ``warnings.catch_warnings`` would reset every
+    warning registry of the program (it marks the filters as changed), so one filter goes
+    first in the live list (the one of ``sys.modules['warnings']``, which the compiler reads)
+    only while compiling, and nothing is marked changed."""
+    filters = getattr(sys.modules.get("warnings"), "filters", None)
+    code: types.CodeType
+    if not isinstance(filters, list):
+        code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
+        return code
+    entry = _QUIET
+    filters.insert(0, entry)
+    try:
+        code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
+        return code
+    finally:
+        for index, item in enumerate(filters):
+            if item is entry:
+                del filters[index]
+                break
 
 
 def find_code(module_code: types.CodeType, name: str, scaffolded: bool, in_class: bool
@@ -136,11 +163,7 @@ def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool =
     cell_names = list(code.co_freevars) + [n for n in hidden if n not in code.co_freevars]
     module = scaffold(ir, source, node, cell_names)
     try:
-        with warnings.catch_warnings():
-            # calling or comparing a placeholder string: "'str' object is not callable"
-            warnings.simplefilter("ignore", SyntaxWarning)
-            module_code = compile(module, source.filename, "exec",
-                                  flags=source.future_flags, dont_inherit=True)
+        module_code = _compile_quietly(module, source.filename, source.future_flags)
     except SyntaxError as exc:
         raise UnsupportedError(describe(original), f"the regenerated code does not compile: "
                                f"{exc.msg}", f"{source.filename}:{exc.lineno}") from None

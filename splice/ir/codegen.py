@@ -410,6 +410,9 @@ class ScopeGen:
         skipped = {i for shape in shapes.values() for i in shape.skipped}
         # temps read twice by one composite (``a.b += v`` reads ``a`` for get and set)
         shared = {t for shape in shapes.values() for t in shape.shared()} | (owned or set())
+        # the label of the latest statement written out so far: a composite must not
+        # absorb a statement that such a one followed
+        emitted = 0
         for index, stmt in enumerate(stmts):
             if index in skipped:
                 continue
@@ -420,8 +423,9 @@ class ScopeGen:
             if keep_last and index == len(stmts) - 1:
                 self.flush(pending, out)
                 return merge_stores(out, self), None, tree
-            if shape is not None and shape.must_fold_after is not None and any(
-                    base + shape.must_fold_after + 1 < self.label_of(p) for p in pending):
+            if shape is not None and shape.must_fold_after is not None and (
+                    base + shape.must_fold_after + 1 < emitted or any(
+                    base + shape.must_fold_after + 1 < self.label_of(p) for p in pending)):
                 raise Retry(stmt.id)
             if (isinstance(stmt, Assign) and len(stmt.results) == 1
                     and (self.uses[stmt.results[0]] == 1 or stmt.results[0] in shared)
@@ -432,6 +436,7 @@ class ScopeGen:
                 continue
             self.flush(pending, out)
             out.extend(self.statement(tree))
+            emitted = label
         expr = None
         if value is not None:
             label = base + len(stmts) + 1
@@ -1469,8 +1474,15 @@ def scope_ast(ir: FunctionIR, ctx: GenContext, display: bool = False) -> ast.stm
         empty_defaults = copy.deepcopy(source.defaults)
         kwdefaults = copy.deepcopy(source.kw_defaults)
     if ir.kind == "lambda":
-        gen = ScopeGen(ir, ctx)
-        body = gen.expression_body()
+        try:
+            body = ScopeGen(ir, ctx).expression_body()
+        except CannotRegenerate:
+            # a lambda whose body now needs statements (a rewrite put them there) becomes
+            # a ``def`` of the same name: the compiler does not check that a function's
+            # name is an identifier, so its code object is named ``<lambda>`` all the same
+            if display:
+                raise
+            return function_node(ir, ctx, [], empty_defaults, kwdefaults, {})
         args = build_arguments(ir, empty_defaults, kwdefaults, {})
         return at(ast.Lambda(args, body), ir.pos)
     return function_node(ir, ctx, [], empty_defaults, kwdefaults, {})

@@ -42,6 +42,7 @@ from splice.ir.nodes import (
     InPlace,
     Load,
     MakeComprehension,
+    Match,
     Operand,
     Pos,
     Region,
@@ -51,6 +52,7 @@ from splice.ir.nodes import (
     Try,
     UnaryOp,
     Var,
+    Walrus,
 )
 from splice.ir.tools import definitions, locations
 
@@ -131,13 +133,14 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
     # A class body's temporaries that cannot be re-nested would become class attributes,
     # so there every call uses the form ``@dispatch[f](args)``, which always re-nests.
     class_body = ir.kind == "class"
-    plain = plain or ir.kind in EXPRESSION_SCOPES
+    expression_only = expression_statements(ir)
     for loc in sites:
         stmt = loc.stmt
         assert isinstance(stmt, Assign) and isinstance(stmt.op, Call)
         func = stmt.op.func
+        compact = plain or class_body or id(stmt) in expression_only
         # the method form reads the bound method several times: not in expression-only code
-        method = None if class_body or plain else _method_lookup(scope, func, defs)
+        method = None if compact else _method_lookup(scope, func, defs)
         if method is not None:
             assert isinstance(func, Temp)
             builtin_direct = direct_builtins and method.name not in overlay_method_names
@@ -151,7 +154,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
         looked_up = ir.new_temp()
         stmt.op.func = looked_up
         _insert_lookup(scope, loc.block, stmt, func,
-                       _lookup(table, func, looked_up, stmt.pos, plain or class_body), defs)
+                       _lookup(table, func, looked_up, stmt.pos, compact), defs)
     # decorators: ``@deco`` applies ``deco`` by a call the syntax makes
     for loc in list(locations(ir)):
         definition = loc.stmt
@@ -163,10 +166,46 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
                 # the first decorator's line is the function's first line
                 pos = spans[index] if index < len(spans) else definition.pos
                 lookup = _lookup(table, decorator, looked_up, pos, plain or class_body)
-                loc.block.insert(loc.block.index(definition), lookup)
+                # right after the decorator's expression, so that each lookup folds back
+                # into its own decorator (a class body must not keep temporaries)
+                _insert_lookup(scope, loc.block, definition, decorator, lookup, defs)
                 routed.append(looked_up)
             definition.decorators = routed
     return len(sites)
+
+
+def expression_statements(ir: FunctionIR) -> set[int]:
+    """The ids of the statements of ``ir`` that codegen must write as expressions: those of
+    ``except`` clauses' types and ``match`` guards (and of their lazy parts), and all of a
+    comprehension that binds a name of the enclosing scope with ``:=`` (it cannot become a
+    nested function)."""
+    found: set[int] = set()
+
+    def everything(stmts: list[Stmt]) -> None:
+        for stmt in stmts:
+            found.add(id(stmt))
+            for region in stmt.regions():
+                everything(region.body)
+            for inner in stmt.blocks():
+                everything(inner)
+
+    statements = list(locations(ir))
+    if ir.kind == "comprehension" and any(
+            isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Walrus)
+            for loc in statements):
+        everything(ir.body)
+        return found
+    for loc in statements:
+        stmt = loc.stmt
+        if isinstance(stmt, Try):
+            for handler in stmt.handlers:
+                if handler.type is not None:
+                    everything(handler.type.body)
+        elif isinstance(stmt, Match):
+            for case in stmt.cases:
+                if case.guard is not None:
+                    everything(case.guard.body)
+    return found
 
 
 #: exact builtin types whose methods are all C code and cannot be shadowed (no instance
@@ -356,10 +395,6 @@ def _same_interface(a: types.CodeType, b: types.CodeType) -> bool:
             == b.co_varnames[:b.co_argcount + b.co_kwonlyargcount])
 
 
-#: scopes whose code must be an expression (a lambda's body; a comprehension whose body
-#: holds statements is generated as a nested function instead)
-EXPRESSION_SCOPES = frozenset({"lambda"})
-
 _INLINE_NAMES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
 _CO_OPTIMIZED = 0x1
 
@@ -381,21 +416,24 @@ _GUARDED_UNARY = frozenset({"neg", "pos", "invert"})
 
 
 def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type], *,
-                   skip: tuple[Any, ...] = ()) -> int:
+                   skip: tuple[Any, ...] = (), compact: bool = False) -> int:
     """Rewrite operators, subscripts, ``iter`` and f-string fields of ``ir`` (and of the
     scopes it runs) so that, unless every operand's type is in ``native_types``, they run
     through ``implicit`` (a ``splice.runtime.implicit.Implicit``). Returns the number of
     operations rewritten. Subscripts of the constants in ``skip`` (the dispatch tables) are
-    left alone."""
+    left alone. ``compact``: every operation on a computed operand calls ``implicit``, so
+    it stays one expression (for code that cannot hold statements)."""
     count = 0
     for scope in _scopes_run_inline(ir):
         chained = _chained_comparisons(scope)
         defs = definitions(scope)
-        expression_only = scope.kind in EXPRESSION_SCOPES
+        expression_only = expression_statements(scope)
         for loc in list(locations(scope)):
             stmt = loc.stmt
+            # a class body's temporaries would become class attributes: one call each
+            compact_here = compact or scope.kind == "class" or id(stmt) in expression_only
             if isinstance(stmt, If):
-                new_test = _guard_truth(scope, stmt, implicit, native_types, defs)
+                new_test = _guard_truth(scope, stmt, implicit, native_types, defs, compact_here)
                 if new_test:
                     index = loc.block.index(stmt)
                     loc.block[index:index] = new_test
@@ -404,7 +442,7 @@ def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
             if isinstance(stmt, Assign) and stmt not in chained and not (
                     isinstance(stmt.op, GetItem) and isinstance(stmt.op.obj, Const)
                     and any(stmt.op.obj.value is s for s in skip)):
-                new = _guard(scope, stmt, implicit, native_types, expression_only)
+                new = _guard(scope, stmt, implicit, native_types, compact_here)
                 if new is not None:
                     index = loc.block.index(stmt)
                     loc.block[index:index + 1] = new
@@ -413,9 +451,10 @@ def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
 
 
 def _guard_truth(ir: FunctionIR, stmt: If, implicit: Any, native: frozenset[type],
-                 defs: dict[Temp, Assign]) -> list[Stmt]:
+                 defs: dict[Temp, Assign], compact: bool) -> list[Stmt]:
     """Statements computing the ``if``'s truth through ``implicit.truth`` unless the tested
-    value's type is builtin; the ``if`` then tests their boolean result."""
+    value's type is builtin; the ``if`` then tests their boolean result. ``compact``: one
+    call of ``implicit.truth`` (see ``_guard``)."""
     test = stmt.test
     if isinstance(test, Const):
         return []
@@ -423,6 +462,10 @@ def _guard_truth(ir: FunctionIR, stmt: If, implicit: Any, native: frozenset[type
     if definition is not None and isinstance(definition.op, (Compare, BoolOp, UnaryOp)):
         return []  # bools in practice, or tests of their own (and/or)
     pos = stmt.pos
+    if compact:
+        truth = ir.new_temp()
+        stmt.test = truth
+        return [Assign((truth,), Call(Const(implicit.truth, pos), [test], []), pos)]
     kind, ok, value, slow = ir.new_temp(), ir.new_temp(), ir.new_temp(), ir.new_temp()
     guard: list[Stmt] = [
         Assign((kind,), Call(Const(_type, pos), [test], []), pos),
@@ -453,11 +496,11 @@ def _chained_comparisons(ir: FunctionIR) -> set[Stmt]:
 
 
 def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
-           expression_only: bool) -> list[Stmt] | None:
-    """The statements replacing ``stmt`` (None: it is not an implicit call). In code that
-    must stay an expression, an operand computed by another operation cannot be read three
-    times (type check, native operation, slow path), so there the operation always calls
-    ``implicit`` (which itself takes the native path for builtin types)."""
+           compact: bool) -> list[Stmt] | None:
+    """The statements replacing ``stmt`` (None: it is not an implicit call). In ``compact``
+    code (which must stay an expression), an operand cannot be read three times (type
+    check, native operation, slow path), so there the operation always calls ``implicit``
+    (which itself takes the native path for builtin types)."""
     op = stmt.op
     pos = stmt.pos
     checked: list[Operand]
@@ -473,7 +516,7 @@ def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
     elif isinstance(op, Compare) and op.op in _GUARDED_COMPARE:
         if op.op in ("in", "not_in"):
             method = implicit.contains if op.op == "in" else implicit.not_contains
-            checked, slow = [op.right], (method, [op.right, op.left])
+            checked, slow = [op.right], (method, [op.left, op.right])
         else:
             checked, slow = [op.left, op.right], (implicit.compare,
                                                   [Const(op.op, pos), op.left, op.right])
@@ -495,7 +538,7 @@ def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
     checked = [o for o in checked if not (isinstance(o, Const) and type(o.value) in native)]
     if not checked:
         return None
-    if expression_only and any(isinstance(o, Temp) for o in checked):
+    if compact:
         stmt.op = Call(Const(slow_fn, pos), list(slow_args), [])
         return [stmt]
 

@@ -48,8 +48,14 @@ from splice.runtime.implicit import NATIVE_TYPES, Implicit
 
 if TYPE_CHECKING:
     from splice.plugin import Plugin
-
 __all__ = ["Context", "DispatchTable", "Reached", "context_of"]
+
+
+def _plugin_class() -> type[Plugin]:
+    """``splice.plugin.Plugin`` (which imports this module), taken from ``sys.modules``: an
+    ``import`` statement here would go through ``builtins.__import__``, which the program
+    under the plugin may have replaced."""
+    return sys.modules["splice.plugin"].Plugin  # type: ignore[no-any-return]
 
 #: lowered IR per code object, shared by every context (lowering does not depend on plugins)
 LOWERED: CodeCache[FunctionIR | UnsupportedError] = CodeCache()
@@ -202,14 +208,13 @@ class Context:
     """The plugins a call graph runs under (outermost first): the owner of a code cache."""
 
     def __init__(self, plugins: tuple[Plugin, ...]) -> None:
-        from splice.plugin import Plugin
-
+        plugin_class = _plugin_class()
         self.plugins = plugins
         self.table = DispatchTable(self)
         self.code = CodeCache[CompiledCode | UnsupportedError]()
         self.reached: dict[str, Reached] = {}
         self.strict = any(getattr(p, "strict", False) for p in plugins)
-        base = Plugin
+        base = plugin_class
         self.prehooks = [p for p in plugins if type(p).prehook is not base.prehook]
         self.posthooks = [p for p in reversed(plugins) if type(p).posthook is not base.posthook]
         self.overdubs = [p for p in plugins if type(p).overdub is not base.overdub]
@@ -274,9 +279,8 @@ class Context:
             cls = callee.__self__
             return functools.partial(self.instantiate, cls), False, 0
         if kind is types.MethodType:
-            from splice.plugin import Plugin
-
-            if callee.__func__ is Plugin.run and isinstance(callee.__self__, Plugin):
+            plugin_class = _plugin_class()
+            if callee.__func__ is plugin_class.run and isinstance(callee.__self__, plugin_class):
                 return self._nested_run(callee.__self__), False, 0
             return types.MethodType(self.table[callee.__func__], callee.__self__), False, 0
         if isinstance(callee, type):
@@ -294,9 +298,8 @@ class Context:
     def _splice_function(self, fn: types.FunctionType) -> Any:
         """splice's own code is never transformed; ``Plugin.run`` called on another plugin
         (at a method site: ``other.run(f, x)``) runs under the composition of both."""
-        from splice.plugin import Plugin
-
-        if fn is Plugin.run:
+        plugin_class = _plugin_class()
+        if fn is plugin_class.run:
             def run_nested(plugin: Plugin, target: Any, /, *args: Any, **kwargs: Any) -> Any:
                 return context_of((*self.plugins, *_plugins_of(plugin))).run(
                     target, args, kwargs)
@@ -365,13 +368,12 @@ class Context:
     def decide(self, fn: types.FunctionType) -> tuple[Plugin, ...]:
         """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""
         chosen: list[Plugin] = []
-        from splice.plugin import Plugin
-
+        plugin_class = _plugin_class()
         for plugin in self.plugins:
             verdict = plugin.recurse(fn)
             if verdict is True:
                 chosen.append(plugin)
-            elif isinstance(verdict, Plugin):
+            elif isinstance(verdict, plugin_class):
                 chosen.append(verdict)
             elif verdict is not False:
                 raise SpliceError(f"{type(plugin).__name__}.recurse({describe(fn)}) returned "
@@ -440,7 +442,8 @@ class Context:
         route_calls(ir, self.table, self.routed_names, plain=plain,
                     direct_builtins=self.direct_builtin_methods)
         if self.implicit is not None:
-            route_implicit(ir, self.implicit, NATIVE_TYPES, skip=(self.table, self.table.fast))
+            route_implicit(ir, self.implicit, NATIVE_TYPES, skip=(self.table, self.table.fast),
+                           compact=plain)
         return ir
 
     # ------------------------------------------------------------------------ callables
@@ -601,9 +604,10 @@ class Context:
 
 _HEAPTYPE = 1 << 9
 
-#: builtins whose result depends on the frame that calls them
+#: builtins whose result depends on the frame that calls them (``compile`` inherits the
+#: caller's ``from __future__`` flags)
 FRAME_SENSITIVE: frozenset[Any] = frozenset({
-    locals, vars, dir, globals, super, eval, exec, breakpoint, sys._getframe,
+    locals, vars, dir, globals, super, eval, exec, compile, breakpoint, sys._getframe,
 })
 
 

@@ -73,8 +73,12 @@ class Implicit:
         if type(method) is _FunctionType:
             return self.table[method](obj, *args)
         get = getattr(type(method), "__get__", None)
-        if get is not None:
+        if get is not None and obj is not None:
             return get(method, obj, type(obj))(*args)
+        if obj is None:
+            # NoneType's methods are C descriptors, and ``__get__(None, ...)`` would give
+            # back the unbound descriptor: call it with None as its first argument
+            return method(obj, *args)
         return method(*args)
 
     # ------------------------------------------------------------------------ operators
@@ -169,16 +173,16 @@ class Implicit:
         raise TypeError(f"'{COMPARE_SYMBOLS[op]}' not supported between instances of "
                         f"'{left_type.__name__}' and '{right_type.__name__}'")
 
-    def contains(self, container: Any, item: Any) -> bool:
-        """``item in container``."""
+    def contains(self, item: Any, container: Any) -> bool:
+        """``item in container`` (arguments in the order they are evaluated)."""
         method = special(type(container), "__contains__")
         if type(method) is not _FunctionType:
             return item in container
         return bool(self._invoke(method, container, item))
 
-    def not_contains(self, container: Any, item: Any) -> bool:
+    def not_contains(self, item: Any, container: Any) -> bool:
         """``item not in container``."""
-        return not self.contains(container, item)
+        return not self.contains(item, container)
 
     def truth(self, obj: Any) -> bool:
         """``bool(obj)`` as an ``if`` tests it: ``__bool__``, else ``__len__``."""

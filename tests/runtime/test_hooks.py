@@ -804,10 +804,7 @@ def calls_hash_counting():
 @pytest.mark.parametrize("fn", [
     unhashable_in_statement,
     unhashable_in_comprehension,
-    pytest.param(unhashable_in_lambda, marks=pytest.mark.xfail(
-        strict=True, reason="a lambda body (expression-only code) looks its callee up with a "
-        "plain table subscript: an unhashable callable object raises TypeError (listed as a "
-        "known gap in docs/runtime.md, but the program crashes)")),
+    unhashable_in_lambda,
 ], ids=["statement", "comprehension", "lambda"])
 @pytest.mark.parametrize("plugin_kind", [splice.Plugin, Hooked], ids=["plain", "hooked"])
 def test_unhashable_callable_objects(fn: Any, plugin_kind: type[splice.Plugin]) -> None:
