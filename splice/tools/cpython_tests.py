@@ -1,22 +1,43 @@
 """Run CPython's own test modules natively and with the module under test rebuilt through
-splice's round trip, and compare the outcome of every test.
+splice's round trip, or with every test run under an identity plugin, and compare the
+outcome of every test.
 
 Usage::
 
-    python -m splice.tools.cpython_tests                     # the default list
+    python -m splice.tools.cpython_tests                     # the default list, rebuilt
     python -m splice.tools.cpython_tests test_json test_enum --jobs 2 --timeout 600
     python -m splice.tools.cpython_tests --literal --json out.json
+    python -m splice.tools.cpython_tests --mode context,hooked   # under identity plugins
 
 Mechanism
 ---------
-Each test module runs twice, each time in a fresh subprocess (``python -m
-splice.tools.cpython_tests --child ...``), in its own empty temporary working directory and
-with the same ``PYTHONHASHSEED``:
+Each test module runs natively and in each mode asked for (``--mode``, default
+``rebuilt``), each time in a fresh subprocess (``python -m splice.tools.cpython_tests
+--child ...``), in its own empty temporary working directory and with the same
+``PYTHONHASHSEED``:
 
 * ``native``: the modules under test are imported, then the test module is imported and run;
 * ``rebuilt``: the modules under test are imported and rebuilt in place with
   :func:`splice.tools.rebuild.rebuild_modules` (every function and method replaced by
-  ``splice.ir.roundtrip``), *before* the test module is imported, then it is imported and run.
+  ``splice.ir.roundtrip``), *before* the test module is imported, then it is imported and run;
+* ``context``: the test module is imported natively and the whole run of its suite is made
+  under an identity plugin that recurses everywhere, ``plugin.run(suite.run, result)``:
+  unittest's suite and case machinery, module and class fixtures (``setUpModule``,
+  ``setUpClass``), ``setUp``/``tearDown``, cleanups, every test method and everything they
+  call (the modules under test included) run transformed, reached through the plugin's
+  dispatch like any call graph. Only the result object (splice's own code) stays native. This
+  is simpler and reaches further than wrapping each test method: fixtures, ``subTest`` and
+  the assertion helpers are covered too, and a test is entered exactly as unittest calls it;
+* ``hooked``: the same with no-op ``prehook``/``posthook`` on every call (the per-call path:
+  one ``splice_call`` frame per call, implicit calls of operators routed).
+
+In the context modes the child also reports what ``splice.explain(plugin)`` said: how many
+distinct callees ran transformed and natively, per group (the modules under test, the test
+modules, the rest), and the reasons of the native ones. Differences from the native run are
+matched against :data:`EXPECTED`, which explains each one by a :data:`REASONS` entry: an
+expected limit (documented, or inherent to running transformed copies) or a known bug of
+splice's runtime (each with a minimal repro in tests/tools/test_context_findings.py). A module
+is "yes" (identical), "limit", "bug" or "NO" (something unexplained).
 
 Fresh copies: many test modules test a pure-Python copy of their module made with
 ``test.support.import_helper.import_fresh_module`` (``py_heapq = import_fresh_module('heapq',
@@ -65,6 +86,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import splice
 
 #: the modules a test module exercises (rebuilt before it runs); default: name minus "test_"
 TARGETS: dict[str, list[str]] = {
@@ -213,9 +236,243 @@ class RecordingResult(unittest.TestResult):
             self._add("subtest", subtest, "error", self._err(err))
 
 
+class IdentityPlugin(splice.Plugin):
+    """``context`` mode: recurses into everything and changes nothing."""
+
+
+class HookedIdentityPlugin(splice.Plugin):
+    """``hooked`` mode: the same, with no-op hooks around every call (the per-call path)."""
+
+    def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        pass
+
+    def posthook(self, result: Any, fn: Any, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> None:
+        pass
+
+
+#: the modes whose child runs the tests under an identity plugin
+PLUGINS: dict[str, type[splice.Plugin]] = {"context": IdentityPlugin,
+                                           "hooked": HookedIdentityPlugin}
+CONTEXT_MODES = tuple(PLUGINS)
+#: every mode a test module can run in (each compared with ``native``)
+MODES = ("native", "rebuilt", *CONTEXT_MODES)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a test's outcome differs under a plugin."""
+
+    #: "limit": documented (docs/runtime.md) or inherent to running transformed copies of the
+    #: code, expected; "bug": a bug of splice's runtime, with a minimal repro in
+    #: tests/tools/test_context_findings.py (remove the entries when it is fixed)
+    kind: str
+    text: str
+
+
+REASONS: dict[str, Reason] = {
+    # ------------------------------------------------------------------ expected limits
+    "hooked-frames": Reason("limit", (
+        "with per-call hooks every call runs through one splice frame, splice_call "
+        "(docs/runtime.md): it shows in tracebacks and traceback.extract_stack, warnings' "
+        "stacklevel and module registry, sys._getframe-based module detection (namedtuple, "
+        "TypedDict, NewType, TypeVar, typing's caller checks) and the recursion depth")),
+    "recursion-depth": Reason("limit", (
+        "the test names sys.getrecursionlimit() in a subtest id: splice calls __call__ "
+        "methods and instantiations as Python functions, so CPython's recursion counter "
+        "stands at another value where the test starts")),
+    "quickening": Reason("limit", (
+        "a function called under the plugin runs its transformed copy: the original code "
+        "object never runs, so CPython never specialises it (dis(adaptive=True))")),
+    "transformed-code": Reason("limit", (
+        "a coroutine created under the plugin runs transformed code (docs/runtime.md, No "
+        "leaks), so dis of the coroutine object shows splice's bytecode")),
+    "hidden-names": Reason("limit", (
+        "frame locals show splice's hidden names under a context (docs/runtime.md: the "
+        "dispatch table and its helpers are hidden cells @name, temporaries %n): "
+        "traceback's capture_locals, inspect.getgeneratorlocals; the cells' prologue "
+        "(COPY_FREE_VARS) leaves instruction 0 without a position")),
+    # -------------------------------------------------------------- runtime bugs (repros)
+    "lifetimes": Reason("bug", (
+        "objects live longer under the plugin: call arguments kept in hidden locals until "
+        "the frame ends (repro r8) and callees kept by the dispatch table until its next "
+        "sweep (r14); weakrefs, finalizers and refcounts see it")),
+    "inserted-frames": Reason("bug", (
+        "without hooks, instantiation and functools.partial calls still go through a "
+        "splice frame (instance, partial_call): TypeVar/NewType take splice.runtime.context "
+        "as their module, warnings blame context.py, tracebacks show partial_call (r7)")),
+    "recursion-limit": Reason("bug", (
+        "a first call close to the recursion limit raises RecursionError from splice's "
+        "lowering instead of running (r12)")),
+    "overlay-escape": Reason("bug", (
+        "hooked: map() keeps splice's wrapper of int, so the map object cannot be "
+        "pickled (r10)")),
+}
+
+BOTH = ("context", "hooked")
+HOOKED = ("hooked",)
+#: (modes, test module, test id regex (``re.match``; "<module>" for a run that did not
+#: finish), reason): the differences from the native run that are explained. The first
+#: entry that matches a differing test id explains it. Found by running every module of
+#: DEFAULT in both modes (README, "Corpora"); each entry must still match something
+#: (tests/tools/test_cpython_tests.py checks the modules it runs).
+EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
+    (BOTH, "test_ast", r"test\.test_ast\.AST_Tests\.test_AST_garbage_collection", "lifetimes"),
+    (BOTH, "test_code", r"test\.test_code\.(CoExtra\.test_free_|CodeWeakRefTest\.test_basic)",
+     "lifetimes"),
+    (BOTH, "test_contextlib", r"test\.test_contextlib\.ContextManagerTestCase\.test_nokeepref",
+     "lifetimes"),
+    (BOTH, "test_copy", r"test\.test_copy\.TestCopy\.test_copy_weakvaluedict", "lifetimes"),
+    (HOOKED, "test_collections", r"test\.test_collections\.TestNamedTuple\.test_factory",
+     "hooked-frames"),
+    (BOTH, "test_dis", r"test\.test_dis\.Dis(WithFile)?Tests\.test_(show_caches|"
+     r"loop_quicken|super_instructions)", "quickening"),
+    (BOTH, "test_dis", r"test\.test_dis\.Dis(WithFile)?Tests\.test_disassemble_coroutine",
+     "transformed-code"),
+    (BOTH, "test_enum", r"test\.test_enum\.TestSpecial\.test_missing_exceptions_reset",
+     "lifetimes"),
+    (BOTH, "test_functools", r"test\.test_functools\.(TestLRU(C|Py)\.test_lru_cache_weakref"
+     r"able|TestPartial\w*\.test_weakref)", "lifetimes"),
+    (BOTH, "test_gettext", r"test\.test_gettext\.GNUTranslationsWithDomainPluralFormsTestCase"
+     r"\.test_plural_forms|test\.test_gettext\.\w+\.test_plural_(wrong_)?context_forms",
+     "inserted-frames"),
+    (HOOKED, "test_gettext", r"test\.test_gettext\.\w+\.test_plural_forms", "hooked-frames"),
+    (HOOKED, "test_inspect", r"test\.test_inspect\.test_inspect\.TestGetGeneratorState\."
+     r"test_getgeneratorlocals", "hidden-names"),
+    (BOTH, "test_optparse", r"test\.test_optparse\.TestOptionParser\.test_refleak",
+     "lifetimes"),
+    (HOOKED, "test_ordered_dict", r"test\.test_ordered_dict\.\w+\.test_reference_loop",
+     "lifetimes"),
+    (HOOKED, "test_pickle", r"test\.test_pickle\.\w+\.test_compat_pickle", "overlay-escape"),
+    (BOTH, "test_pickle", r"test\.test_pickle\.\w+\.test_(reducer_override_no_reference_cycle|"
+     r"(un)?pickler_reference_cycle|custom_pickler_dispatch_table_memleak)", "lifetimes"),
+    (BOTH, "test_tempfile", r"test\.test_tempfile\.(TestMkstempInner\.test_choose_directory|"
+     r"TestNamedTemporaryFile\.test_method_lookup|TestTemporaryDirectory\.test_(del_on_"
+     r"collection|warnings_on_cleanup))", "lifetimes"),
+    (("context",), "test_tomllib", r"test\.test_tomllib\.test_misc\.TestMiscellaneous\.test_"
+     r"inline_(array|table)_recursion_limit \(limit=", "recursion-depth"),
+    (HOOKED, "test_tomllib", r"test\.test_tomllib\.test_misc\.TestMiscellaneous\.test_"
+     r"inline_(array|table)_recursion_limit", "hooked-frames"),
+    (BOTH, "test_traceback", r"test\.test_traceback\.\w+\.test_KeyboardInterrupt_at_first_"
+     r"line_of_frame", "hidden-names"),
+    (BOTH, "test_traceback", r"test\.test_traceback\.(TestStack\.test_(extract_stackup_"
+     r"deferred_lookup_lines|format_locals)|TestTracebackException\.test_(print|from_"
+     r"exception|comparison_params_variations))", "hidden-names"),
+    (BOTH, "test_traceback", r"test\.test_traceback\.TestTracebackException\.test_no_refs_to_"
+     r"exception_and_traceback_objects", "lifetimes"),
+    (("context",), "test_traceback", r"test\.test_traceback\.\w+\.test_traceback_(special"
+     r"ization_with_syntax_error|very_long_line)", "inserted-frames"),
+    (HOOKED, "test_traceback", r"test\.test_traceback\.", "hooked-frames"),
+    (BOTH, "test_typing", r"test\.test_typing\.(\w+Callable\w*\.test_pickle|GenericTests\.test_"
+     r"immutability_by_copy_and_pickle|NewType(C|Python)Tests\.test_(pickle|repr|special_attrs|"
+     r"or)|TypeVarTuplePicklingTests\.)", "inserted-frames"),
+    (HOOKED, "test_typing", r"test\.test_typing\.(NamedTupleTests\.test_(copy_and_pickle|"
+     r"empty_namedtuple)|TypedDictTests\.test_(basics_\w+_syntax|pickle|multiple_inheritance)|"
+     r"ProtocolTests\.test_protocols_(issubclass_non_callable|support_register))",
+     "hooked-frames"),
+    (HOOKED, "test_warnings", r"test\.test_warnings\.(\w*WarnTests\.test_(filename|stacklevel)|"
+     r"\w*FilterTests\.test_(ignore|error_after_default)|_WarningsTests\.test_show_warning_"
+     r"output)", "hooked-frames"),
+    (BOTH, "test_weakset", r"test\.test_weakset\.TestWeakSet\.test_(add|contains|weak_destroy_"
+     r"and_mutate_while_iterating)", "lifetimes"),
+    (BOTH, "test_xml_etree", r"test\.test_xml_etree\.BadElementTest\.test_recursive_repr",
+     "recursion-limit"),
+    (BOTH, "test_xml_etree", r"test\.test_xml_etree\.BasicElementTest\.test_(cyclic_gc|weakref)",
+     "lifetimes"),
+]
+
+
+def _entries(c: Comparison) -> list[tuple[int, str, str]]:
+    """(index in EXPECTED, pattern, reason) of the entries for ``c``'s mode and module."""
+    return [(i, pattern, reason) for i, (modes, test, pattern, reason) in enumerate(EXPECTED)
+            if c.mode in modes and test == c.test]
+
+
+def explained(c: Comparison) -> dict[str, tuple[int, str] | None]:
+    """Each differing test id of ``c`` ("<module>" if a run did not finish) -> (index in
+    EXPECTED, reason key) of the entry that explains it, or None."""
+    entries = _entries(c)
+    if c.identical:
+        return {}
+    if c.native.status != "ran" or c.other.status != "ran":
+        tids = ["<module>"]
+    else:
+        tids = [tid for _, tid in c.differing()]
+    out: dict[str, tuple[int, str] | None] = {}
+    for tid in tids:
+        out[tid] = next(((i, reason) for i, pattern, reason in entries
+                         if re.match(pattern, tid)), None)
+    return out
+
+
+def verdict(c: Comparison) -> str:
+    """"yes" (identical), "limit" (differs only by expected limits), "bug" (differs by known
+    runtime bugs, maybe limits too) or "NO" (some difference is not explained)."""
+    if c.identical:
+        return "yes"
+    found = explained(c).values()
+    if any(f is None for f in found):
+        return "NO"
+    return "bug" if any(REASONS[f[1]].kind == "bug" for f in found if f) else "limit"
+
+
+def stale_entries(c: Comparison) -> list[str]:
+    """Entries of EXPECTED for ``c``'s mode and module that explain none of its
+    differences (the difference is gone: remove the entry)."""
+    used = {f[0] for f in explained(c).values() if f}
+    return [f"{c.mode} {c.test} {pattern} ({reason})" for i, pattern, reason in _entries(c)
+            if i not in used]
+
+
+def expected_differences(c: Comparison) -> dict[str, str]:
+    """The explained differences of ``c``: test id -> "kind: reason key"."""
+    return {tid: f"{REASONS[f[1]].kind}: {f[1]}" for tid, f in explained(c).items() if f}
+
+
+def _group(name: str, targets: Sequence[str]) -> str:
+    """Which part of the program a callee named ``module.qualname`` belongs to."""
+    if any(name.startswith(t + ".") for t in targets):
+        return "under test"
+    if name.startswith("test."):
+        return "tests"
+    return "other"
+
+
+def explain_summary(plugin: splice.Plugin, targets: Sequence[str]) -> dict[str, Any]:
+    """What ``splice.explain(plugin)`` says about the callees reached (distinct names): how
+    many ran transformed and natively, per group (the modules under test, the test
+    modules, the rest: unittest, the standard library), and why the native ones did."""
+    entered: Counter[str] = Counter()
+    native: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    natives: list[tuple[str, str]] = []
+    for reached in splice.explain(plugin):
+        group = _group(reached.name, targets)
+        if reached.entered:
+            entered[group] += 1
+        else:
+            native[group] += 1
+            reasons[reason_kind(reached.reason)] += 1
+            natives.append((reached.name, reached.reason))
+    return {"entered": dict(entered), "native": dict(native), "reasons": dict(reasons),
+            "natives": sorted(natives)[:500]}
+
+
+def reason_kind(reason: str) -> str:
+    """A reason why a callee ran natively, without the callee's specifics (for counting)."""
+    reason = denoise(reason)
+    return re.sub(r"'[^']*'|\"[^\"]*\"|<[^>]*>", "…", reason)[:120]
+
+
 def load_roundtrip(spec: str) -> Callable[..., types.FunctionType]:
     """``"module:function"`` or ``"path/to/file.py:function"``: a stand-in for
     ``splice.ir.roundtrip`` (used to check that the harness sees divergences)."""
+    fn: Callable[..., types.FunctionType] = load_object(spec)
+    return fn
+
+
+def load_object(spec: str) -> Any:
+    """The object named by ``"module:name"`` or ``"path/to/file.py:name"``."""
     where, _, attr = spec.rpartition(":")
     if where.endswith(".py"):
         module_spec = importlib.util.spec_from_file_location("_splice_roundtrip", where)
@@ -224,12 +481,11 @@ def load_roundtrip(spec: str) -> Callable[..., types.FunctionType]:
         module_spec.loader.exec_module(module)
     else:
         module = importlib.import_module(where)
-    fn: Callable[..., types.FunctionType] = getattr(module, attr)
-    return fn
+    return getattr(module, attr)
 
 
 def _child(test: str, mode: str, out: str, renest: bool, resources: list[str],
-           roundtrip: str | None = None) -> int:
+           roundtrip: str | None = None, plugin_class: str | None = None) -> int:
     """Run ``test`` in this process (``mode`` "native" or "rebuilt") and write the outcome
     as JSON to ``out``."""
     support: Any = importlib.import_module("test.support")
@@ -278,6 +534,9 @@ def _child(test: str, mode: str, out: str, renest: bool, resources: list[str],
     data["setup_seconds"] = time.perf_counter() - start
     random.seed(0)  # tests that sample at random (test_tokenize) pick the same in both runs
     result = RecordingResult()
+    plugin = None
+    if mode in CONTEXT_MODES:
+        plugin = (load_object(plugin_class) if plugin_class else PLUGINS[mode])()
     try:
         module = importlib.import_module("test." + test)
         suite = unittest.defaultTestLoader.loadTestsFromModule(module)
@@ -288,7 +547,15 @@ def _child(test: str, mode: str, out: str, renest: bool, resources: list[str],
         data["status"] = "import error"
         data["detail"] = "".join(traceback.format_exception(exc))[-2000:]
     else:
-        suite.run(result)
+        if plugin is None:
+            suite.run(result)
+        else:
+            # the whole run under the plugin: unittest's suite and case machinery,
+            # module and class fixtures, setUp/tearDown, cleanups, the test methods and
+            # everything they call (the result object is splice's code: it stays native)
+            plugin.run(suite.run, result)
+    if plugin is not None:
+        data["explain"] = explain_summary(plugin, targets)
     data["events"] = result.events
     data["tests_run"] = result.testsRun
     data["seconds"] = time.perf_counter() - start
@@ -313,6 +580,8 @@ class Run:
     tests_run: int = 0
     seconds: float = 0.0
     log: str = ""
+    #: context modes: :func:`explain_summary` of the plugin after the run
+    explain: dict[str, Any] = field(default_factory=dict)
 
     def counts(self) -> Counter[str]:
         """Outcomes of whole tests (subtests not included)."""
@@ -334,12 +603,22 @@ class Run:
     def failed(self) -> list[tuple[str, str]]:
         return [tuple(u) for r in self.rebuilds for u in r.get("failed", [])]
 
+    def entered(self) -> int:
+        """Context modes: distinct callees that ran transformed under the plugin."""
+        return sum(self.explain.get("entered", {}).values())
+
+    def ran_native(self) -> int:
+        """Context modes: distinct callees reached that ran natively (with a reason)."""
+        return sum(self.explain.get("native", {}).values())
+
 
 def run_one(test: str, mode: str, *, renest: bool = True, timeout: float = 600.0,
             resources: Sequence[str] = (), logdir: str | None = None,
-            roundtrip: str | None = None) -> Run:
-    """Run ``test`` in a fresh subprocess (``mode``: "native" or "rebuilt"; ``roundtrip``:
-    a stand-in for ``splice.ir.roundtrip``, see :func:`load_roundtrip`)."""
+            roundtrip: str | None = None, plugin: str | None = None) -> Run:
+    """Run ``test`` in a fresh subprocess (``mode``: one of :data:`MODES`; ``roundtrip``:
+    a stand-in for ``splice.ir.roundtrip``, see :func:`load_roundtrip`; ``plugin``: a
+    plugin class for the context modes, ``"module:Class"`` or ``"file.py:Class"``, instead
+    of the identity plugins, to check that the harness sees divergences)."""
     logdir = logdir or tempfile.mkdtemp(prefix="splice-cpython-tests-")
     log = os.path.join(logdir, f"{test}.{mode}.log")
     out = os.path.join(logdir, f"{test}.{mode}.json")
@@ -355,6 +634,8 @@ def run_one(test: str, mode: str, *, renest: bool = True, timeout: float = 600.0
         cmd.append("--literal")
     if roundtrip:
         cmd += ["--roundtrip", roundtrip]
+    if plugin:
+        cmd += ["--plugin", plugin]
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"{test}-{mode}-") as cwd, \
             open(log, "w", encoding="utf-8") as logf:
@@ -384,65 +665,89 @@ def run_one(test: str, mode: str, *, renest: bool = True, timeout: float = 600.0
     return Run(test, mode, data["status"], data.get("detail", ""),
                [(e[0], e[1].replace(private_tmp, "$TMPDIR"), e[2], e[3])
                 for e in data["events"]],
-               data["rebuilds"], data.get("tests_run", 0), seconds, log)
+               data["rebuilds"], data.get("tests_run", 0), seconds, log,
+               data.get("explain", {}))
 
 
 @dataclass
 class Comparison:
-    """A test module run natively and rebuilt."""
+    """A test module run natively and in another mode (``rebuilt``, ``context``,
+    ``hooked``)."""
 
     test: str
     native: Run
-    rebuilt: Run
+    other: Run
+
+    @property
+    def mode(self) -> str:
+        return self.other.mode
+
+    @property
+    def rebuilt(self) -> Run:
+        """The run compared with the native one (the name of the first mode)."""
+        return self.other
 
     @property
     def identical(self) -> bool:
         """Same module status ("ran", or "skipped" at import in both) and the same multiset
         of (test id, outcome)."""
-        return (self.native.status == self.rebuilt.status in ("ran", "skipped")
-                and self.native.outcome_set() == self.rebuilt.outcome_set())
+        return (self.native.status == self.other.status in ("ran", "skipped")
+                and self.native.outcome_set() == self.other.outcome_set())
+
+    def differing(self) -> dict[tuple[str, str], tuple[list[str], list[tuple[str, str]]]]:
+        """(kind, test id) -> (native outcomes, other (outcome, detail)s) where they differ."""
+        native: dict[tuple[str, str], list[str]] = {}
+        other: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for kind, tid, outcome, _ in self.native.events:
+            native.setdefault((kind, tid), []).append(outcome)
+        for kind, tid, outcome, detail in self.other.events:
+            other.setdefault((kind, tid), []).append((outcome, detail))
+        out = {}
+        for key in sorted(set(native) | set(other)):
+            a = sorted(native.get(key, []))
+            b = sorted(o for o, _ in other.get(key, []))
+            if a != b:
+                out[key] = (a, other.get(key, []))
+        return out
 
     def differences(self, limit: int = 20) -> list[str]:
-        """Test ids whose outcome differs, with both outcomes and the rebuilt detail."""
-        if self.native.status != self.rebuilt.status or self.native.status != "ran":
+        """Test ids whose outcome differs, with both outcomes and the other run's detail."""
+        mode = self.other.mode
+        if self.native.status != self.other.status or self.native.status != "ran":
             if self.identical:
                 return []
             return [(f"native {self.native.status} {self.native.detail[-300:]!r}; "
-                     f"rebuilt {self.rebuilt.status} {self.rebuilt.detail[-300:]!r}")]
-        native: dict[tuple[str, str], list[str]] = {}
-        rebuilt: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        for kind, tid, outcome, _ in self.native.events:
-            native.setdefault((kind, tid), []).append(outcome)
-        for kind, tid, outcome, detail in self.rebuilt.events:
-            rebuilt.setdefault((kind, tid), []).append((outcome, detail))
+                     f"{mode} {self.other.status} {self.other.detail[-300:]!r}")]
         out = []
-        for key in sorted(set(native) | set(rebuilt)):
-            a = sorted(native.get(key, []))
-            b = sorted(o for o, _ in rebuilt.get(key, []))
-            if a != b:
-                detail = next((d for o, d in rebuilt.get(key, []) if o not in a and d), "")
-                out.append(f"{key[1]}: native {a or ['absent']}, rebuilt {b or ['absent']}"
-                           + (f" — {detail.splitlines()[-1][:300]}" if detail else ""))
+        for (_, tid), (a, found) in self.differing().items():
+            b = sorted(o for o, _ in found)
+            detail = next((d for o, d in found if o not in a and d), "")
+            out.append(f"{tid}: native {a or ['absent']}, {mode} {b or ['absent']}"
+                       + (f" — {detail.splitlines()[-1][:300]}" if detail else ""))
         return out[:limit] + ([f"... {len(out) - limit} more"] if len(out) > limit else [])
 
 
 def run_many(tests: Sequence[str], *, jobs: int = 2, renest: bool = True,
              timeout: float = 600.0, resources: Sequence[str] = (),
-             logdir: str | None = None,
+             logdir: str | None = None, modes: Sequence[str] = ("rebuilt",),
              on_done: Callable[[Run], None] | None = None) -> list[Comparison]:
-    """Run every test natively and rebuilt over ``jobs`` processes."""
+    """Run every test natively and in each of ``modes`` over ``jobs`` processes; one
+    comparison per test and mode (tests first, then modes, in the given orders)."""
     logdir = logdir or tempfile.mkdtemp(prefix="splice-cpython-tests-")
+    unknown = [m for m in modes if m not in MODES or m == "native"]
+    if unknown:
+        raise ValueError(f"unknown mode(s) {unknown}; modes: {MODES[1:]}")
     runs: dict[tuple[str, str], Run] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(run_one, test, mode, renest=renest, timeout=timeout,
                                resources=resources, logdir=logdir): (test, mode)
-                   for test in tests for mode in ("native", "rebuilt")}
+                   for test in tests for mode in ("native", *modes)}
         for future in concurrent.futures.as_completed(futures):
             run = future.result()
             runs[futures[future]] = run
             if on_done is not None:
                 on_done(run)
-    return [Comparison(t, runs[(t, "native")], runs[(t, "rebuilt")]) for t in tests]
+    return [Comparison(t, runs[(t, "native")], runs[(t, m)]) for t in tests for m in modes]
 
 
 def _counts_text(run: Run) -> str:
@@ -456,27 +761,101 @@ def _counts_text(run: Run) -> str:
 
 
 def format_table(comparisons: Sequence[Comparison]) -> str:
-    """The report table."""
-    lines = [
-        (f"{'test module':22} {'native: pass fail err skip':34} "
-         f"{'rebuilt: pass fail err skip':34} {'same':5} {'replaced':>8} {'unsup':>5} "
-         f"{'failed':>6} {'native s':>8} {'rebuilt s':>9}"),
-    ]
-    for c in comparisons:
-        lines.append(
-            f"{c.test:22} {_counts_text(c.native):34} {_counts_text(c.rebuilt):34} "
-            f"{'yes' if c.identical else 'NO':5} {c.rebuilt.replaced():8} "
-            f"{len(c.rebuilt.unsupported()):5} {len(c.rebuilt.failed()):6} "
-            f"{c.native.seconds:8.1f} {c.rebuilt.seconds:9.1f}")
-    same = sum(c.identical for c in comparisons)
-    lines.append(f"{same} of {len(comparisons)} test modules give identical outcome sets "
-                 "natively and rebuilt")
-    for c in comparisons:
-        if not c.identical:
-            lines.append(f"\n{c.test}: outcomes differ (logs: {c.native.log}, {c.rebuilt.log})")
-            lines += ["  " + d for d in c.differences()]
-        for name, error in c.rebuilt.failed():
-            lines.append(f"  {c.test}: rebuild failed for {name}: {error}")
+    """The report: one table per mode; the differences of each module that differs,
+    unexplained ones first, explained ones counted per reason (:data:`EXPECTED`); for the
+    context modes what ``splice.explain`` said; the reasons used."""
+    lines: list[str] = []
+    used: set[str] = set()
+    for mode in dict.fromkeys(c.mode for c in comparisons):
+        group = [c for c in comparisons if c.mode == mode]
+        context = mode in CONTEXT_MODES
+        extra = (f"{'entered':>7} {'native':>6}" if context else
+                 f"{'replaced':>8} {'unsup':>5} {'failed':>6}")
+        lines.append(f"{'test module':22} {'native: pass fail err skip':34} "
+                     f"{mode + ': pass fail err skip':34} {'same':5} {extra} "
+                     f"{'native s':>8} {mode + ' s':>9}")
+        verdicts: Counter[str] = Counter()
+        for c in group:
+            v = verdict(c)
+            verdicts[v] += 1
+            extra = (f"{c.other.entered():7} {c.other.ran_native():6}" if context else
+                     f"{c.other.replaced():8} {len(c.other.unsupported()):5} "
+                     f"{len(c.other.failed()):6}")
+            lines.append(f"{c.test:22} {_counts_text(c.native):34} {_counts_text(c.other):34} "
+                         f"{v:5} {extra} {c.native.seconds:8.1f} {c.other.seconds:9.1f}")
+        lines.append(f"{mode}: {verdicts['yes']} of {len(group)} test modules give identical "
+                     f"outcome sets natively and {mode}"
+                     + (f"; {verdicts['limit']} differ only by expected limits, "
+                        f"{verdicts['bug']} by known runtime bugs, {verdicts['NO']} "
+                        "by unexplained differences" if len(group) > verdicts["yes"] else ""))
+        lines.append(_totals(group))
+        for c in group:
+            if not c.identical:
+                lines.append(f"\n{c.test} [{mode}]: outcomes differ ({verdict(c)}; logs: "
+                             f"{c.native.log}, {c.other.log})")
+                lines += ["  " + line for line in _difference_lines(c)]
+                used.update(f[1] for f in explained(c).values() if f)
+            lines += [f"  stale entry of EXPECTED: {e}" for e in stale_entries(c)
+                      if c.native.status == "ran"]
+            for name, error in c.other.failed():
+                lines.append(f"  {c.test}: rebuild failed for {name}: {error}")
+        if context:
+            lines.append(_explain_text(group))
+        lines.append("")
+    if used:
+        lines.append("reasons:")
+        lines += [f"  {key} ({REASONS[key].kind}): {REASONS[key].text}" for key in REASONS
+                  if key in used]
+    return "\n".join(lines)
+
+
+def _difference_lines(c: Comparison, limit: int = 20) -> list[str]:
+    """The unexplained differences of ``c`` (up to ``limit``), then the explained ones
+    counted per reason with an example."""
+    found = explained(c)
+    unexplained = [d for d in c.differences(limit=100_000)
+                   if found.get(d.split(": native ")[0], True) is None
+                   or (d.startswith("native ") and found.get("<module>") is None)]
+    lines = ["UNEXPLAINED " + d for d in unexplained[:limit]]
+    if len(unexplained) > limit:
+        lines.append(f"... {len(unexplained) - limit} more unexplained")
+    per_reason: dict[str, list[str]] = {}
+    for tid, f in found.items():
+        if f is not None:
+            per_reason.setdefault(f[1], []).append(tid)
+    for key, tids in per_reason.items():
+        lines.append(f"{len(tids):4} explained by {key} ({REASONS[key].kind}), e.g. {tids[0]}")
+    return lines
+
+
+def _totals(group: Sequence[Comparison]) -> str:
+    """Tests and subtests run per mode, summed over the modules."""
+    def total(runs: Sequence[Run]) -> str:
+        tests = sum(sum(r.counts().values()) for r in runs)
+        subtests = sum(sum(r.subtest_counts().values()) for r in runs)
+        passed = sum(r.counts()["pass"] for r in runs)
+        return f"{tests} tests ({passed} passed), {subtests} subtests"
+    mode = group[0].mode if group else "?"
+    return (f"totals: native {total([c.native for c in group])}; "
+            f"{mode} {total([c.other for c in group])}")
+
+
+def _explain_text(group: Sequence[Comparison]) -> str:
+    """What ``splice.explain`` said, summed over the modules: callees that ran transformed
+    and natively (distinct per module), per group, and the reasons for native ones."""
+    entered: Counter[str] = Counter()
+    native: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    for c in group:
+        entered.update(c.other.explain.get("entered", {}))
+        native.update(c.other.explain.get("native", {}))
+        reasons.update(c.other.explain.get("reasons", {}))
+    groups = ("under test", "tests", "other")
+    lines = [f"splice.explain (distinct callees per module, summed): "
+             f"{sum(entered.values())} ran transformed, {sum(native.values())} natively",
+             "  " + "; ".join(f"{g}: {entered[g]} transformed, {native[g]} native"
+                              for g in groups)]
+    lines += [f"  native: {n:6} {reason}" for reason, n in reasons.most_common(25)]
     return "\n".join(lines)
 
 
@@ -484,55 +863,67 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m splice.tools.cpython_tests",
         description="Run CPython test modules natively and with their module rebuilt "
-                    "through splice's round trip; compare every test's outcome.")
+                    "through splice's round trip (or every test under an identity plugin); "
+                    "compare every test's outcome.")
     parser.add_argument("tests", nargs="*",
                         help=f"test modules (default: the {len(DEFAULT)} of DEFAULT)")
     parser.add_argument("--all", action="store_true",
                         help=f"DEFAULT and the {len(EXTRA)} slower modules of EXTRA")
+    parser.add_argument("--mode", default="rebuilt",
+                        help="what to compare with the native run, comma-separated: "
+                             f"{', '.join(MODES[1:])} (default: rebuilt)")
     parser.add_argument("--jobs", "-j", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     parser.add_argument("--literal", action="store_true", help="round trip with renest=False")
     parser.add_argument("--use", default="", help="test resources to enable (comma-separated)")
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON")
     parser.add_argument("--roundtrip", help=argparse.SUPPRESS)
+    parser.add_argument("--plugin", help=argparse.SUPPRESS)
     parser.add_argument("--child", nargs=3, metavar=("MODE", "TEST", "OUT"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     resources = [r for r in args.use.split(",") if r]
     if args.child:
         mode, test, out = args.child
-        return _child(test, mode, out, not args.literal, resources, args.roundtrip)
+        return _child(test, mode, out, not args.literal, resources, args.roundtrip,
+                      args.plugin)
     tests = args.tests or (DEFAULT + EXTRA if args.all else DEFAULT)
+    modes = [m for m in args.mode.split(",") if m]
+    if not modes or any(m not in MODES[1:] for m in modes):
+        parser.error(f"--mode takes {', '.join(MODES[1:])} (comma-separated)")
     tty = sys.stdout.isatty()
     done = [0]
 
     def progress(run: Run) -> None:
         done[0] += 1
         if tty:
-            print(f"\r[{done[0]}/{2 * len(tests)}] {run.test} {run.mode} {run.status}"
-                  f"{' ' * 20}", end="", flush=True)
+            print(f"\r[{done[0]}/{(1 + len(modes)) * len(tests)}] {run.test} {run.mode} "
+                  f"{run.status}{' ' * 20}", end="", flush=True)
 
     start = time.perf_counter()
-    comparisons = run_many(tests, jobs=args.jobs, renest=not args.literal,
+    comparisons = run_many(tests, jobs=args.jobs, renest=not args.literal, modes=modes,
                            timeout=args.timeout, resources=resources, on_done=progress)
     if tty:
         print("\r" + " " * 70 + "\r", end="")
     print(format_table(comparisons))
-    print(f"\nmode: {'literal (renest=False)' if args.literal else 'renest'}; "
-          f"{args.jobs} jobs; wall time {time.perf_counter() - start:.1f} s")
+    print(f"modes: {', '.join(modes)}"
+          + (f" ({'literal, renest=False' if args.literal else 'renest'})"
+             if "rebuilt" in modes else "")
+          + f"; {args.jobs} jobs; wall time {time.perf_counter() - start:.1f} s")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump([{"test": c.test, "identical": c.identical,
+            json.dump([{"test": c.test, "mode": c.mode, "identical": c.identical,
+                        "verdict": verdict(c), "explained": expected_differences(c),
                         "differences": c.differences(1000),
                         "native": {"status": c.native.status, "counts": c.native.counts(),
                                    "subtests": c.native.subtest_counts(),
                                    "seconds": c.native.seconds},
-                        "rebuilt": {"status": c.rebuilt.status, "counts": c.rebuilt.counts(),
-                                    "subtests": c.rebuilt.subtest_counts(),
-                                    "seconds": c.rebuilt.seconds,
-                                    "rebuilds": c.rebuilt.rebuilds}}
+                        c.mode: {"status": c.other.status, "counts": c.other.counts(),
+                                 "subtests": c.other.subtest_counts(),
+                                 "seconds": c.other.seconds,
+                                 "rebuilds": c.other.rebuilds, "explain": c.other.explain}}
                        for c in comparisons], f, indent=1)
-    return 0 if all(c.identical for c in comparisons) else 1
+    return 0 if all(verdict(c) != "NO" for c in comparisons) else 1
 
 
 if __name__ == "__main__":

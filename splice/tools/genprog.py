@@ -58,6 +58,7 @@ import sys
 import time
 import traceback
 import types
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
@@ -96,10 +97,11 @@ def show(*args, **kwargs):
 def tb(e):
     out = []
     t = e.__traceback__
-    for _ in range(100):
+    for _ in range(200):
         if t is None:
             break
-        out.append((t.tb_frame.f_code.co_name, t.tb_lineno))
+        if t.tb_frame.f_code.co_filename == tb.__code__.co_filename:
+            out.append((t.tb_frame.f_code.co_name, t.tb_lineno))
         t = t.tb_next
     ctx = e.__context__
     cause = e.__cause__
@@ -1923,6 +1925,10 @@ class Outcome:
     #: (type name, repr of args, ((function, line), ...)) of an exception that escaped main
     error: tuple[str, str, tuple[tuple[str, int], ...]] | None
     timeout: bool = False
+    #: context modes (not compared): how many of the program's functions ran transformed
+    #: under the plugin, and (qualified name, reason) for those that ran natively
+    entered: int = field(default=0, compare=False)
+    natively: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
 
 class TransformError(Exception):
@@ -2034,13 +2040,42 @@ def transform(ns: dict[str, Any], filename: str, *, renest: bool,
     return len(done)
 
 
-def run_main(ns: dict[str, Any], filename: str, timeout: float) -> Outcome:
+#: modes that run ``main()`` (and everything it reaches, the prelude included) under an
+#: identity plugin instead of round-tripping the functions: ``context`` recurses everywhere,
+#: ``hooked`` adds no-op ``prehook``/``posthook`` around every call (the per-call path)
+CONTEXT_MODES = ("context", "hooked")
+#: every mode a program can be compared in
+MODES = ("renest", "literal", *CONTEXT_MODES)
+
+
+def identity_plugin(mode: str) -> Any:
+    """A fresh identity plugin for a context mode (its code cache dies with it)."""
+    import splice
+
+    class Identity(splice.Plugin):
+        pass
+
+    class HookedIdentity(splice.Plugin):
+        def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            pass
+
+        def posthook(self, result: Any, fn: Any, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> None:
+            pass
+
+    return {"context": Identity, "hooked": HookedIdentity}[mode]()
+
+
+def run_main(ns: dict[str, Any], filename: str, timeout: float,
+             plugin: Any = None) -> Outcome:
+    """Call the program's ``main()`` (under ``plugin`` if given) and record the outcome."""
     value: str | None = None
     error = None
     timed_out = False
     try:
         with time_limit(timeout, Timeout):
-            value = normalise(repr(ns["main"]()))
+            value = normalise(repr(ns["main"]() if plugin is None
+                                   else plugin.run(ns["main"])))
     except Timeout:
         timed_out = True
     except BaseException as exc:  # noqa: BLE001 - the program's exception is the outcome
@@ -2054,15 +2089,52 @@ def run_main(ns: dict[str, Any], filename: str, timeout: float) -> Outcome:
 def execute(source: str, filename: str, mode: str | None, *, timeout: float = 5.0,
             only: set[str] | None = None, verify: bool = True, prelude: bool = True
             ) -> Outcome:
-    """Run the program natively (``mode=None``) or round-tripped (``"renest"``/``"literal"``).
-    Raises :class:`TransformError` when splice cannot round-trip one of its functions."""
+    """Run the program natively (``mode=None``), round-tripped (``"renest"``/``"literal"``)
+    or under an identity plugin (:data:`CONTEXT_MODES`; the outcome then says which of the
+    program's functions ran natively, and why). Raises :class:`TransformError` when splice
+    cannot round-trip one of its functions."""
     module = "genprog_" + re.sub(r"\W", "_", filename)
     ns = load(source, filename, module)
+    if mode in CONTEXT_MODES:
+        plugin = identity_plugin(mode)
+        outcome = run_main(ns, filename, timeout, plugin)
+        entered, natively = reach(plugin, module)
+        return dataclasses.replace(outcome, entered=entered, natively=natively)
     if mode is not None:
         with time_limit(timeout, Timeout):
             transform(ns, filename, renest=mode == "renest", only=only, verify=verify,
                       prelude=prelude)
     return run_main(ns, filename, timeout)
+
+
+#: mode -> reasons (``splice.explain``'s, line numbers left out) why a function of a program
+#: may run natively under the plugin: limits of splice, each with a repro in
+#: tests/fuzz/test_context.py. Any other reason is a finding (kind ``reach``).
+EXPECTED_NATIVE: dict[str, dict[str, str]] = {
+    "context": {},
+    "hooked": {},
+}
+
+
+def reason_key(reason: str) -> str:
+    """``splice.explain``'s reason without its line number."""
+    return re.sub(r" \(line \d+\)", "", reason)
+
+
+def reach(plugin: Any, module: str) -> tuple[int, tuple[tuple[str, str], ...]]:
+    """How many of the program's (``module``'s) functions reached under ``plugin`` ran
+    transformed, and (name, reason) for those that ran natively (``splice.explain``)."""
+    import splice
+
+    entered = 0
+    natively = []
+    for reached in splice.explain(plugin):
+        if reached.name.startswith(module + "."):
+            if reached.entered:
+                entered += 1
+            else:
+                natively.append((reached.name.removeprefix(module + "."), reached.reason))
+    return entered, tuple(natively)
 
 
 def difference(native: Outcome, other: Outcome) -> str | None:
@@ -2107,14 +2179,18 @@ def filename_for(seed: int) -> str:
 
 def check(source: str, filename: str, modes: Sequence[str], *, timeout: float = 5.0,
           verify: bool = True, prelude: bool = True, twice: bool = True,
-          only: set[str] | None = None) -> list[tuple[str, str, str]]:
+          only: set[str] | None = None, stats: Counter[str] | None = None
+          ) -> list[tuple[str, str, str]]:
     """(mode, kind, detail) for each mode in which the program diverges. A problem with the
     program itself (nondeterministic or not terminating natively) has mode ``native``.
 
     ``verify`` runs the verifier on each function's IR in the first mode (lowering does not
     depend on the mode); ``prelude=False`` leaves the prelude's functions native; ``twice``
     runs the program natively twice to check it is deterministic; ``only`` round-trips just
-    those qualnames."""
+    those qualnames. In the context modes a function of the program that ran natively for a
+    reason not in :data:`EXPECTED_NATIVE` is a finding of kind ``reach``; ``stats`` counts
+    ``"MODE programs"``, ``"MODE transformed"``, ``"MODE native"`` and
+    ``"MODE native: REASON"``."""
     try:
         native = execute(source, filename, None, timeout=timeout)
         again = execute(source, filename, None, timeout=timeout) if twice else native
@@ -2139,18 +2215,29 @@ def check(source: str, filename: str, modes: Sequence[str], *, timeout: float = 
         diff = difference(native, outcome)
         if diff is not None:
             found.append((mode, diff.split(":")[0], diff))
+        if mode in CONTEXT_MODES:
+            unexpected = [(name, reason) for name, reason in outcome.natively
+                          if reason_key(reason) not in EXPECTED_NATIVE.get(mode, {})]
+            if unexpected:
+                found.append((mode, "reach", "ran natively under the plugin: " + "; ".join(
+                    f"{name}: {reason}" for name, reason in unexpected)))
+            if stats is not None:
+                stats[f"{mode} programs"] += 1
+                stats[f"{mode} transformed"] += outcome.entered
+                stats[f"{mode} native"] += len(outcome.natively)
+                stats.update(f"{mode} native: {reason_key(r)}" for _, r in outcome.natively)
     return found
 
 
 def check_seed(seed: int, modes: Sequence[str], size: Size | None = None, *,
-               timeout: float = 5.0, verify: bool = True, prelude: bool = True
-               ) -> list[Finding]:
+               timeout: float = 5.0, verify: bool = True, prelude: bool = True,
+               stats: Counter[str] | None = None) -> list[Finding]:
     source = generate_program(seed, size)
     filename = filename_for(seed)
     try:
         return [Finding(seed, mode, kind, detail, source, prelude=prelude)
                 for mode, kind, detail in check(source, filename, modes, timeout=timeout,
-                                                verify=verify, prelude=prelude)]
+                                                verify=verify, prelude=prelude, stats=stats)]
     finally:
         forget_source(filename)
 
@@ -2371,7 +2458,10 @@ def minimise_finding(finding: Finding, *, budget: float = 120.0, timeout: float 
 
 def culprits(source: str, mode: str, kind: str, *, timeout: float = 2.0,
              prelude: bool = True) -> list[str]:
-    """The functions whose round trip alone shows the divergence."""
+    """The functions whose round trip alone shows the divergence (none in the context
+    modes, which run the whole program under a plugin)."""
+    if mode in CONTEXT_MODES:
+        return []
     filename = "<genprog-culprit>"
     try:
         ns = load(source, filename, "genprog_culprit")
@@ -2424,27 +2514,34 @@ def write_finding(finding: Finding, out: str) -> str:
 
 # ====================================================================== command line
 
-def _worker(args: tuple[int, tuple[str, ...], bool, Size | None]) -> list[Finding]:
+def _worker(args: tuple[int, tuple[str, ...], bool, Size | None]
+            ) -> tuple[list[Finding], Counter[str]]:
     seed, modes, verify, size = args
-    return check_seed(seed, modes, size, verify=verify)
+    stats: Counter[str] = Counter()
+    return check_seed(seed, modes, size, verify=verify, stats=stats), stats
 
 
 def run_seeds(seeds: Sequence[int], modes: Sequence[str], *, jobs: int = 1,
               verify: bool = True, progress: Callable[[int], None] | None = None,
-              size: Size | None = None) -> list[Finding]:
+              size: Size | None = None, stats: Counter[str] | None = None) -> list[Finding]:
+    """The findings of every seed in every mode (``stats``: see :func:`check`)."""
     findings: list[Finding] = []
     tasks = [(seed, tuple(modes), verify, size) for seed in seeds]
+    stats = stats if stats is not None else Counter()
     if jobs > 1:
         import multiprocessing
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(jobs) as pool:
-            for i, result in enumerate(pool.imap(_worker, tasks, chunksize=8)):
+            for i, (result, counts) in enumerate(pool.imap(_worker, tasks, chunksize=8)):
                 findings += result
+                stats.update(counts)
                 if progress:
                     progress(i + 1)
     else:
         for i, task in enumerate(tasks):
-            findings += _worker(task)
+            result, counts = _worker(task)
+            findings += result
+            stats.update(counts)
             if progress:
                 progress(i + 1)
     return findings
@@ -2458,6 +2555,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--renest", action="store_true", help="only renest mode")
     mode.add_argument("--literal", action="store_true", help="only literal mode")
+    mode.add_argument("--mode", help=f"comma-separated modes among {', '.join(MODES)} "
+                                     "(context, hooked: main() run under an identity plugin)")
     parser.add_argument("--show", action="store_true", help="print the programs, run nothing")
     parser.add_argument("--out", default="genprog-divergences", help="where to save findings")
     parser.add_argument("--no-minimise", action="store_true")
@@ -2480,7 +2579,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"# ---- seed {seed}")
             print(generate_program(seed, size))
         return 0
-    modes = ["renest"] if args.renest else ["literal"] if args.literal else ["renest", "literal"]
+    modes = ["renest"] if args.renest else ["literal"] if args.literal else \
+        [m for m in args.mode.split(",") if m] if args.mode else ["renest", "literal"]
+    if not modes or any(m not in MODES for m in modes):
+        parser.error(f"--mode takes {', '.join(MODES)} (comma-separated)")
     start = time.perf_counter()
 
     def progress(done: int) -> None:
@@ -2488,11 +2590,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {done}/{len(seeds)} programs, {time.perf_counter() - start:.1f} s",
                   file=sys.stderr)
 
+    stats: Counter[str] = Counter()
     findings = run_seeds(seeds, modes, jobs=args.jobs, verify=not args.no_verify,
-                         progress=progress, size=size)
+                         progress=progress, size=size, stats=stats)
     elapsed = time.perf_counter() - start
     print(f"{len(seeds)} programs x {len(modes)} mode(s) ({', '.join(modes)}) in "
           f"{elapsed:.1f} s: {len(findings)} finding(s)")
+    for m in modes:
+        if m in CONTEXT_MODES:
+            print(f"  {m}: {stats[f'{m} programs']} programs compared; the programs' functions "
+                  f"reached under the plugin: {stats[f'{m} transformed']} ran transformed, "
+                  f"{stats[f'{m} native']} natively")
+            for key, n in sorted(stats.items()):
+                if key.startswith(f"{m} native: "):
+                    expected = "expected" if key.split(": ", 1)[1] in \
+                        EXPECTED_NATIVE.get(m, {}) else "UNEXPECTED"
+                    print(f"    {n:6} natively ({expected}): {key.split(': ', 1)[1]}")
     for finding in findings:
         print("  " + finding.summary())
         if finding.kind != "generator" and not args.no_minimise:
