@@ -1,15 +1,19 @@
 """splice: a compiler-plugin system for Python.
 
-The pipeline (see DESIGN.md): Python function -> lower -> IR -> codegen -> code object;
-plugins run a whole call graph through it (``Plugin.run``).
+The pipeline (see DESIGN.md): Python function -> lower -> IR -> infer -> typed IR ->
+optimize -> codegen -> code object; plugins run a whole call graph through it
+(``Plugin.run``), and ``splice.compile``/``splice.invoke`` build and call one code instance.
 """
 
 from __future__ import annotations
 
+from splice.cache.instances import CodeInstance, invoke
+from splice.cache.pipeline import compile
 from splice.cache.world import invalidate, world
 from splice.errors import SpliceError, UnsupportedError
 from splice.plugin import Plugin, compose, explain, intercept
-from splice.reflection import code_lowered, code_python
+from splice.reflection import code_lowered, code_python, code_typed
 
-__all__ = ["Plugin", "SpliceError", "UnsupportedError", "code_lowered", "code_python",
-           "compose", "explain", "intercept", "invalidate", "world"]
+__all__ = ["CodeInstance", "Plugin", "SpliceError", "UnsupportedError", "code_lowered",
+           "code_python", "code_typed", "compile", "compose", "explain", "intercept",
+           "invalidate", "invoke", "world"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, TypeVar
 
 from splice.ir.nodes import FunctionIR
@@ -48,6 +48,14 @@ class Plugin:
     * ``@splice.intercept(target)`` on a method: replaces calls of ``target``.
     * ``lowered(ir)``: rewrites each function's lowered IR (in place, or returns new IR)
       before it is compiled under the plugin.
+    * ``typed(ir)``: rewrites the IR after type inference: values carry their abstract
+      values (``Temp.annotation``; ``splice.ir.typed_tools``) and calls their resolved
+      callees. ``optimized(ir)``: the same after splice's optimisation stage. Both run for
+      code instances (``splice.compile``/``splice.invoke``; see docs/instances.md).
+    * ``interpreter``: the ``splice.infer.AbstractInterpreter`` inference uses under this
+      plugin (None: the default one).
+    * ``specialize(fn, args, kwargs)``: a hashable runtime key to specialize a call on,
+      finer than its argument types (None: no key).
     * ``strict``: when true, a callee splice cannot transform raises ``UnsupportedError``
       instead of running natively.
     * ``implicit_calls``: whether dunders reached by operators, subscripts and formatting
@@ -65,6 +73,8 @@ class Plugin:
     #: the plugin has per-call hooks (``prehook``, ``posthook``, ``overdub``); True asks for
     #: it anyway (a ``lowered`` pass that must see dunder bodies), False declines it
     implicit_calls: bool | None = None
+    #: the abstract interpreter inference uses under this plugin (None: the default)
+    interpreter: Any = None
     _splice_intercepts: ClassVar[dict[Any, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -95,6 +105,20 @@ class Plugin:
 
     def lowered(self, ir: FunctionIR) -> FunctionIR | None:
         """Rewrite a function's lowered IR (with ``splice.ir.tools``) before compilation."""
+        return None
+
+    def typed(self, ir: FunctionIR) -> FunctionIR | None:
+        """Rewrite a function's type-inferred IR (in place, or return new IR). Rewrites
+        that depend on types must hold for every value of the inferred types."""
+        return None
+
+    def optimized(self, ir: FunctionIR) -> FunctionIR | None:
+        """Rewrite a function's IR after splice's optimisation stage."""
+        return None
+
+    def specialize(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+                   ) -> Hashable | None:
+        """A runtime key to specialize this call on (None: types only)."""
         return None
 
     # ------------------------------------------------------------------------- running

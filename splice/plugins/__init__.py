@@ -6,6 +6,8 @@
 * :class:`Patch`: replaces functions, methods and attributes only inside the call graph run
   under it: a thread-safe alternative to ``unittest.mock.patch`` that changes no global
   state. The pytest fixture ``splice_patch`` hands one to a test.
+* :class:`FastMath`: replaces math functions by cheaper ones where inference proves the
+  argument is a float (a ``typed`` pass; used through ``splice.compile``/``invoke``).
 
 The submodules are imported on first use (pytest imports ``splice.plugins.pytest_plugin``
 in every session of a project that has splice installed).
@@ -17,12 +19,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from splice.plugins.fastmath import FastMath
     from splice.plugins.patch import Patch
     from splice.plugins.tracer import Call, FunctionInfo, ThreadTrace, Tracer
 
-__all__ = ["Call", "FunctionInfo", "Patch", "ThreadTrace", "Tracer"]
+__all__ = ["Call", "FastMath", "FunctionInfo", "Patch", "ThreadTrace", "Tracer"]
 
-_WHERE = {"Patch": "splice.plugins.patch", "Call": "splice.plugins.tracer",
+_WHERE = {"FastMath": "splice.plugins.fastmath", "Patch": "splice.plugins.patch",
+          "Call": "splice.plugins.tracer",
           "FunctionInfo": "splice.plugins.tracer", "ThreadTrace": "splice.plugins.tracer",
           "Tracer": "splice.plugins.tracer"}
 

@@ -1,0 +1,136 @@
+"""Run-time guards: checks that a binding a code instance relied on is still the same.
+
+CPython 3.11 has no dictionary watchers, and assigning an attribute of a class raises no
+audit event (``type.__setattr__`` does not call ``PySys_Audit``; only function attributes
+such as ``__code__`` do). So the two kinds of edge splice cannot observe as they change are
+checked instead, each time an instance is entered through ``splice.invoke`` (and by
+``splice.cache.instances.revalidate``):
+
+* a **global** edge (a module's namespace and a name) holds while the name is bound to the
+  same object as when the instance was compiled (looked up as the code looks it up: the
+  module's globals, then its builtins);
+* an **attribute** edge (a class and a name) holds while looking the name up on the class's
+  MRO finds the same object (a method replaced on the class or on a base, a new override in
+  between, or a changed ``__bases__`` all fail it).
+
+Objects are compared by identity, so rebinding a name to an equal but new object counts as
+a change (conservative: the instance is rebuilt, never wrong).
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["AttributeGuard", "GlobalGuard", "Guard", "MISSING"]
+
+
+class _Missing:
+    """The value of a binding that does not exist."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = _Missing()
+
+
+class Guard:
+    """A check that one binding still has the object it had when the guard was made."""
+
+    __slots__ = ()
+    expected: Any
+
+    def current(self) -> Any:
+        """The object the binding has now (``MISSING`` if none)."""
+        raise NotImplementedError
+
+    def holds(self) -> bool:
+        """Whether the binding still has the expected object."""
+        return self.current() is self.expected
+
+    def describe(self) -> str:
+        """A short description for error messages."""
+        raise NotImplementedError
+
+
+def lookup_global(namespace: dict[str, Any], name: str) -> Any:
+    """``name`` as code running with globals ``namespace`` finds it (globals, then
+    builtins); ``MISSING`` if unbound."""
+    if name in namespace:
+        return namespace[name]
+    builtin_ns: Any = namespace.get("__builtins__", builtins)
+    if isinstance(builtin_ns, types.ModuleType):
+        builtin_ns = builtin_ns.__dict__
+    if isinstance(builtin_ns, dict):
+        return builtin_ns.get(name, MISSING)
+    return MISSING
+
+
+def lookup_class(cls: type, name: str) -> Any:
+    """``name`` looked up on ``cls``'s MRO through the class dicts (no descriptor is
+    invoked, no user code runs); ``MISSING`` if no class defines it."""
+    for klass in cls.__mro__:
+        namespace = klass.__dict__
+        if name in namespace:
+            return namespace[name]
+    return MISSING
+
+
+@dataclass(eq=False, slots=True)
+class GlobalGuard(Guard):
+    """``namespace[name]`` (or the builtin of that name) is still ``expected``."""
+
+    namespace: dict[str, Any]
+    name: str
+    expected: Any
+
+    @classmethod
+    def now(cls, namespace: dict[str, Any], name: str) -> GlobalGuard:
+        """A guard expecting the current binding."""
+        return cls(namespace, name, lookup_global(namespace, name))
+
+    def current(self) -> Any:
+        return lookup_global(self.namespace, self.name)
+
+    def describe(self) -> str:
+        module = self.namespace.get("__name__", "?")
+        return f"global {module}.{self.name}"
+
+
+@dataclass(eq=False, slots=True)
+class AttributeGuard(Guard):
+    """Looking ``name`` up on ``owner`` (a class's MRO, or a module's namespace) still
+    finds ``expected``."""
+
+    owner: Any
+    name: str
+    expected: Any
+
+    @classmethod
+    def now(cls, owner: Any, name: str) -> AttributeGuard:
+        """A guard expecting the current binding."""
+        guard = cls(owner, name, MISSING)
+        guard.expected = guard.current()
+        return guard
+
+    def current(self) -> Any:
+        owner = self.owner
+        if isinstance(owner, type):
+            return lookup_class(owner, self.name)
+        namespace = getattr(owner, "__dict__", None)
+        if isinstance(namespace, dict):
+            return namespace.get(self.name, MISSING)
+        return MISSING
+
+    def describe(self) -> str:
+        return f"attribute {getattr(self.owner, '__qualname__', self.owner)!s}.{self.name}"

@@ -1,0 +1,270 @@
+"""Building a code instance: the pipeline of DESIGN.md for one specialization and owner.
+
+::
+
+    lower (cached) -> plugin.lowered -> infer (plugin.interpreter) -> plugin.typed
+      -> optimize -> plugin.optimized -> route calls through the owner's table -> codegen
+
+Each stage's hooks run for every plugin of the owner's context, outermost first; a hook
+rewrites the IR in place or returns new IR. Calls in the compiled code go through the
+owner's dispatch table, as in code the context transforms, so everything the instance
+reaches runs under the plugin (with the plugin's ``recurse`` deciding per callee).
+
+``build_instance(owner, fn, argtypes, key)`` is the entry point a context can call; it
+does not cache (``splice.compile`` does).
+"""
+
+from __future__ import annotations
+
+import time
+import types
+import weakref
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any
+
+from splice.cache.guards import AttributeGuard, GlobalGuard, Guard
+from splice.cache.instances import (
+    CodeInstance,
+    Specialization,
+    _lock,
+    cache_of,
+)
+from splice.cache.optimize import optimize
+from splice.cache.world import add_backedge
+from splice.errors import SpliceError, UnsupportedError
+from splice.infer.lattice import ANY, Abstract, abstract
+from splice.ir.assemble import CompiledCode, compile_code, instantiate
+from splice.ir.nodes import FunctionIR
+from splice.ir.source import describe, function_of
+from splice.runtime.callsites import restore_nested_code
+
+__all__ = ["build_instance", "compile", "stage_hooks"]
+
+
+def stage_hooks(plugins: tuple[Any, ...], stage: str) -> list[Callable[[FunctionIR], Any]]:
+    """The ``stage`` hooks (``lowered``, ``typed``, ``optimized``) the plugins override,
+    outermost first."""
+    from splice.plugin import Plugin
+
+    base = getattr(Plugin, stage, None)
+    found = []
+    for plugin in plugins:
+        method = getattr(type(plugin), stage, None)
+        if method is not None and method is not base:
+            found.append(getattr(plugin, stage))
+    return found
+
+
+def _run_hooks(hooks: list[Callable[[FunctionIR], Any]], ir: FunctionIR) -> FunctionIR:
+    for hook in hooks:
+        result = hook(ir)
+        if result is not None:
+            if not isinstance(result, FunctionIR):
+                raise SpliceError(f"{hook.__qualname__} returned {type(result).__name__}; "
+                                  "a stage hook returns None or a FunctionIR")
+            ir = result
+    return ir
+
+
+def interpreter_of(plugins: tuple[Any, ...]) -> Any:
+    """The abstract interpreter of the outermost plugin that chooses one (None: the
+    default)."""
+    for plugin in plugins:
+        interpreter = getattr(plugin, "interpreter", None)
+        if interpreter is not None:
+            return interpreter
+    return None
+
+
+def _argtypes(fn: types.FunctionType, argtypes: tuple[Any, ...]) -> tuple[Abstract, ...]:
+    code = fn.__code__
+    if len(argtypes) > code.co_argcount:
+        raise TypeError(f"{fn.__qualname__}() has {code.co_argcount} positional parameters, "
+                        f"{len(argtypes)} argument types were given")
+    return tuple(abstract(t) for t in argtypes)
+
+
+def _infer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, ...],
+           interpreter: Any) -> Any:
+    """Run inference on ``ir`` (the lowered IR after the plugins' ``lowered`` hooks)."""
+    from splice.infer import infer
+
+    full = list(argtypes)
+    # the parameters not given a type: their defaults where they have one, else Any
+    code = fn.__code__
+    defaults = fn.__defaults__ or ()
+    first_default = code.co_argcount - len(defaults)
+    for index in range(len(full), code.co_argcount):
+        full.append(ANY if index < first_default else ANY)
+    try:
+        return infer(fn, tuple(full), interpreter=interpreter, ir=ir)  # type: ignore[call-arg]
+    except TypeError as exc:
+        if "ir" not in str(exc):
+            raise
+        return infer(fn, tuple(full), interpreter=interpreter)
+
+
+def walk_edges(inference: Any) -> Iterator[Any]:
+    """The edges of an inference and of its callees' inferences, each once."""
+    seen: set[int] = set()
+    stack = [inference]
+    while stack:
+        current = stack.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield from getattr(current, "edges", ())
+        callees = getattr(current, "callee_inferences", None) or ()
+        stack.extend(callees.values() if isinstance(callees, dict) else callees)
+
+
+def _guards_and_callees(edges: list[Any]) -> tuple[list[Guard], list[Any]]:
+    guards: list[Guard] = []
+    callees: list[Any] = []
+    seen: set[tuple[str, int, Any]] = set()
+    for edge in edges:
+        kind, target, name = edge.kind, edge.target, getattr(edge, "name", None)
+        marker = (kind, id(target), name)
+        if marker in seen:
+            continue
+        seen.add(marker)
+        if kind == "callee":
+            callees.append(target)
+        elif kind == "global" and isinstance(target, dict) and isinstance(name, str):
+            guards.append(GlobalGuard.now(target, name))
+        elif kind == "attribute" and isinstance(name, str):
+            guards.append(AttributeGuard.now(target, name))
+    return guards, callees
+
+
+def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract, ...],
+                   key: Hashable = None) -> CodeInstance:
+    """Run the pipeline for ``fn`` specialized on ``argtypes`` (and ``key``) under
+    ``owner`` (a ``Context``). Raises ``UnsupportedError`` if ``fn`` cannot be lowered or
+    compiled."""
+    from splice.runtime.context import LOWERED, _lower
+
+    times: dict[str, float] = {}
+    plugins: tuple[Any, ...] = owner.plugins
+    start = time.perf_counter()
+    lowered = LOWERED.get(fn, _lower)
+    if isinstance(lowered, UnsupportedError):
+        raise lowered
+    staged = lowered.copy()
+    staged.function = fn
+    staged = _run_hooks(stage_hooks(plugins, "lowered"), staged)
+    lowered_ir = staged.copy()
+    times["lower"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    inference = _infer(fn, staged, argtypes, interpreter_of(plugins))
+    typed: FunctionIR = inference.ir
+    typed.function = fn
+    times["infer"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    typed = _run_hooks(stage_hooks(plugins, "typed"), typed)
+    typed_ir = typed.copy()
+    optimizations = optimize(typed, inference)
+    optimized = _run_hooks(stage_hooks(plugins, "optimized"), typed)
+    optimized_ir = optimized.copy()
+    times["passes"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    routed, compiled = _codegen(owner, optimized, fn)
+    function = instantiate(compiled, fn, share_kwdefaults=True)
+    times["codegen"] = time.perf_counter() - start
+
+    edges = list(walk_edges(inference))
+    guards, callees = _guards_and_callees(edges)
+    ci = CodeInstance(
+        specialization=Specialization(fn.__code__, argtypes, key), owner=owner, fn=fn,
+        lowered=lowered_ir, typed=typed_ir, optimized=optimized_ir, routed=routed,
+        compiled=function, return_type=inference.return_type, edges=tuple(edges),
+        guards=tuple(guards), inference=inference, times=times, optimizations=optimizations)
+    _connect(ci, fn, callees)
+    return ci
+
+
+def _connect(ci: CodeInstance, fn: types.FunctionType, callees: list[Any]) -> None:
+    """Backedges: the instance is invalidated when ``fn`` or a callee it relied on changes
+    (``__code__``, defaults; ``splice.invalidate``), and with the instances of its callees
+    under the same owner."""
+    ref = weakref.ref(ci)
+
+    def drop_for(what: Any) -> Callable[[], None]:
+        name = describe(what)
+
+        def drop() -> None:
+            live = ref()
+            if live is not None:
+                live.invalidate(f"{name} was redefined")
+        return drop
+
+    add_backedge(fn, drop_for(fn))
+    cache = cache_of(ci.owner)
+    for callee in callees:
+        if callee is fn:
+            continue
+        try:
+            add_backedge(callee, drop_for(callee))
+        except TypeError:  # cannot be weakly referenced (a builtin)
+            continue
+        code = getattr(callee, "__code__", None)
+        if isinstance(code, types.CodeType):
+            for other in cache.of_code(code):
+                other.add_dependent(ci)
+
+
+def _codegen(owner: Any, ir: FunctionIR, fn: types.FunctionType
+             ) -> tuple[FunctionIR, CompiledCode]:
+    """Route the calls of ``ir`` through ``owner``'s table and compile it (as
+    ``Context._build`` does: the plain form if the ``try`` form cannot be an expression)."""
+    fallback = ir.copy()
+    routed = ir
+    try:
+        owner._route(routed, plain=False)
+        compiled = compile_code(routed, fn, comprehension_functions=True)
+    except UnsupportedError:
+        routed = fallback
+        owner._route(routed, plain=True)
+        compiled = compile_code(routed, fn, comprehension_functions=True)
+    code = restore_nested_code(compiled.code, fn.__code__)
+    return routed, CompiledCode(code, compiled.hidden)
+
+
+def compile(plugin: Any, fn: Any, /, *argtypes: Any, key: Hashable = None) -> CodeInstance:
+    """The code instance of ``fn`` specialized on ``argtypes`` (classes, typing forms such
+    as ``int | float``, or ``splice.infer`` abstract values, for ``fn``'s leading positional
+    parameters; the others are ``Any``) under ``plugin`` (``None``: an identity plugin).
+    Cached per owner and specialization: compiling again returns the same instance while
+    it is valid. ``key``: a runtime key, as ``Plugin.specialize`` returns."""
+    from splice.plugin import Plugin
+
+    if plugin is None:
+        plugin = _identity()
+    if not isinstance(plugin, Plugin):
+        raise TypeError(f"compile() takes a plugin, not {type(plugin).__name__}")
+    function = function_of(fn)
+    types_ = _argtypes(function, argtypes)
+    owner = plugin.context
+    spec = Specialization(function.__code__, types_, key)
+    cache = cache_of(owner)
+    with _lock:
+        found = cache.get(spec)
+        if found is not None and found.check():
+            return found
+        ci = build_instance(owner, function, types_, key)
+        cache.add(ci)
+        return ci
+
+
+_IDENTITY: list[Any] = []
+
+
+def _identity() -> Any:
+    from splice.plugin import Plugin
+
+    if not _IDENTITY:
+        _IDENTITY.append(Plugin())
+    return _IDENTITY[0]

@@ -1,0 +1,137 @@
+"""Type-aware compiler tools, for ``typed`` and ``optimized`` plugin passes.
+
+After inference every ``Temp`` carries its abstract value in ``Temp.annotation`` (a
+``splice.infer.lattice.Abstract``); these helpers read it and match calls by callee and
+argument types::
+
+    def typed(self, ir):
+        for call in match_calls(ir, math.sin, float):     # math.sin(x) with x: float
+            call.callee = fast_sin
+        for call in typed_calls(ir):
+            print(call.callee, call.arg_types, call.result_type)
+
+A callee is what inference resolved: the call op's ``callee`` when inference set one, else
+the abstract value of the called operand when it is a constant. Inference proves that for
+the instance's argument types, under its edges (a global or attribute it read, checked
+when the instance is entered), so a rewrite based on it holds for every execution of the
+instance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from splice.infer.lattice import ANY, Abstract, Const, abstract
+from splice.ir.nodes import Assign, Call, FunctionIR, Starred, Temp
+from splice.ir.nodes import Const as ConstOperand
+from splice.ir.tools import Location, locations
+
+__all__ = ["TypedCall", "match_calls", "type_of", "typed_calls"]
+
+
+def type_of(operand: Any) -> Abstract:
+    """The abstract value of an operand: a temp's inferred annotation (``Any`` if it has
+    none), a constant's value, ``Any`` for a name read when the op runs."""
+    if isinstance(operand, Starred):
+        return ANY
+    if isinstance(operand, Temp):
+        annotation = operand.annotation
+        return annotation if isinstance(annotation, Abstract) else ANY
+    if isinstance(operand, ConstOperand):
+        return Const(operand.value)
+    return ANY
+
+
+class TypedCall:
+    """A call statement with its types: ``%r = call f(a, b, k=c)``."""
+
+    def __init__(self, ir: FunctionIR, location: Location) -> None:
+        self.ir = ir
+        self.location = location
+
+    @property
+    def stmt(self) -> Assign:
+        stmt = self.location.stmt
+        assert isinstance(stmt, Assign)
+        return stmt
+
+    @property
+    def op(self) -> Call:
+        op = self.stmt.op
+        assert isinstance(op, Call)
+        return op
+
+    @property
+    def callee(self) -> Any:
+        """The object called, if inference resolved it (None if not)."""
+        resolved = getattr(self.op, "callee", None)
+        if resolved is not None:
+            return resolved
+        func = type_of(self.op.func)
+        return func.value if func.is_const else None
+
+    @callee.setter
+    def callee(self, value: Any) -> None:
+        self.op.func = ConstOperand(value, self.stmt.pos)
+        if hasattr(self.op, "callee"):
+            self.op.callee = value
+
+    @property
+    def args(self) -> list[Any]:
+        return self.op.args
+
+    @property
+    def arg_types(self) -> list[Abstract]:
+        """The abstract value of each positional argument (``Any`` for ``*args``)."""
+        return [type_of(a) for a in self.op.args]
+
+    @property
+    def keyword_types(self) -> dict[str | None, Abstract]:
+        """The abstract value of each keyword argument (key None: ``**mapping``)."""
+        return {k.name: type_of(k.value) for k in self.op.keywords}
+
+    @property
+    def result_type(self) -> Abstract:
+        """The abstract value of the call's result."""
+        result = self.stmt.result
+        return ANY if result is None else type_of(result)
+
+    @property
+    def simple(self) -> bool:
+        """No ``*args``, no keywords."""
+        return not self.op.keywords and not any(isinstance(a, Starred) for a in self.op.args)
+
+    def __repr__(self) -> str:
+        callee = self.callee
+        name = getattr(callee, "__qualname__", None) or repr(self.op.func)
+        types_ = ", ".join(str(t) for t in self.arg_types)
+        return f"<TypedCall {name}({types_})::{self.result_type} at line " \
+               f"{self.stmt.pos.lineno}>"
+
+
+def typed_calls(ir: FunctionIR) -> list[TypedCall]:
+    """Every call statement of ``ir`` (nested scopes excluded), in source order."""
+    return [TypedCall(ir, loc) for loc in locations(ir)
+            if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)]
+
+
+def match_calls(ir: FunctionIR, callee: Any, /, *argtypes: Any,
+                keywords: bool = False) -> list[TypedCall]:
+    """Calls of ``callee`` (by identity) whose positional arguments are exactly as many as
+    ``argtypes`` and each inferred within its type (``type_of(arg) <= abstract(t)``; ``t``
+    a class, a typing form or an abstract value). Calls with ``*args`` never match; calls
+    with keywords match only when ``keywords`` is true."""
+    wanted = [abstract(t) for t in argtypes]
+    found = []
+    for call in typed_calls(ir):
+        if call.callee is not callee:
+            continue
+        if any(isinstance(a, Starred) for a in call.args):
+            continue
+        if call.op.keywords and not keywords:
+            continue
+        if len(call.args) != len(wanted):
+            continue
+        if all(have <= want for have, want in zip(call.arg_types, wanted, strict=True)):
+            found.append(call)
+    return found

@@ -1,0 +1,86 @@
+"""FastMath: replace math functions by cheaper ones where inference proves a float argument.
+
+::
+
+    def fast_sin(x):                      # good enough for this program
+        ...
+
+    plugin = FastMath({math.sin: fast_sin, math.sqrt: fast_sqrt})
+    ci = splice.compile(plugin, simulate, float, int)
+    splice.invoke(ci, 0.5, 1000)          # simulate with math.sin(x) -> fast_sin(x)
+
+The rewrite happens in the ``typed`` stage: a call is rewritten only when inference
+resolved its callee to a mapped function and inferred *every* positional argument to be
+exactly ``float`` (so never for ``int | float``, ``Any``, a float subclass, or calls with
+``*args`` or keywords). The replacements themselves are never entered under the plugin
+(``recurse``), so a replacement may call the original (for a range reduction, say) without
+being rewritten into calling itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from splice.infer.lattice import Exact
+from splice.ir.nodes import FunctionIR
+from splice.ir.typed_tools import typed_calls
+from splice.plugin import Plugin
+
+__all__ = ["FastMath", "Rewrite"]
+
+_FLOAT = Exact(float)
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """One call rewritten by FastMath."""
+
+    function: str
+    line: int
+    original: str
+    replacement: str
+
+
+class FastMath(Plugin):
+    """Replace calls of mapped functions (``{math.sin: fast_sin}``) where every argument
+    is inferred ``float``. ``rewrites`` lists what was rewritten."""
+
+    def __init__(self, replacements: Mapping[Callable[..., Any], Callable[..., Any]]
+                 ) -> None:
+        # by identity: a callable's own ``__eq__``/``__hash__`` must not decide
+        self.replacements: dict[int, tuple[Callable[..., Any], Callable[..., Any]]] = {
+            id(original): (original, replacement)
+            for original, replacement in replacements.items()}
+        self._replacement_ids = frozenset(id(r) for _, r in self.replacements.values())
+        self.rewrites: list[Rewrite] = []
+
+    def recurse(self, fn: Callable[..., Any]) -> bool:
+        """Every function is entered except the replacements (they stay as written)."""
+        return id(fn) not in self._replacement_ids
+
+    def typed(self, ir: FunctionIR) -> None:
+        """Rewrite ``f(x, ...)`` to ``replacement(x, ...)`` where ``f`` is mapped and every
+        argument is inferred exactly ``float``."""
+        for call in typed_calls(ir):
+            callee = call.callee
+            if callee is None:
+                continue
+            found = self.replacements.get(id(callee))
+            if found is None or found[0] is not callee:
+                continue
+            if not call.simple or not call.args:
+                continue
+            if not all(t <= _FLOAT for t in call.arg_types):
+                continue
+            replacement = found[1]
+            call.callee = replacement
+            self.rewrites.append(Rewrite(
+                ir.qualname, call.stmt.pos.lineno, _name(callee), _name(replacement)))
+
+
+def _name(fn: Any) -> str:
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None) or repr(fn)
+    return f"{module}.{qualname}" if module and module != "builtins" else qualname
