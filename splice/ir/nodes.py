@@ -376,6 +376,8 @@ class Call(Op):
     func: Operand
     args: list[Operand | Starred]
     keywords: list[Keyword]
+    #: the object inference resolved the callee to (``None``: not known or not inferred)
+    callee: Any = field(default=None, compare=False, repr=False)
     _operand_fields: ClassVar = ("func", "args", "keywords")
     opname: ClassVar = "call"
 

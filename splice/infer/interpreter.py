@@ -1,0 +1,1440 @@
+"""The abstract interpreter: an abstract value for every IR value of a function.
+
+``infer(fn, argtypes)`` lowers ``fn``, copies its IR and runs the interpreter over the copy:
+statements in order, both branches of an ``if`` (narrowed by ``isinstance``, ``is None``,
+``type(x) is``, truth tests), loops to a fixpoint (widening after a few rounds), exception
+handlers entered from every point of their ``try`` body, ``finally`` from every exit.
+Calls of known Python functions are inferred as the callee's own specialisation (recursively,
+within limits) and recorded as edges; builtins go through :mod:`splice.infer.transfer` and
+typeshed stubs (:mod:`splice.infer.stubs`). Soundness first: where unsure, ``ANY``.
+
+Plugins customise inference by subclassing :class:`AbstractInterpreter` and overriding its
+documented methods (``infer_call``, ``call_builtin``, ``call_function``, ``join``,
+``widen``, ``cache_key``...).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import math
+import re
+import sys
+import time
+import types
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import splice.ir as splice_ir
+from splice.infer import transfer
+from splice.infer.lattice import (
+    ANY,
+    NEVER,
+    Abstract,
+    Const,
+    Elements,
+    Exact,
+    Method,
+    PartialTuple,
+    Sub,
+    abstract,
+    is_value_constant,
+    join,
+    narrow_is,
+    narrow_isinstance,
+    narrow_truth,
+    narrow_type_is,
+)
+from splice.infer.stubs import stub_return
+from splice.ir import nodes as N
+from splice.ir.tools import local_names
+
+
+@dataclass(frozen=True)
+class InferenceParams:
+    """Knobs of inference.
+
+    ``union_width``: members a union keeps before widening. ``const_prop``: "none" (no
+    constant folding), "pure" (fold pure builtins and operators, specialise callees on
+    classes only) or "aggressive" (also specialise callees on constant arguments).
+    ``max_depth``: interprocedural call depth. ``max_specializations``: specialisations of
+    one function before its arguments are widened to their classes, then to ``ANY``.
+    ``max_rounds``: recursion fixpoint rounds before a recursive result becomes ``ANY``.
+    ``loop_widen_after``: loop rounds before values are widened. ``max_statements``: callees
+    larger than this are not entered. ``time_budget``: seconds for one top-level ``infer``;
+    beyond it calls are no longer entered (results ``ANY``).
+    """
+
+    union_width: int = 4
+    const_prop: str = "pure"
+    max_depth: int = 12
+    max_specializations: int = 6
+    max_rounds: int = 4
+    loop_widen_after: int = 3
+    max_statements: int = 3000
+    time_budget: float = 2.0
+
+
+@dataclass(frozen=True, eq=False)
+class Edge:
+    """An assumption inference relied on: ``kind`` "callee" (target: a Python function whose
+    inference was used), "global" (target: a module's globals dict, ``name``: the global
+    name) or "attribute" (target: a class, ``name``: the attribute)."""
+
+    kind: str
+    target: Any
+    name: str | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Edge) and other.kind == self.kind
+                and other.target is self.target and other.name == self.name)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, id(self.target), self.name))
+
+    def __repr__(self) -> str:
+        target = getattr(self.target, "__qualname__", None) or type(self.target).__name__
+        return f"Edge({self.kind}, {target}{', ' + self.name if self.name else ''})"
+
+
+@dataclass(eq=False)
+class Inference:
+    """The result of inferring one function for given argument types.
+
+    ``ir``: a copy of the lowered IR whose temps carry their abstract values
+    (``Temp.annotation``) and whose call ops carry their resolved callee (``Call.callee``);
+    ``types``: every temp's abstract value; ``callees``: call statement id → callee object;
+    ``edges``: the assumptions made; ``callee_inferences``: the callee specialisations used;
+    ``time``: seconds spent (callees included).
+    """
+
+    function: Any
+    argtypes: tuple[Abstract, ...]
+    ir: N.FunctionIR
+    types: dict[N.Temp, Abstract] = field(default_factory=dict)
+    return_type: Abstract = NEVER
+    yield_type: Abstract = NEVER
+    edges: list[Edge] = field(default_factory=list)
+    callees: dict[int, object] = field(default_factory=dict)
+    callee_inferences: list[Inference] = field(default_factory=list)
+    time: float = 0.0
+
+    def __str__(self) -> str:
+        from splice.ir.printer import format_function
+        return format_function(self.ir) + f"\n  ::{self.return_type}"
+
+
+class _Unreachable(Exception):
+    pass
+
+
+class _State:
+    """Flow-sensitive facts at a program point: values of locals and temps, and a version
+    per local (narrowing by a test applies only while the tested binding is unchanged)."""
+
+    __slots__ = ("vals", "vers")
+
+    def __init__(self, vals: dict[Any, Abstract], vers: dict[str, int]) -> None:
+        self.vals = vals
+        self.vers = vers
+
+    def copy(self) -> _State:
+        return _State(dict(self.vals), dict(self.vers))
+
+
+class _Loop:
+    __slots__ = ("breaks", "continues")
+
+    def __init__(self) -> None:
+        self.breaks: list[_State] = []
+        self.continues: list[_State] = []
+
+
+class _Frame:
+    """The interpreter's data for one function being inferred."""
+
+    def __init__(self, result: Inference, fn: Any, locals_: set[str]) -> None:
+        self.result = result
+        self.fn = fn
+        self.locals = locals_
+        self.returns: Abstract = NEVER
+        self.yields: Abstract = NEVER
+        self.loops: list[_Loop] = []
+        self.tries: list[list[_State]] = []  # states at which a try body may raise
+        self.finals: list[list[_State]] = []  # states leaving through a finally
+        self.facts: dict[N.Temp, list[tuple[Any, int, Abstract, Abstract]]] = {}
+        self.type_of: dict[N.Temp, Any] = {}
+        self.version = 0
+        self.edges: dict[Edge, None] = {}
+
+
+_GLOBAL_DECL = re.compile(r"^\s*global\s+(.*)$", re.M)
+
+
+class AbstractInterpreter:
+    """Infers functions over splice's IR. One instance keeps a cache of specialisations
+    (``cache``) and of class attribute tables; reuse it to share work across ``infer`` calls.
+
+    Overridable methods (a plugin's interpreter subclasses this):
+
+    * ``infer_call(fn_abs, args, kwargs, frame)`` — the result of any call;
+    * ``call_function(fn, args)`` — a call of a known Python function (specialise, recurse);
+    * ``call_builtin(fn, args, kwargs)`` — a builtin or C callable (folding, transfer, stubs);
+    * ``is_pure(fn)`` — whether a callable may be folded on constant arguments;
+    * ``join(a, b)`` / ``widen(old, new)`` — how results merge and how loops converge;
+    * ``specialize_args(fn, args)`` — the argument types a callee is specialised on;
+    * ``cache_key(fn, args)`` / ``should_cache(inference)`` — what gets cached.
+    """
+
+    def __init__(self, params: InferenceParams | None = None) -> None:
+        self.params = params or InferenceParams()
+        self.cache: dict[Any, Inference] = {}
+        self._lowered: dict[Any, N.FunctionIR | None] = {}
+        self._pending: dict[Any, list[Any]] = {}  # key -> [assumed return, used?]
+        self._used_pending: set[Any] = set()
+        self._specs: dict[Any, int] = {}
+        self._depth = 0
+        self._deadline = math.inf
+        self._global_decls: dict[str, frozenset[str]] = {}
+        self.attr_table: dict[type, dict[str, Abstract]] = {}
+        self._attr_reads: set[tuple[type, str]] = set()
+        self._attr_changed = False
+
+    # ------------------------------------------------------------------ entry points
+
+    def infer(self, fn: Any, argtypes: Sequence[Any]) -> Inference:
+        """Infer ``fn`` for positional ``argtypes`` (classes, typing forms, ``Abstract``)."""
+        args = tuple(abstract(t) for t in argtypes)
+        start = time.perf_counter()
+        self._deadline = start + self.params.time_budget
+        result: Inference | None = None
+        for _ in range(self.params.max_rounds):
+            self._attr_changed = False
+            self._attr_reads.clear()
+            result = self._infer_function(fn, args, top=True)
+            if not self._attr_changed:
+                break
+            self.cache.clear()  # attribute tables grew after a read: infer again
+        else:
+            for table in self.attr_table.values():
+                for name in table:
+                    table[name] = ANY
+            self.cache.clear()
+            result = self._infer_function(fn, args, top=True)
+        assert result is not None
+        result.time = time.perf_counter() - start
+        return result
+
+    # ------------------------------------------------------------------ overridables
+
+    def join(self, a: Abstract, b: Abstract) -> Abstract:
+        """Merge two values reaching the same point."""
+        return join(a, b, self.params.union_width)
+
+    def widen(self, old: Abstract, new: Abstract) -> Abstract:
+        """A loop value still growing after ``loop_widen_after`` rounds: widen it."""
+        joined = self.join(old, new)
+        return joined if joined == old else joined.widen()
+
+    def is_pure(self, fn: Any) -> bool:
+        """Whether calls of ``fn`` on constants may be folded (run at inference time)."""
+        return fn in transfer.PURE_BUILTINS
+
+    def specialize_args(self, fn: Any, args: tuple[Abstract, ...]) -> tuple[Abstract, ...]:
+        """The argument types ``fn`` is specialised on: constants are kept only for callables
+        (or everywhere under aggressive constant propagation); past
+        ``max_specializations`` the arguments are widened."""
+        if self.params.const_prop != "aggressive":
+            args = tuple(_drop_consts(a) for a in args)
+        count = self._specs.get(fn, 0)
+        if count >= self.params.max_specializations * 2:
+            return tuple(ANY for _ in args)
+        if count >= self.params.max_specializations:
+            return tuple(a.widen() if not isinstance(a, (Exact, Sub)) else a for a in args)
+        return args
+
+    def cache_key(self, fn: Any, args: tuple[Abstract, ...]) -> Any:
+        """The key a specialisation is cached under."""
+        return (fn, args)
+
+    def should_cache(self, inference: Inference) -> bool:
+        """Whether to keep ``inference`` in the cache (default: always)."""
+        return True
+
+    def call_builtin(self, fn: Any, args: list[Abstract], kwargs: dict[str, Abstract]
+                     ) -> Abstract:
+        """A call of a builtin or other non-Python callable: transfer functions (with
+        folding for pure builtins), then the typeshed stub, else ``ANY``."""
+        fold = self.params.const_prop != "none" and self.is_pure(fn)
+        if (fold and fn not in transfer.PURE_BUILTINS and not kwargs and all(
+                isinstance(a, Const) for a in args)):
+            folded = transfer.fold(fn, *(a.value for a in args))
+            if folded is not None:
+                return folded
+        try:
+            result = transfer.call_builtin(fn, args, kwargs, fold)
+        except Exception:
+            result = None
+        if result is not None:
+            return result
+        if getattr(fn, "__module__", None) == "builtins" or isinstance(
+                fn, (types.BuiltinFunctionType, types.MethodDescriptorType)):
+            stub = stub_return(fn)
+            if stub is not None:
+                return stub
+        return ANY
+
+    def call_function(self, fn: types.FunctionType, args: tuple[Abstract, ...],
+                      frame: _Frame | None = None) -> Abstract:
+        """A call of the Python function ``fn`` with positional ``args`` (bound already):
+        infer its specialisation, record the edge, give its return value (for generators,
+        the generator object)."""
+        if frame is not None:
+            frame.edges[Edge("callee", fn)] = None
+        code = fn.__code__
+        if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+                            | inspect.CO_ITERABLE_COROUTINE):
+            return ANY
+        if self._depth >= self.params.max_depth or time.perf_counter() > self._deadline:
+            return ANY
+        args = self.specialize_args(fn, args)
+        inference = self._infer_function(fn, args)
+        if inference is None:
+            return ANY
+        if frame is not None:
+            frame.result.callee_inferences.append(inference)
+        if code.co_flags & inspect.CO_GENERATOR:
+            return Elements(types.GeneratorType, inference.yield_type)
+        return inference.return_type
+
+    def infer_call(self, func: Abstract, args: list[Abstract], kwargs: dict[str, Abstract],
+                   frame: _Frame, stmt: N.Assign | None = None) -> Abstract:
+        """The result of calling ``func`` (abstract) with abstract arguments."""
+        if func is NEVER or any(a is NEVER for a in args):
+            return NEVER
+        if isinstance(func, Const):
+            target = func.value
+            if stmt is not None:
+                frame.result.callees[stmt.id] = target
+                if isinstance(stmt.op, N.Call):
+                    stmt.op.callee = target
+            if isinstance(target, types.FunctionType):
+                bound = _bind(target, args, kwargs)
+                return ANY if bound is None else self.call_function(target, bound, frame)
+            if isinstance(target, type):
+                return self.instantiate(target, args, kwargs, frame)
+            if isinstance(target, types.MethodType) and isinstance(
+                    target.__func__, types.FunctionType):
+                return self.infer_call(Method(target.__func__, _object_abstract(
+                    target.__self__)), args, kwargs, frame)
+            return self.call_builtin(target, args, kwargs)
+        if isinstance(func, Method):
+            if isinstance(func.func, types.FunctionType):
+                if stmt is not None:
+                    frame.result.callees[stmt.id] = func.func
+                bound = _bind(func.func, [func.receiver, *args], kwargs)
+                return ANY if bound is None else self.call_function(func.func, bound, frame)
+            return self.call_builtin_method(func.func, func.receiver, args, kwargs)
+        return ANY
+
+    def call_builtin_method(self, descriptor: Any, receiver: Abstract, args: list[Abstract],
+                            kwargs: dict[str, Abstract]) -> Abstract:
+        """A method of a builtin class (``str.join``...) called on ``receiver``."""
+        if (self.params.const_prop != "none" and isinstance(receiver, Const)
+                and is_value_constant(receiver.value) and not kwargs
+                and all(isinstance(a, Const) and is_value_constant(a.value) for a in args)
+                and type(receiver.value) in (str, bytes, int, float, tuple)):
+            folded = transfer.fold(descriptor, receiver.value, *(a.value for a in args))
+            if folded is not None:
+                return folded
+        stub = stub_return(descriptor)
+        return ANY if stub is None else stub
+
+    def instantiate(self, cls: type, args: list[Abstract], kwargs: dict[str, Abstract],
+                    frame: _Frame) -> Abstract:
+        """``cls(*args, **kwargs)``: builtin classes by transfer rules; user classes with
+        the default metaclass and ``__new__`` give ``Exact(cls)`` after inferring
+        ``__init__``."""
+        if cls.__module__ == "builtins" or not _is_python_class(cls):
+            return self.call_builtin(cls, args, kwargs)
+        if type(cls) is not type:
+            return ANY
+        if _lookup(cls, "__new__") is not object.__new__:
+            return ANY
+        frame.edges[Edge("attribute", cls, "__init__")] = None
+        init = _lookup(cls, "__init__")
+        instance = Exact(cls)
+        if isinstance(init, types.FunctionType):
+            bound = _bind(init, [instance, *args], kwargs)
+            if bound is not None:
+                if self.call_function(init, bound, frame) is NEVER:
+                    return NEVER
+        elif init is not object.__init__:
+            return ANY
+        return instance
+
+    # ------------------------------------------------------------------ functions
+
+    def lowered(self, fn: Any) -> N.FunctionIR | None:
+        """The lowered IR of ``fn`` (cached), or ``None`` if it cannot be lowered."""
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return None
+        key = (fn, code)
+        if key not in self._lowered:
+            try:
+                ir: N.FunctionIR | None = splice_ir.lower(fn)
+            except Exception:
+                ir = None
+            if ir is not None and sum(1 for _ in ir.walk()) > self.params.max_statements:
+                ir = None
+            self._lowered[key] = ir
+        return self._lowered[key]
+
+    def _infer_function(self, fn: Any, args: tuple[Abstract, ...], top: bool = False
+                        ) -> Inference | None:
+        key = self.cache_key(fn, args)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        pending = self._pending.get(key)
+        if pending is not None:
+            pending[1] = True
+            self._used_pending.add(key)
+            stub = Inference(fn, args, pending[2])
+            stub.return_type = pending[0]
+            stub.yield_type = pending[3]
+            return stub
+        base = self.lowered(fn)
+        if base is None:
+            if top:
+                raise ValueError(f"cannot infer {fn!r}: no IR")
+            return None
+        self._specs[fn] = self._specs.get(fn, 0) + 1
+        entry = [NEVER, False, base, NEVER]
+        self._pending[key] = entry
+        outer_used = self._used_pending
+        self._depth += 1
+        try:
+            result = None
+            for round_ in range(self.params.max_rounds + 1):
+                self._used_pending = set()
+                result = self._run(fn, base, args)
+                used = entry[1]
+                if not used:
+                    break
+                grown = not (result.return_type <= entry[0]
+                             and result.yield_type <= entry[3])
+                if not grown:
+                    break
+                entry[1] = False
+                if round_ >= self.params.max_rounds - 1:
+                    entry[0], entry[3] = ANY, ANY
+                else:
+                    entry[0] = self.join(entry[0], result.return_type)
+                    entry[3] = self.join(entry[3], result.yield_type)
+        finally:
+            self._depth -= 1
+            del self._pending[key]
+        assert result is not None
+        self._used_pending.discard(key)
+        provisional = bool(self._used_pending)
+        outer_used |= self._used_pending
+        self._used_pending = outer_used
+        if not provisional and self.should_cache(result):
+            self.cache[key] = result
+        return result
+
+    def _run(self, fn: Any, base: N.FunctionIR, args: tuple[Abstract, ...]) -> Inference:
+        start = time.perf_counter()
+        ir = base.copy()
+        result = Inference(fn, args, ir)
+        frame = _Frame(result, fn, local_names(ir) | set(ir.args.names()))
+        state = _State({}, {})
+        names = ir.args.names()
+        for i, name in enumerate(names):
+            state.vals[name] = args[i] if i < len(args) else ANY
+        try:
+            end = self.exec_block(ir.body, state, frame)
+        except _Unreachable:
+            end = None
+        if end is not None:
+            frame.returns = self.join(frame.returns, Const(None))
+        result.return_type = frame.returns
+        result.yield_type = frame.yields
+        result.edges = list(frame.edges)
+        for temp, value in result.types.items():
+            temp.annotation = value
+        result.time = time.perf_counter() - start
+        return result
+
+    # ------------------------------------------------------------------ statements
+
+    def join_states(self, states: Sequence[_State | None]) -> _State | None:
+        """Merge the states of several paths (``None``: a path that does not arrive)."""
+        live = [s for s in states if s is not None]
+        if not live:
+            return None
+        if len(live) == 1:
+            return live[0].copy()
+        keys = set(live[0].vals)
+        for s in live[1:]:
+            keys &= set(s.vals)  # a local missing on one path may be unbound there
+        vals: dict[Any, Abstract] = {}
+        for k in keys:
+            value = live[0].vals[k]
+            for s in live[1:]:
+                value = self.join(value, s.vals[k])
+            vals[k] = value
+        for s in live:
+            for k in s.vals.keys() - keys:
+                if isinstance(k, str):
+                    vals[k] = self.join(vals.get(k, NEVER), s.vals[k])
+        vers: dict[str, int] = {}
+        for k, v in live[0].vers.items():
+            vers[k] = v if all(s.vers.get(k) == v for s in live[1:]) else -1
+        return _State(vals, vers)
+
+    def exec_block(self, block: list[N.Stmt], state: _State | None, frame: _Frame
+                   ) -> _State | None:
+        """Run the statements of ``block`` from ``state``; the state after it (``None`` if
+        control never falls through)."""
+        for stmt in block:
+            if state is None:
+                return None
+            if frame.tries:
+                frame.tries[-1].append(state.copy())
+            state = self.exec_stmt(stmt, state, frame)
+        return state
+
+    def exec_stmt(self, stmt: N.Stmt, state: _State, frame: _Frame) -> _State | None:
+        """Run one statement."""
+        if isinstance(stmt, N.Assign):
+            return self.exec_assign(stmt, state, frame)
+        if isinstance(stmt, N.Store):
+            self.store(state, frame, stmt.var.name, self.value(stmt.value, state, frame))
+            return state
+        if isinstance(stmt, N.If):
+            yes, no = self.branch(stmt.test, state, frame)
+            return self.join_states([self.exec_block(stmt.body, yes, frame),
+                                     self.exec_block(stmt.orelse, no, frame)])
+        if isinstance(stmt, (N.While, N.For)):
+            return self.exec_loop(stmt, state, frame)
+        if isinstance(stmt, N.Try):
+            return self.exec_try(stmt, state, frame)
+        if isinstance(stmt, N.With):
+            return self.exec_with(stmt, state, frame)
+        if isinstance(stmt, N.Return):
+            value = Const(None) if stmt.value is None else self.value(stmt.value, state, frame)
+            frame.returns = self.join(frame.returns, value)
+            self._leave_finally(state, frame)
+            return None
+        if isinstance(stmt, N.Raise):
+            for operand in stmt.operands():
+                self.value(operand, state, frame)
+            return None
+        if isinstance(stmt, (N.Break, N.Continue)):
+            if frame.loops:
+                loop = frame.loops[-1]
+                (loop.breaks if isinstance(stmt, N.Break) else loop.continues).append(state)
+            self._leave_finally(state, frame)
+            return None
+        if isinstance(stmt, N.Assert):
+            after = self.exec_block(stmt.test.body, state, frame)
+            if after is None:
+                return None
+            yes, _no = self.branch(stmt.test.value, after, frame)
+            if stmt.msg is not None:
+                self.exec_block(stmt.msg.body, _no, frame)
+            return self.join_states([yes, after]) if sys.flags.optimize else yes
+        if isinstance(stmt, N.Match):
+            self.value(stmt.subject, state, frame)
+            outs: list[_State | None] = [state.copy()]
+            for case in stmt.cases:
+                entry = state.copy()
+                for name in _pattern_names(case.pattern):
+                    self.store(entry, frame, name, ANY)
+                guarded = entry
+                if case.guard is not None:
+                    guarded = self.exec_block(case.guard.body, entry, frame)
+                outs.append(self.exec_block(case.body, guarded, frame))
+            return self.join_states(outs)
+        if isinstance(stmt, (N.DeleteVar,)):
+            state.vals.pop(stmt.var.name, None)
+            self._bump(state, frame, stmt.var.name)
+            return state
+        if isinstance(stmt, (N.Import, N.ImportFrom)):
+            for name, alias in stmt.names:
+                bound = alias or name.split(".")[0]
+                if bound != "*":
+                    self.store(state, frame, bound, ANY)
+            return state
+        if isinstance(stmt, (N.FunctionDef, N.ClassDef)):
+            for operand in stmt.operands():
+                self.value(operand, state, frame)
+            kind = types.FunctionType if isinstance(stmt, N.FunctionDef) else type
+            value = Exact(kind) if not stmt.decorators else ANY
+            self.store(state, frame, stmt.fn.name, value)
+            return state
+        if isinstance(stmt, (N.Declare, N.Pass, N.AnnotateName)):
+            return state
+        return state
+
+    def store(self, state: _State, frame: _Frame, name: str, value: Abstract) -> None:
+        """Bind a local name."""
+        state.vals[name] = value
+        self._bump(state, frame, name)
+
+    def _bump(self, state: _State, frame: _Frame, name: str) -> None:
+        frame.version += 1
+        state.vers[name] = frame.version
+
+    def _leave_finally(self, state: _State, frame: _Frame) -> None:
+        for finals in frame.finals:
+            finals.append(state.copy())
+
+    def exec_loop(self, stmt: N.While | N.For, state: _State, frame: _Frame
+                  ) -> _State | None:
+        """A loop: iterate the body until the head state stops growing (widening after
+        ``loop_widen_after`` rounds)."""
+        head: _State | None = state
+        elem = NEVER
+        if isinstance(stmt, N.For):
+            elem = self.next_value(self.value(stmt.iterator, state, frame), frame)
+        exits: list[_State | None] = []
+        loop = _Loop()
+        for round_ in range(50):
+            assert head is not None
+            loop = _Loop()
+            frame.loops.append(loop)
+            try:
+                if isinstance(stmt, N.While):
+                    tested = self.exec_block(stmt.test.body, head.copy(), frame)
+                    if tested is None:
+                        yes = no = None
+                    else:
+                        yes, no = self.branch(stmt.test.value, tested, frame)
+                else:
+                    yes = head.copy()
+                    no = head.copy()
+                    if elem is NEVER:
+                        yes = None
+                    else:
+                        self.set_temp(stmt.target, elem, yes, frame)
+                end = self.exec_block(stmt.body, yes, frame)
+            finally:
+                frame.loops.pop()
+            exits = [no, *loop.breaks]
+            new_head = self.join_states([state, end, *loop.continues])
+            assert new_head is not None
+            if self._state_leq(new_head, head):
+                break
+            if round_ >= self.params.loop_widen_after:
+                for k, v in new_head.vals.items():
+                    old = head.vals.get(k)
+                    if old is not None and v != old:
+                        new_head.vals[k] = self.widen(old, v)
+            head = new_head
+        no_exit = exits[0]
+        orelse = self.exec_block(stmt.orelse, no_exit, frame) if no_exit is not None else None
+        return self.join_states([orelse, *exits[1:]])
+
+    def _state_leq(self, a: _State, b: _State) -> bool:
+        for k, v in a.vals.items():
+            old = b.vals.get(k)
+            if old is None or not (v <= old):
+                return False
+        return all(b.vers.get(k) == v for k, v in a.vers.items())
+
+    def exec_try(self, stmt: N.Try, state: _State, frame: _Frame) -> _State | None:
+        """``try``: handlers start from any state of the body; ``finally`` from every exit."""
+        raising: list[_State] = [state.copy()]
+        finals: list[_State] = []
+        if stmt.finalbody:
+            frame.finals.append(finals)
+        frame.tries.append(raising)
+        try:
+            body_end = self.exec_block(stmt.body, state, frame)
+        finally:
+            frame.tries.pop()
+        if not stmt.handlers:
+            handler_entry = None
+        else:
+            handler_entry = self.join_states(raising)
+        handler_raising: list[_State] = []
+        frame.tries.append(handler_raising)
+        try:
+            outs: list[_State | None] = [self.exec_block(stmt.orelse, body_end, frame)]
+            for handler in stmt.handlers:
+                entry = handler_entry.copy() if handler_entry is not None else None
+                if entry is not None and handler.type is not None:
+                    entry = self.exec_block(handler.type.body, entry, frame)
+                    if entry is not None and handler.name:
+                        exc = self.value(handler.type.value, entry, frame)
+                        self.store(entry, frame, handler.name, _exception_of(exc))
+                outs.append(self.exec_block(handler.body, entry, frame))
+        finally:
+            frame.tries.pop()
+        if frame.tries:
+            frame.tries[-1].extend(raising + handler_raising)
+        normal = self.join_states(outs)
+        if not stmt.finalbody:
+            return normal
+        frame.finals.pop()
+        entry_state = self.join_states([normal, *raising, *handler_raising, *finals])
+        out = self.exec_block(stmt.finalbody, entry_state, frame)
+        if out is None or normal is None:
+            return None
+        return out
+
+    def exec_with(self, stmt: N.With, state: _State, frame: _Frame) -> _State | None:
+        """``with``: the body may stop anywhere if ``__exit__`` swallows an exception."""
+        self.value(stmt.manager, state, frame)
+        if stmt.target is not None:
+            self.set_temp(stmt.target, ANY, state, frame)
+        points: list[_State] = [state.copy()]
+        frame.tries.append(points)
+        try:
+            end = self.exec_block(stmt.body, state, frame)
+        finally:
+            frame.tries.pop()
+        if frame.tries:
+            frame.tries[-1].extend(points)
+        return self.join_states([end, *points])
+
+    # ------------------------------------------------------------------ branching
+
+    def branch(self, test: N.Operand, state: _State, frame: _Frame
+               ) -> tuple[_State | None, _State | None]:
+        """The states where ``test`` is true and where it is false (narrowed)."""
+        value = self.value(test, state, frame)
+        yes_v, no_v = narrow_truth(value)
+        yes: _State | None = state.copy() if yes_v is not NEVER else None
+        no: _State | None = state.copy() if no_v is not NEVER else None
+        if isinstance(test, (N.Var, N.Temp)):
+            key = test.name if isinstance(test, N.Var) else test
+            if isinstance(test, N.Temp) or test.name in frame.locals:
+                if yes is not None:
+                    yes.vals[key] = yes_v
+                if no is not None:
+                    no.vals[key] = no_v
+        if isinstance(test, N.Temp):
+            for key, version, true_v, false_v in frame.facts.get(test, ()):
+                for target, narrowed in ((yes, true_v), (no, false_v)):
+                    if target is None:
+                        continue
+                    if isinstance(key, str) and target.vers.get(key, 0) != version:
+                        continue
+                    old = target.vals.get(key)
+                    if old is not None:
+                        target.vals[key] = narrowed
+                if isinstance(key, str):
+                    if yes is not None and true_v is NEVER and yes.vers.get(key, 0) == version:
+                        yes = None
+                    if no is not None and false_v is NEVER and no.vers.get(key, 0) == version:
+                        no = None
+        return yes, no
+
+    def _fact(self, frame: _Frame, state: _State, result: N.Temp, subject: N.Operand,
+              split: tuple[Abstract, Abstract], negate: bool = False) -> None:
+        key: Any
+        if isinstance(subject, N.Var):
+            if subject.name not in frame.locals:
+                return
+            key = subject.name
+        elif isinstance(subject, N.Temp):
+            key = subject
+        else:
+            return
+        yes, no = split
+        if negate:
+            yes, no = no, yes
+        version = state.vers.get(key, 0) if isinstance(key, str) else 0
+        frame.facts.setdefault(result, []).append((key, version, yes, no))
+
+    # ------------------------------------------------------------------ operations
+
+    def set_temp(self, temp: N.Temp, value: Abstract, state: _State | None, frame: _Frame
+                 ) -> None:
+        """Assign a temp (its annotation is the join over every assignment)."""
+        if state is not None:
+            state.vals[temp] = value
+        types_ = frame.result.types
+        old = types_.get(temp)
+        types_[temp] = value if old is None else self.join(old, value)
+
+    def exec_assign(self, stmt: N.Assign, state: _State, frame: _Frame) -> _State | None:
+        op = stmt.op
+        if isinstance(op, N.Unpack):
+            values = self.unpack(self.value(op.value, state, frame), op)
+            if values is None:
+                return None
+            for temp, value in zip(stmt.results, values):
+                self.set_temp(temp, value, state, frame)
+            return state
+        result = self.eval_op(op, stmt, state, frame)
+        if result is NEVER:
+            for temp in stmt.results:
+                self.set_temp(temp, NEVER, None, frame)
+            return None
+        for temp in stmt.results:
+            self.set_temp(temp, result, state, frame)
+        return state
+
+    def unpack(self, value: Abstract, op: N.Unpack) -> list[Abstract] | None:
+        """The values ``a, *b, c = value`` binds (``None``: it always raises)."""
+        n = op.before + op.after + (1 if op.star else 0)
+        if isinstance(value, Const) and type(value.value) is tuple:
+            value = value.widen()
+        if isinstance(value, PartialTuple):
+            items = value.items
+            if op.star:
+                if len(items) < op.before + op.after:
+                    return None
+                return [*items[:op.before], Exact(list),
+                        *items[len(items) - op.after:]]
+            if len(items) != n:
+                return None
+            return list(items)
+        elem = transfer.elements(value)
+        if op.star:
+            return [elem] * op.before + [Exact(list)] + [elem] * op.after
+        return [elem] * n
+
+    def next_value(self, iterator: Abstract, frame: _Frame) -> Abstract:
+        """What ``next(iterator)`` gives in a ``for`` loop."""
+        if isinstance(iterator, Elements):
+            return iterator.elem
+        cls = iterator.exact_class
+        if cls is not None and _is_python_class(cls):
+            method = _lookup(cls, "__next__")
+            if isinstance(method, types.FunctionType):
+                frame.edges[Edge("attribute", cls, "__next__")] = None
+                return self.infer_call(Method(method, iterator), [], {}, frame)
+        return ANY
+
+    def value(self, operand: N.Operand | None, state: _State, frame: _Frame) -> Abstract:
+        """The abstract value of an operand here."""
+        if operand is None:
+            return Const(None)
+        if isinstance(operand, N.Temp):
+            found = state.vals.get(operand)
+            if found is None:
+                found = frame.result.types.get(operand, ANY)
+            return found
+        if isinstance(operand, N.Const):
+            return _object_abstract(operand.value)
+        return self.load(operand.name, state, frame)
+
+    def load(self, name: str, state: _State, frame: _Frame) -> Abstract:
+        """The value of a name: a local from the state, a global or builtin (recording
+        an edge), a closure variable."""
+        if name in frame.locals:
+            return state.vals.get(name, NEVER)
+        fn = frame.fn
+        code = fn.__code__
+        if name in code.co_freevars:
+            cell = fn.__closure__[code.co_freevars.index(name)]
+            try:
+                content = cell.cell_contents
+            except ValueError:
+                return ANY
+            if isinstance(content, (types.FunctionType, type)):
+                return Const(content)
+            return ANY
+        namespace = fn.__globals__
+        if name in namespace:
+            frame.edges[Edge("global", namespace, name)] = None
+            value = namespace[name]
+            if _is_definition(value):
+                return Const(value)
+            if name in self._declared_global(fn):
+                return ANY
+            return _object_abstract(value).widen() if not isinstance(
+                value, tuple) else _object_abstract(value)
+        builtin_ns = namespace.get("__builtins__", builtins)
+        builtin_ns = getattr(builtin_ns, "__dict__", builtin_ns)
+        if name in builtin_ns:
+            return Const(builtin_ns[name])
+        return NEVER  # NameError
+
+    def _declared_global(self, fn: Any) -> frozenset[str]:
+        module = fn.__globals__.get("__name__", "")
+        found = self._global_decls.get(module)
+        if found is None:
+            names: set[str] = set()
+            path = fn.__globals__.get("__file__")
+            try:
+                with open(path) as f:  # noqa: PTH123
+                    text = f.read()
+                for match in _GLOBAL_DECL.finditer(text):
+                    names.update(n.strip() for n in match.group(1).split(","))
+            except Exception:
+                names.add("*")
+            found = frozenset(names)
+            self._global_decls[module] = found
+        return found if "*" not in found else _ALL
+
+    def eval_op(self, op: N.Op, stmt: N.Assign, state: _State, frame: _Frame) -> Abstract:
+        """The abstract result of one op (dispatches on the op's class)."""
+        fold = self.params.const_prop != "none"
+        if isinstance(op, N.Copy):
+            return self.value(op.value, state, frame)
+        if isinstance(op, N.Load):
+            return self.load(op.var.name, state, frame)
+        if isinstance(op, N.BinOp):
+            a, b = self.value(op.left, state, frame), self.value(op.right, state, frame)
+            return self.binary(op.op, a, b, frame)
+        if isinstance(op, N.InPlace):
+            a, b = self.value(op.target, state, frame), self.value(op.value, state, frame)
+            result = transfer.inplace(op.op, a, b, fold)
+            if result is not None:
+                return result
+            if a.exact_class is not None and _is_python_class(a.exact_class):
+                name = f"__{op.op.rstrip('_')}__"
+                if _lookup(a.exact_class, name) is None:
+                    return self.binary(op.op[1:], a, b, frame)
+            return ANY
+        if isinstance(op, N.UnaryOp):
+            a = self.value(op.operand, state, frame)
+            result = transfer.unary(op.op, a, fold)
+            if op.op == "not_" and stmt.result is not None:
+                for fact in frame.facts.get(op.operand, ()) if isinstance(
+                        op.operand, N.Temp) else ():
+                    frame.facts.setdefault(stmt.result, []).append(
+                        (fact[0], fact[1], fact[3], fact[2]))
+                if isinstance(op.operand, (N.Var, N.Temp)):
+                    self._fact(frame, state, stmt.result, op.operand, narrow_truth(a), True)
+            return result if result is not None else ANY
+        if isinstance(op, N.Compare):
+            a, b = self.value(op.left, state, frame), self.value(op.right, state, frame)
+            result = transfer.compare(op.op, a, b, fold)
+            if stmt.result is not None and op.op in ("is_", "is_not"):
+                self._compare_fact(op, a, b, stmt.result, state, frame)
+            if result is None:
+                result = self.dunder(a, _COMPARE_DUNDER.get(op.op), [b], frame)
+            return result
+        if isinstance(op, N.Call):
+            func = self.value(op.func, state, frame)
+            args, kwargs = self.call_args(op, state, frame)
+            if args is None or kwargs is None:
+                if isinstance(func, Const):
+                    frame.result.callees[stmt.id] = func.value
+                    op.callee = func.value
+                if func == Const(print):
+                    return Const(None)
+                return ANY
+            if isinstance(func, Const) and stmt.result is not None and args:
+                self._call_fact(func.value, op, args, stmt.result, state, frame)
+            return self.infer_call(func, args, kwargs, frame, stmt)
+        if isinstance(op, N.GetAttr):
+            return self.getattr(self.value(op.obj, state, frame), op.name, frame)
+        if isinstance(op, N.SetAttr):
+            value = self.value(op.value, state, frame)
+            obj = self.value(op.obj, state, frame)
+            self.setattr(obj, op.name, value, frame)
+            return Const(None)
+        if isinstance(op, N.GetItem):
+            return self.getitem(self.value(op.obj, state, frame),
+                                self.value(op.index, state, frame), frame)
+        if isinstance(op, (N.SetItem, N.DelItem, N.DelAttr)):
+            for operand in op.operands():
+                self.value(operand, state, frame)
+            return Const(None)
+        if isinstance(op, N.BuildTuple):
+            items = self.items(op.items, state, frame)
+            return PartialTuple(items) if items is not None else Exact(tuple)
+        if isinstance(op, N.BuildList):
+            self.items(op.items, state, frame)
+            return Exact(list)
+        if isinstance(op, N.BuildSet):
+            self.items(op.items, state, frame)
+            return Exact(set)
+        if isinstance(op, N.BuildDict):
+            for operand in op.operands():
+                self.value(operand, state, frame)
+            return Exact(dict)
+        if isinstance(op, N.BuildSlice):
+            return Exact(slice)
+        if isinstance(op, (N.JoinStr,)):
+            return Exact(str)
+        if isinstance(op, N.Format):
+            value = self.value(op.value, state, frame)
+            if all(m.exact_class in (int, float, str, bool, type(None))
+                   for m in value.members()):
+                return Exact(str)
+            return Sub(str)
+        if isinstance(op, N.Iter):
+            if op.is_async:
+                return ANY
+            value = self.value(op.value, state, frame)
+            result = transfer.iterate(value)
+            if result is not None:
+                return result
+            cls = value.exact_class
+            if cls is not None and _is_python_class(cls):
+                method = _lookup(cls, "__iter__")
+                if isinstance(method, types.FunctionType):
+                    frame.edges[Edge("attribute", cls, "__iter__")] = None
+                    return self.infer_call(Method(method, value), [], {}, frame)
+            return ANY
+        if isinstance(op, N.Yield):
+            frame.yields = self.join(frame.yields, self.value(op.value, state, frame))
+            return ANY
+        if isinstance(op, N.YieldFrom):
+            self.value(op.value, state, frame)
+            frame.yields = ANY
+            return ANY
+        if isinstance(op, (N.Await, N.Splat, N.DoubleSplat)):
+            self.value(op.value, state, frame)
+            return ANY
+        if isinstance(op, N.Walrus):
+            value = self.value(op.value, state, frame)
+            if op.var.name in frame.locals:
+                self.store(state, frame, op.var.name, value)
+            return value
+        if isinstance(op, N.BoolOp):
+            return self.boolop(op, state, frame)
+        if isinstance(op, N.IfExp):
+            yes, no = self.branch(op.test, state, frame)
+            outs = []
+            for region, branch_state in ((op.body, yes), (op.orelse, no)):
+                end = self.exec_block(region.body, branch_state, frame)
+                if end is not None:
+                    outs.append((end, self.value(region.value, end, frame)))
+            return self._merge_into(state, outs)
+        if isinstance(op, N.MakeComprehension):
+            return self.comprehension(op, state, frame)
+        if isinstance(op, N.MakeLambda):
+            for operand in op.operands():
+                self.value(operand, state, frame)
+            return Exact(types.FunctionType)
+        if isinstance(op, N.ComprehensionAppend):
+            for operand in op.operands():
+                self.value(operand, state, frame)
+            return Const(None)
+        return ANY
+
+    def _merge_into(self, state: _State, outs: list[tuple[_State, Abstract]]) -> Abstract:
+        """Continue after lazily evaluated regions: ``state`` becomes their join."""
+        if not outs:
+            return NEVER
+        merged = self.join_states([s for s, _ in outs])
+        assert merged is not None
+        state.vals, state.vers = merged.vals, merged.vers
+        result = NEVER
+        for _, value in outs:
+            result = self.join(result, value)
+        return result
+
+    def boolop(self, op: N.BoolOp, state: _State, frame: _Frame) -> Abstract:
+        """``a and b and c`` / ``a or b``: each operand may decide the result."""
+        outs: list[tuple[_State, Abstract]] = []
+        current: _State | None = state.copy()
+        first = self.value(op.first, state, frame)
+        operand: N.Operand = op.first
+        value = first
+        for region in op.rest:
+            assert current is not None
+            yes, no = self.branch(operand, current, frame)
+            decided, go_on = (no, yes) if op.op == "and" else (yes, no)
+            if decided is not None:
+                split = narrow_truth(value)
+                outs.append((decided, split[1] if op.op == "and" else split[0]))
+            if go_on is None:
+                current = None
+                break
+            current = self.exec_block(region.body, go_on, frame)
+            if current is None:
+                break
+            operand = region.value
+            value = self.value(region.value, current, frame)
+        if current is not None:
+            outs.append((current, value))
+        return self._merge_into(state, outs)
+
+    def comprehension(self, op: N.MakeComprehension, state: _State, frame: _Frame
+                      ) -> Abstract:
+        """Run a comprehension's scope inline (it sees the enclosing locals)."""
+        iterator = self.value(op.iterator, state, frame)
+        inner = state.copy()
+        fir = op.fn
+        saved_locals = frame.locals
+        frame.locals = saved_locals | local_names(fir) | set(fir.args.names())
+        saved_yields = frame.yields
+        frame.yields = NEVER
+        try:
+            for name in fir.args.names():
+                inner.vals[name] = iterator
+            self.exec_block(fir.body, inner, frame)
+            yields = frame.yields
+        finally:
+            frame.locals = saved_locals
+            frame.yields = saved_yields
+        for stmt in fir.walk():
+            if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.Walrus):
+                self.store(state, frame, stmt.op.var.name, ANY)
+        if op.kind == "list":
+            return Exact(list)
+        if op.kind == "set":
+            return Exact(set)
+        if op.kind == "dict":
+            return Exact(dict)
+        return Elements(types.GeneratorType, yields)
+
+    def items(self, items: list[N.Operand | N.Starred], state: _State, frame: _Frame
+              ) -> list[Abstract] | None:
+        """Abstract items of a display (``None`` if a starred item hides their number)."""
+        out: list[Abstract] | None = []
+        for item in items:
+            if isinstance(item, N.Starred):
+                value = self.value(item.value, state, frame)
+                out = None
+            else:
+                value = self.value(item, state, frame)
+                if out is not None:
+                    out.append(value)
+        return out
+
+    def call_args(self, op: N.Call, state: _State, frame: _Frame
+                  ) -> tuple[list[Abstract] | None, dict[str, Abstract] | None]:
+        args = self.items(op.args, state, frame)
+        kwargs: dict[str, Abstract] | None = {}
+        for kw in op.keywords:
+            value = self.value(kw.value, state, frame)
+            if kw.name is None or kwargs is None:
+                kwargs = None
+            else:
+                kwargs[kw.name] = value
+        return args, kwargs
+
+    def _call_fact(self, fn: Any, op: N.Call, args: list[Abstract], result: N.Temp,
+                   state: _State, frame: _Frame) -> None:
+        subject = op.args[0]
+        if isinstance(subject, N.Starred):
+            return
+        if fn is isinstance and len(args) == 2 and isinstance(args[1], Const):
+            classes = args[1].value
+            classes = classes if isinstance(classes, tuple) else (classes,)
+            if all(isinstance(c, type) for c in classes):
+                self._fact(frame, state, result, subject, narrow_isinstance(args[0], classes))
+        elif fn is type and len(args) == 1:
+            frame.type_of[result] = subject
+
+    def _compare_fact(self, op: N.Compare, a: Abstract, b: Abstract, result: N.Temp,
+                      state: _State, frame: _Frame) -> None:
+        negate = op.op == "is_not"
+        if isinstance(b, Const) and (b.value is None or type(b.value) is bool):
+            self._fact(frame, state, result, op.left, narrow_is(a, b.value), negate)
+        if isinstance(op.left, N.Temp) and op.left in frame.type_of and isinstance(
+                b, Const) and isinstance(b.value, type):
+            subject = frame.type_of[op.left]
+            self._fact(frame, state, result, subject,
+                       narrow_type_is(self.value(subject, state, frame), b.value), negate)
+
+    # ------------------------------------------------------------------ objects
+
+    def binary(self, name: str, a: Abstract, b: Abstract, frame: _Frame) -> Abstract:
+        """``a <name> b``: builtin transfer, else the left operand's Python dunder."""
+        result = transfer.binop(name, a, b, self.params.const_prop != "none")
+        if result is not None:
+            return result
+        ca, cb = a.exact_class, b.exact_class
+        if ca is not None and _is_python_class(ca) and (
+                cb is None or cb is ca or not issubclass(cb, ca)):
+            out = self.dunder(a, f"__{name.rstrip('_')}__", [b], frame)
+            if Const(NotImplemented) <= out or out is ANY:
+                return ANY
+            return out
+        return ANY
+
+    def dunder(self, receiver: Abstract, name: str | None, args: list[Abstract],
+               frame: _Frame) -> Abstract:
+        """Call the special method ``name`` of the receiver's exact Python class."""
+        cls = receiver.exact_class
+        if name is None or cls is None or not _is_python_class(cls):
+            return ANY
+        method = _lookup(cls, name)
+        if not isinstance(method, types.FunctionType):
+            return ANY
+        frame.edges[Edge("attribute", cls, name)] = None
+        return self.infer_call(Method(method, receiver), args, {}, frame)
+
+    def getattr(self, obj: Abstract, name: str, frame: _Frame) -> Abstract:
+        """``obj.name``: module members, methods, properties, class and instance
+        attributes of user classes (from their methods' stores)."""
+        if obj is NEVER:
+            return NEVER
+        if len(obj.members()) > 1:
+            result = NEVER
+            for m in obj.members():
+                result = self.join(result, self.getattr(m, name, frame))
+            return result
+        if isinstance(obj, Const) and isinstance(obj.value, types.ModuleType):
+            namespace = vars(obj.value)
+            if name in namespace:
+                frame.edges[Edge("global", namespace, name)] = None
+                value = namespace[name]
+                if _is_definition(value) or (
+                        is_value_constant(value) and not hasattr(obj.value, "__file__")):
+                    return Const(value)
+                return _object_abstract(value).widen()
+            return ANY
+        if isinstance(obj, Const) and isinstance(obj.value, type):
+            cls = obj.value
+            if _is_python_class(cls) and type(cls) is type:
+                attr = _lookup(cls, name)
+                frame.edges[Edge("attribute", cls, name)] = None
+                if isinstance(attr, (types.FunctionType, type)):
+                    return Const(attr)
+                if isinstance(attr, staticmethod):
+                    return Const(attr.__func__)
+                if isinstance(attr, classmethod) and isinstance(attr.__func__,
+                                                                types.FunctionType):
+                    return Method(attr.__func__, obj)
+            elif cls.__module__ == "builtins" and type(cls) is type:
+                attr = cls.__dict__.get(name)
+                if isinstance(attr, (types.MethodDescriptorType, types.BuiltinFunctionType)):
+                    return Const(getattr(cls, name))
+            return ANY
+        cls = obj.exact_class
+        if cls is None:
+            return ANY
+        if not _is_python_class(cls):
+            attr = getattr(cls, name, None) if cls.__module__ == "builtins" else None
+            if isinstance(attr, types.MethodDescriptorType):
+                return Method(attr, obj)
+            return ANY
+        if type(cls) is not type or _lookup(cls, "__getattribute__") is not \
+                object.__getattribute__:
+            return ANY
+        attr = _lookup(cls, name)
+        frame.edges[Edge("attribute", cls, name)] = None
+        if isinstance(attr, types.FunctionType):
+            return Method(attr, obj)
+        if isinstance(attr, staticmethod):
+            return Const(attr.__func__)
+        if isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
+            return Method(attr.__func__, Const(cls))
+        if isinstance(attr, property):
+            if isinstance(attr.fget, types.FunctionType):
+                frame.edges[Edge("attribute", cls, name)] = None
+                return self.call_function(attr.fget, (obj,), frame)
+            return ANY
+        if attr is not None and hasattr(type(attr), "__get__") and not isinstance(
+                attr, types.MemberDescriptorType):
+            return ANY
+        instance = self.instance_attr(cls, name)
+        if attr is None or isinstance(attr, types.MemberDescriptorType):
+            if instance is None:
+                return ANY
+            return instance
+        class_value = _object_abstract(attr).widen() if not _is_definition(attr) else \
+            Const(attr)
+        return class_value if instance is None else self.join(class_value, instance)
+
+    def instance_attr(self, cls: type, name: str) -> Abstract | None:
+        """The values stored into ``obj.name`` for instances of exactly ``cls`` seen in this
+        inference (``None`` if the class's methods never store it, then it may come from
+        outside). Growing a table after reading it makes ``infer`` run another round."""
+        writers = _attribute_writers(cls)
+        if name not in writers or _lookup(cls, "__setattr__") is not object.__setattr__:
+            return None
+        table = self.attr_table.setdefault(cls, {})
+        self._attr_reads.add((cls, name))
+        return table.get(name, NEVER)
+
+    def setattr(self, obj: Abstract, name: str, value: Abstract, frame: _Frame) -> None:
+        """Record ``obj.name = value`` into the attribute table of ``obj``'s class."""
+        for m in obj.members():
+            cls = m.exact_class
+            if cls is None or not _is_python_class(cls):
+                continue
+            table = self.attr_table.setdefault(cls, {})
+            old = table.get(name, NEVER)
+            new = self.join(old, _drop_consts(value))
+            if new != old:
+                table[name] = new
+                if (cls, name) in self._attr_reads:
+                    self._attr_changed = True
+
+    def getitem(self, obj: Abstract, index: Abstract, frame: _Frame) -> Abstract:
+        """``obj[index]`` for builtin sequences; a user class's ``__getitem__``."""
+        if obj is NEVER or index is NEVER:
+            return NEVER
+        cls = obj.exact_class
+        tup = obj.widen() if isinstance(obj, Const) and type(obj.value) is tuple else obj
+        if isinstance(tup, PartialTuple) and isinstance(index, Const) and type(
+                index.value) is int:
+            i = index.value
+            if -len(tup.items) <= i < len(tup.items):
+                return tup.items[i]
+            return NEVER
+        if isinstance(tup, PartialTuple) and index.exact_class in (int, bool):
+            return transfer.elements(tup)
+        if (isinstance(obj, Const) and isinstance(index, Const) and is_value_constant(obj.value)
+                and is_value_constant(index.value)):
+            folded = transfer.fold(lambda o, i: o[i], obj.value, index.value)
+            if folded is not None:
+                return folded
+        icls = index.exact_class
+        if cls in (str,) and icls in (int, bool, slice):
+            return Exact(str)
+        if cls in (bytes, bytearray) and icls in (int, bool):
+            return Exact(int)
+        if cls in (list, tuple, bytes, bytearray, str) and icls is slice:
+            return Exact(cls)
+        if cls is range:
+            return Exact(int) if icls in (int, bool) else Exact(range) if icls is slice else ANY
+        if cls is not None and _is_python_class(cls):
+            return self.dunder(obj, "__getitem__", [index], frame)
+        return ANY
+
+
+_ALL: frozenset[str] = frozenset({"*"})
+_COMPARE_DUNDER = {"lt": "__lt__", "le": "__le__", "eq": "__eq__", "ne": "__ne__",
+                   "gt": "__gt__", "ge": "__ge__"}
+
+
+def _drop_consts(a: Abstract) -> Abstract:
+    """Constants of plain values become their class (callables stay constants)."""
+    if isinstance(a, Const):
+        return a.widen() if is_value_constant(a.value) else a
+    if isinstance(a, PartialTuple):
+        return PartialTuple(_drop_consts(x) for x in a.items)
+    if len(a.members()) > 1:
+        result = NEVER
+        for m in a.members():
+            result = join(result, _drop_consts(m))
+        return result
+    return a
+
+
+def _is_definition(value: object) -> bool:
+    return isinstance(value, (types.FunctionType, type, types.ModuleType,
+                              types.BuiltinFunctionType))
+
+
+def _object_abstract(value: object) -> Abstract:
+    """The abstract value of a known object (a constant, a default, a global's value)."""
+    if is_value_constant(value) or _is_definition(value) or isinstance(
+            value, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+        return Const(value)
+    if type(value) is tuple and len(value) <= 16:  # type: ignore[arg-type]
+        return PartialTuple(_object_abstract(v) for v in value)  # type: ignore[attr-defined]
+    return Exact(type(value))
+
+
+def _is_python_class(cls: type) -> bool:
+    return not (cls.__flags__ & (1 << 9)) if hasattr(cls, "__flags__") else False
+
+
+def _lookup(cls: type, name: str) -> Any:
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+_WRITERS: dict[type, frozenset[str]] = {}
+
+
+def _attribute_writers(cls: type) -> frozenset[str]:
+    """Names stored as ``<first parameter>.name = ...`` by the methods along ``cls``'s MRO."""
+    found = _WRITERS.get(cls)
+    if found is not None:
+        return found
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        for attr in vars(klass).values():
+            fn = getattr(attr, "__func__", attr)
+            if isinstance(attr, property):
+                fn = attr.fset
+            if not isinstance(fn, types.FunctionType):
+                continue
+            try:
+                ir = splice_ir.lower(fn)
+            except Exception:
+                continue
+            for stmt in ir.walk():
+                if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.SetAttr):
+                    names.add(stmt.op.name)
+    result = frozenset(names)
+    _WRITERS[cls] = result
+    return result
+
+
+def _exception_of(exc: Abstract) -> Abstract:
+    if isinstance(exc, Const) and isinstance(exc.value, type) and issubclass(
+            exc.value, BaseException):
+        return Sub(exc.value)
+    return ANY
+
+
+def _pattern_names(pattern: ast.pattern) -> list[str]:
+    names = []
+    for node in ast.walk(pattern):
+        name = getattr(node, "name", None) or getattr(node, "rest", None)
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+def _bind(fn: types.FunctionType, args: list[Abstract], kwargs: dict[str, Abstract]
+          ) -> tuple[Abstract, ...] | None:
+    """Bind abstract arguments to ``fn``'s parameters (in ``ir.args.names()`` order);
+    ``None`` when the binding is not simple (the call then gets ``ANY``)."""
+    code = fn.__code__
+    nargs = code.co_argcount
+    nkw = code.co_kwonlyargcount
+    names = code.co_varnames[:nargs + nkw]
+    has_var = bool(code.co_flags & inspect.CO_VARARGS)
+    has_kw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    if has_kw and kwargs:
+        return None
+    bound: list[Abstract | None] = [None] * (nargs + nkw)
+    for i, a in enumerate(args[:nargs]):
+        bound[i] = a
+    extra = args[nargs:]
+    if extra and not has_var:
+        return None
+    posonly = code.co_posonlyargcount
+    for name, value in kwargs.items():
+        if name not in names or names.index(name) < posonly:
+            return None
+        index = names.index(name)
+        if bound[index] is not None:
+            return None
+        bound[index] = value
+    defaults = fn.__defaults__ or ()
+    for i in range(nargs):
+        if bound[i] is None:
+            j = i - (nargs - len(defaults))
+            if j < 0:
+                return None
+            bound[i] = _object_abstract(defaults[j])
+    kwdefaults = fn.__kwdefaults__ or {}
+    for i in range(nargs, nargs + nkw):
+        if bound[i] is None:
+            if names[i] not in kwdefaults:
+                return None
+            bound[i] = _object_abstract(kwdefaults[names[i]])
+    out: list[Abstract] = [b for b in bound if b is not None]
+    if has_var:
+        out.insert(nargs, PartialTuple(extra))
+    if has_kw:
+        out.append(Exact(dict))
+    return tuple(out)
+
+
+def infer(fn: Any, argtypes: Sequence[Any] = (), *,
+          interpreter: AbstractInterpreter | None = None,
+          params: InferenceParams | None = None) -> Inference:
+    """Infer the Python function ``fn`` for positional argument types ``argtypes``
+    (classes, typing forms or ``Abstract`` values) with ``interpreter`` (a fresh
+    ``AbstractInterpreter(params)`` by default)."""
+    if interpreter is None:
+        interpreter = AbstractInterpreter(params)
+    return interpreter.infer(fn, argtypes)
