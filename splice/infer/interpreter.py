@@ -168,6 +168,7 @@ class _Frame:
         self.type_of: dict[N.Temp, Any] = {}
         self.version = 0
         self.edges: dict[Edge, None] = {}
+        self.shared: set[str] = set()  # locals that inner scopes rebind (nonlocal)
 
 
 _GLOBAL_DECL = re.compile(r"^\s*global\s+(.*)$", re.M)
@@ -452,6 +453,7 @@ class AbstractInterpreter:
         ir = base.copy()
         result = Inference(fn, args, ir)
         frame = _Frame(result, fn, local_names(ir) | set(ir.args.names()))
+        frame.shared = _rebound_by_inner_scopes(ir)
         state = _State({}, {})
         names = ir.args.names()
         for i, name in enumerate(names):
@@ -832,6 +834,8 @@ class AbstractInterpreter:
         """The value of a name: a local from the state, a global or builtin (recording
         an edge), a closure variable."""
         if name in frame.locals:
+            if name in frame.shared:
+                return ANY
             return state.vals.get(name, NEVER)
         fn = frame.fn
         code = fn.__code__
@@ -1364,6 +1368,22 @@ def _attribute_writers(cls: type) -> frozenset[str]:
     result = frozenset(names)
     _WRITERS[cls] = result
     return result
+
+
+def _rebound_by_inner_scopes(ir: N.FunctionIR) -> set[str]:
+    """Names that nested scopes declare ``nonlocal`` (any call may rebind them)."""
+    names: set[str] = set()
+    for stmt in ir.walk():
+        inner: N.FunctionIR | None = None
+        if isinstance(stmt, (N.FunctionDef, N.ClassDef)):
+            inner = stmt.fn
+        elif isinstance(stmt, N.Assign) and isinstance(stmt.op, (N.MakeLambda,
+                                                                 N.MakeComprehension)):
+            inner = stmt.op.fn
+        if inner is not None:
+            names.update(inner.nonlocals)
+            names.update(_rebound_by_inner_scopes(inner))
+    return names
 
 
 def _exception_of(exc: Abstract) -> Abstract:
