@@ -1,8 +1,9 @@
 """The ``splice`` command line.
 
-``splice show TARGET`` prints a function's lowered IR and the Python source splice regenerates
-from it. ``splice trace`` and ``splice run`` run a program (``SCRIPT [ARGS]`` or
-``-m MODULE [ARGS]``) under the Tracer or any plugin (see :mod:`splice.program`).
+``splice show TARGET`` prints a function's IR at each stage (lowered; typed and optimized
+for the argument types ``--types`` gives) and the Python source splice generates from it.
+``splice trace`` and ``splice run`` run a program (``SCRIPT [ARGS]`` or ``-m MODULE [ARGS]``)
+under the Tracer or any plugin (see :mod:`splice.program`).
 Every failure the user can cause (a missing file, a module that does not import, a
 name that is not there, a function splice cannot transform) is a one-paragraph message and
 exit status 2, never a traceback; ``--traceback`` shows one for bug reports.
@@ -26,6 +27,8 @@ import click
 import splice
 import splice.program as splice_program
 from splice.errors import SpliceError
+from splice.ir.printer import Listing
+from splice.reflection import TypedListing
 
 
 class CommandError(click.ClickException):
@@ -168,32 +171,62 @@ def main() -> None:
 
 @main.command()
 @click.argument("target")
-@click.option("--stage", type=click.Choice(["lowered", "python", "all"]), default="all",
-              show_default=True, help="Which stage to show: the lowered IR, the regenerated "
-              "Python, or both.")
+@click.option("--stage", type=click.Choice(["lowered", "typed", "optimized", "python", "all"]),
+              default="all", show_default=True,
+              help="Which stage to show: the lowered IR, the typed IR (every value with its "
+              "inferred type), the IR after optimisation, the generated Python, or all "
+              "(lowered and Python; typed too with --types).")
+@click.option("--types", "types_", metavar="TYPES",
+              help="The argument types to specialize on, as Python expressions separated "
+              "by commas (\"float, int\", \"int | None\"), evaluated with the target's "
+              "module globals; parameters left out are Any.")
+@click.option("-p", "--plugin", "plugin_spec", metavar="MODULE:CLASS",
+              help="Show the stages under this plugin (created without arguments).")
 @click.option("--literal", is_flag=True,
               help="Show the generated Python without re-nesting temporaries.")
 @click.option("--traceback", "traceback_", is_flag=True,
               help="On an error, show the full traceback (for bug reports).")
-def show(target: str, stage: str, literal: bool, traceback_: bool) -> None:
-    """Show a function's lowered IR and the Python splice regenerates from it.
+def show(target: str, stage: str, types_: str | None, plugin_spec: str | None,
+         literal: bool, traceback_: bool) -> None:
+    """Show a function's IR at each stage and the Python splice generates from it.
 
     TARGET is FILE.py:FUNCTION or MODULE:FUNCTION, where FUNCTION may be a dotted name
-    such as Class.method.
+    such as Class.method. The typed and optimized stages (and the Python, with --types)
+    come from the code instance specialized on --types (splice.compile).
 
     \b
     Examples:
       splice show examples/shapes.py:total_area
       splice show examples/shapes.py:Circle.area --stage python
+      splice show examples/shapes.py:total_area --stage typed --types "list"
       splice show json:dumps --stage lowered
     """
     fn = load_function(target, traceback_=traceback_)
+    plugin = _load_plugin(plugin_spec) if plugin_spec else None
+    typed_wanted = stage in ("typed", "optimized") or types_ is not None or plugin is not None
+    sections: list[tuple[str, str]] = []
     try:
-        lowered = str(splice.code_lowered(fn)) if stage in ("lowered", "all") else None
-        python = (splice.code_python(fn, renest=not literal)
-                  if stage in ("python", "all") else None)
-    except SpliceError as exc:
-        if traceback_:
+        if stage in ("lowered", "all"):
+            if typed_wanted:
+                instance = _instance(fn, types_, plugin, target)
+                sections.append(("lowered IR", str(Listing(instance.lowered))))
+            else:
+                sections.append(("lowered IR", str(splice.code_lowered(fn))))
+        if stage in ("typed", "optimized") or (stage == "all" and typed_wanted):
+            instance = _instance(fn, types_, plugin, target)
+            for name in ("typed", "optimized"):
+                if stage in (name, "all"):
+                    listing = TypedListing(instance, name)
+                    sections.append((f"{name} IR", str(listing)))
+        if stage in ("python", "all"):
+            if typed_wanted:
+                instance = _instance(fn, types_, plugin, target)
+                sections.append(("generated Python", instance.source))
+            else:
+                sections.append(("regenerated Python",
+                                 splice.code_python(fn, renest=not literal)))
+    except (SpliceError, CommandError) as exc:
+        if traceback_ or isinstance(exc, CommandError):
             raise
         hint = ""
         if getattr(fn, "__wrapped__", None) is not None:
@@ -205,14 +238,32 @@ def show(target: str, stage: str, literal: bool, traceback_: bool) -> None:
         detail = "".join(traceback.format_exception_only(exc)).strip()
         raise CommandError(f"internal error in splice while lowering {target}: {detail}\n"
                            "This is a bug in splice; `--traceback` shows where.") from None
-    if lowered is not None:
-        if stage == "all":
-            click.secho("# lowered IR", bold=True)
-        click.echo(lowered)
-    if python is not None:
-        if stage == "all":
-            click.secho("\n# regenerated Python", bold=True)
-        click.echo(python)
+    for index, (title, text) in enumerate(sections):
+        if len(sections) > 1:
+            click.secho(("\n" if index else "") + f"# {title}", bold=True)
+        click.echo(text)
+
+
+def _instance(fn: object, types_: str | None, plugin: splice.Plugin | None, target: str
+              ) -> splice.CodeInstance:
+    """The code instance ``splice show`` displays (compiled once per command)."""
+    argtypes = _parse_types(fn, types_) if types_ else ()
+    try:
+        return splice.compile(plugin, fn, *argtypes)
+    except TypeError as exc:
+        raise CommandError(f"cannot specialize {target} on ({types_}): {exc}") from None
+
+
+def _parse_types(fn: object, text: str) -> tuple[object, ...]:
+    """``--types "float, int | None"`` as a tuple of type objects."""
+    namespace: dict[str, object] = dict(getattr(fn, "__globals__", {}))
+    namespace.setdefault("typing", __import__("typing"))
+    try:
+        value = eval(f"({text},)", namespace)  # noqa: S307 (the user's own expression)
+    except Exception as exc:
+        raise CommandError(f"--types {text!r} is not a list of types: "
+                           f"{_describe(exc)}") from None
+    return tuple(value)
 
 
 # ------------------------------------------------------------------- running programs

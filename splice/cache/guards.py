@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["AttributeGuard", "GlobalGuard", "Guard", "MISSING"]
@@ -90,7 +90,7 @@ def lookup_class(cls: type, name: str) -> Any:
 class GlobalGuard(Guard):
     """``namespace[name]`` (or the builtin of that name) is still ``expected``."""
 
-    namespace: dict[str, Any]
+    namespace: dict[str, Any] = field(repr=False)
     name: str
     expected: Any
 

@@ -20,7 +20,7 @@ import time
 import types
 import weakref
 from collections.abc import Callable, Hashable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from splice.cache.guards import AttributeGuard, GlobalGuard, Guard
 from splice.cache.instances import (
@@ -32,11 +32,14 @@ from splice.cache.instances import (
 from splice.cache.optimize import optimize
 from splice.cache.world import add_backedge
 from splice.errors import SpliceError, UnsupportedError
-from splice.infer.lattice import ANY, Abstract, abstract
 from splice.ir.assemble import CompiledCode, compile_code, instantiate
-from splice.ir.nodes import FunctionIR
+from splice.ir.nodes import Assign, Call, FunctionIR, Keyword, Load, Stmt, Temp, Var
 from splice.ir.source import describe, function_of
+from splice.ir.tools import locations, walk
 from splice.runtime.callsites import restore_nested_code
+
+if TYPE_CHECKING:
+    from splice.infer.lattice import Abstract
 
 __all__ = ["build_instance", "compile", "stage_hooks"]
 
@@ -77,6 +80,8 @@ def interpreter_of(plugins: tuple[Any, ...]) -> Any:
 
 
 def _argtypes(fn: types.FunctionType, argtypes: tuple[Any, ...]) -> tuple[Abstract, ...]:
+    from splice.infer.lattice import abstract
+
     code = fn.__code__
     if len(argtypes) > code.co_argcount:
         raise TypeError(f"{fn.__qualname__}() has {code.co_argcount} positional parameters, "
@@ -87,21 +92,93 @@ def _argtypes(fn: types.FunctionType, argtypes: tuple[Any, ...]) -> tuple[Abstra
 def _infer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, ...],
            interpreter: Any) -> Any:
     """Run inference on ``ir`` (the lowered IR after the plugins' ``lowered`` hooks)."""
-    from splice.infer import infer
+    from splice.infer import AbstractInterpreter
 
-    full = list(argtypes)
-    # the parameters not given a type: their defaults where they have one, else Any
-    code = fn.__code__
-    defaults = fn.__defaults__ or ()
-    first_default = code.co_argcount - len(defaults)
-    for index in range(len(full), code.co_argcount):
-        full.append(ANY if index < first_default else ANY)
-    try:
-        return infer(fn, tuple(full), interpreter=interpreter, ir=ir)  # type: ignore[call-arg]
-    except TypeError as exc:
-        if "ir" not in str(exc):
-            raise
-        return infer(fn, tuple(full), interpreter=interpreter)
+    if interpreter is None:
+        interpreter = AbstractInterpreter()
+    # ``AbstractInterpreter.lowered(fn)`` lowers ``fn`` itself; give it the IR after the
+    # plugins' ``lowered`` hooks instead (its cache of lowered IR, keyed by function and code)
+    lowered_cache = getattr(interpreter, "_lowered", None)
+    if isinstance(lowered_cache, dict):
+        lowered_cache[(fn, fn.__code__)] = ir
+    return interpreter.infer(fn, argtypes)
+
+
+#: call statement id -> the (load statement id, temp id, name) inserted before it
+Loaded = dict[int, list[tuple[int, int, Var]]]
+
+
+def load_call_arguments(ir: FunctionIR) -> Loaded:
+    """Give every name passed to a call its own ``load`` right before the call, so each
+    argument is a temp carrying its inferred type (``splice.ir.typed_tools.type_of``).
+    A name operand is read when its op runs, and nothing runs between the inserted load and
+    the call, so this changes no behaviour; :func:`unload_call_arguments` undoes it before
+    codegen wherever the loads are still right before their call."""
+    inserted: Loaded = {}
+    for loc in list(locations(ir)):
+        stmt = loc.stmt
+        if not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
+            continue
+        loads: list[Stmt] = []
+        record: list[tuple[int, int, Var]] = []
+
+        def load(operand: Any, loads: list[Stmt] = loads,
+                 record: list[tuple[int, int, Var]] = record, pos: Any = stmt.pos) -> Any:
+            if not isinstance(operand, Var):
+                return operand
+            temp = ir.new_temp()
+            assign = Assign((temp,), Load(operand), pos)
+            loads.append(assign)
+            record.append((assign.id, temp.id, operand))
+            return temp
+
+        op = stmt.op
+        op.args = [load(a) for a in op.args]
+        op.keywords = [Keyword(k.name, load(k.value)) for k in op.keywords]
+        if loads:
+            index = loc.block.index(stmt)
+            loc.block[index:index] = loads
+            inserted[stmt.id] = record
+    return inserted
+
+
+def unload_call_arguments(ir: FunctionIR, inserted: Loaded) -> int:
+    """Put back the name operands :func:`load_call_arguments` replaced, where the loads are
+    still right before their call and used by it alone. Returns how many were put back."""
+    if not inserted:
+        return 0
+    uses: dict[int, int] = {}
+    for stmt in walk(ir):
+        for operand in stmt.operands():
+            if isinstance(operand, Temp):
+                uses[operand.id] = uses.get(operand.id, 0) + 1
+        for region in stmt.regions():
+            if isinstance(region.value, Temp):
+                uses[region.value.id] = uses.get(region.value.id, 0) + 1
+    count = 0
+    for loc in list(locations(ir)):
+        call = loc.stmt
+        record = inserted.get(call.id)
+        if record is None or not isinstance(call, Assign) or not isinstance(call.op, Call):
+            continue
+        index = loc.block.index(call)
+        before = loc.block[max(0, index - len(record)):index]
+        if [s.id for s in before] != [load_id for load_id, _, _ in record]:
+            continue
+        names = {temp_id: var for _, temp_id, var in record}
+        mentioned = [o.id for o in call.op.operands()
+                     if isinstance(o, Temp) and o.id in names]
+        if sorted(mentioned) != sorted(names) or any(uses.get(t) != 1 for t in names):
+            continue
+
+        def back(operand: Any, names: dict[int, Var] = names) -> Any:
+            if isinstance(operand, Temp) and operand.id in names:
+                return names[operand.id]
+            return operand
+        call.op.map_operands(back)
+        del loc.block[index - len(record):index]
+        count += len(record)
+    return count
 
 
 def walk_edges(inference: Any) -> Iterator[Any]:
@@ -154,6 +231,7 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     staged.function = fn
     staged = _run_hooks(stage_hooks(plugins, "lowered"), staged)
     lowered_ir = staged.copy()
+    loaded = load_call_arguments(staged)
     times["lower"] = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -167,6 +245,7 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     typed_ir = typed.copy()
     optimizations = optimize(typed, inference)
     optimized = _run_hooks(stage_hooks(plugins, "optimized"), typed)
+    unload_call_arguments(optimized, loaded)
     optimized_ir = optimized.copy()
     times["passes"] = time.perf_counter() - start
 

@@ -1,0 +1,136 @@
+"""Invalidation: when a definition an instance relied on changes, exactly the instances that
+relied on it (directly, or through a callee) are invalidated, and the world moves.
+
+Callee edges are seen as they change (audit hook on ``__code__``/``__defaults__``); global
+and attribute edges are checked by guards when ``invoke`` enters an instance (CPython 3.11
+has neither dict watchers nor an audit event for ``type.__setattr__``) or by
+``revalidate()``."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import types
+from pathlib import Path
+
+import pytest
+
+import splice
+from splice.cache.instances import CodeInstance, InvalidatedError, revalidate
+
+HERE = Path(__file__).resolve().parent
+_counter = itertools.count()
+
+
+@pytest.fixture
+def program() -> types.ModuleType:
+    """A fresh copy of ``edges_program`` (its own globals and classes)."""
+    name = f"_splice_edges_program_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, HERE / "edges_program.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def compile_all(program: types.ModuleType, *names: str) -> dict[str, CodeInstance]:
+    plugin = splice.Plugin()
+    return {name: splice.compile(plugin, getattr(program, name), int) for name in names}
+
+
+def assert_only(instances: dict[str, CodeInstance], invalid: set[str]) -> None:
+    revalidate()
+    state = {name: ci.valid for name, ci in instances.items()}
+    assert state == {name: name not in invalid for name in instances}
+
+
+def edges_of(ci: CodeInstance, kind: str) -> list[object]:
+    return [(e.target, getattr(e, "name", None)) for e in ci.edges if e.kind == kind]
+
+
+def test_each_kind_of_edge_is_recorded(program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_callee", "uses_global", "uses_attribute")
+    assert any(target is program.helper for target, _ in edges_of(ci["uses_callee"], "callee"))
+    assert any(target is program.__dict__ and name == "SCALE"
+               for target, name in edges_of(ci["uses_global"], "global"))
+    assert any(target is program.Shape and name == "sides"
+               for target, name in edges_of(ci["uses_attribute"], "attribute"))
+
+
+def test_callee_redefinition(program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_callee", "uses_other_callee", "uses_global", "outer")
+    assert splice.invoke(ci["uses_callee"], 1) == 4
+    before = splice.world()
+    program.helper.__code__ = (lambda x: x + 100).__code__
+    assert splice.world() > before  # seen at once, through the audit hook
+    # outer relied on uses_callee, which relied on helper
+    assert_only(ci, {"uses_callee", "outer"})
+    with pytest.raises(InvalidatedError, match="helper"):
+        splice.invoke(ci["uses_callee"], 1)
+    fresh = splice.compile(ci["uses_callee"].owner.plugins[0], program.uses_callee, int)
+    assert splice.invoke(fresh, 1) == program.uses_callee(1) == 202
+
+
+def test_callee_defaults_change(program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_callee", "uses_nothing")
+    program.helper.__defaults__ = (5,)
+    assert_only(ci, {"uses_callee"})
+
+
+def test_global_rebinding(program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_global", "uses_callee", "uses_nothing")
+    assert splice.invoke(ci["uses_global"], 2) == 6
+    before = splice.world()
+    program.SCALE = 10
+    with pytest.raises(InvalidatedError, match="SCALE"):
+        splice.invoke(ci["uses_global"], 2)
+    assert splice.world() > before
+    assert_only(ci, {"uses_global"})
+    fresh = splice.compile(None, program.uses_global, int)
+    assert splice.invoke(fresh, 2) == program.uses_global(2) == 20
+
+
+def test_rebinding_a_callee_name(program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_callee", "uses_other_callee", "outer")
+    program.helper = lambda x: x + 1000
+    assert_only(ci, {"uses_callee", "outer"})
+
+
+def test_class_attribute_change(program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_attribute", "uses_global", "uses_other_class")
+    assert splice.invoke(ci["uses_attribute"], 2) == 8
+    program.Shape.sides = 6
+    with pytest.raises(InvalidatedError, match="sides"):
+        splice.invoke(ci["uses_attribute"], 2)
+    assert_only(ci, {"uses_attribute"})
+    fresh = splice.compile(None, program.uses_attribute, int)
+    assert splice.invoke(fresh, 2) == 12
+
+
+def test_method_replaced_on_the_class(program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_method", "uses_other_class", "uses_nothing")
+    assert splice.invoke(ci["uses_method"], 3) == 9
+    program.Shape.area = lambda self, x: -x
+    assert_only(ci, {"uses_method"})
+
+
+def test_dependents_are_invalidated_with_their_dependency(program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_nothing", "uses_global")
+    ci["uses_nothing"].add_dependent(ci["uses_global"])
+    ci["uses_nothing"].invalidate("test")
+    assert not ci["uses_global"].valid
+    assert "depends on" in str(ci["uses_global"].invalidated_because)
+
+
+def test_splice_invalidate_reaches_instances(program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_callee", "uses_nothing")
+    splice.invalidate(program.helper)
+    assert_only(ci, {"uses_callee"})
+
+
+def test_unchanged_rebinding_to_the_same_object_keeps_instances(
+        program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_callee", "uses_attribute")
+    program.helper = program.helper
+    program.Shape.sides = program.Shape.sides
+    assert_only(ci, set())

@@ -1,0 +1,101 @@
+"""FastMath rewrites mapped math calls only where every argument is inferred ``float``, never
+where it might not be one, and never inside the replacements themselves. Differential: the
+rewritten instance computes exactly what the program rewritten by hand computes."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+import splice
+from splice.cache.instances import ArgumentTypeError
+from splice.plugins import FastMath
+
+
+def cheap_sin(x):  # type: ignore[no-untyped-def]
+    # calls math.sin itself: it must not be rewritten into calling itself
+    return math.sin(x) + 1000.0
+
+
+def cheap_sqrt(x):  # type: ignore[no-untyped-def]
+    return x ** 0.5
+
+
+def wave(x, n):  # type: ignore[no-untyped-def]
+    total = 0.0
+    for i in range(n):
+        total = total + math.sin(x * i) + math.sqrt(x + i)
+    return total
+
+
+def wave_by_hand(x, n):  # type: ignore[no-untyped-def]
+    total = 0.0
+    for i in range(n):
+        total = total + cheap_sin(x * i) + cheap_sqrt(x + i)
+    return total
+
+
+def single(x):  # type: ignore[no-untyped-def]
+    return math.sin(x)
+
+
+def keyword_call(x):  # type: ignore[no-untyped-def]
+    return math.sqrt(*[x])
+
+
+def plugin() -> FastMath:
+    return FastMath({math.sin: cheap_sin, math.sqrt: cheap_sqrt})
+
+
+@pytest.mark.parametrize("args", [(0.5, 5), (1.5, 0), (2.25, 13)])
+def test_rewritten_instance_matches_the_hand_rewritten_program(args: tuple[Any, ...]) -> None:
+    fm = plugin()
+    ci = splice.compile(fm, wave, float, int)
+    assert splice.invoke(ci, *args) == wave_by_hand(*args)
+    if args[1]:
+        assert splice.invoke(ci, *args) != wave(*args)  # it really was rewritten
+    assert {(r.original, r.replacement) for r in fm.rewrites} == {
+        ("math.sin", f"{__name__}.cheap_sin"), ("math.sqrt", f"{__name__}.cheap_sqrt")}
+
+
+@pytest.mark.parametrize("argtype", [int | float, int, object, None])
+def test_no_rewrite_where_the_argument_might_not_be_a_float(argtype: Any) -> None:
+    fm = plugin()
+    argtypes = () if argtype is None else (argtype,)
+    ci = splice.compile(fm, single, *argtypes)
+    assert fm.rewrites == []
+    for value in (0.5, 2):
+        if argtype is None or ci.argtypes[0].accepts(value):
+            assert splice.invoke(ci, value) == math.sin(value)
+
+
+def test_float_argument_is_rewritten_and_guarded_by_invoke() -> None:
+    fm = plugin()
+    ci = splice.compile(fm, single, float)
+    assert len(fm.rewrites) == 1
+    assert splice.invoke(ci, 0.5) == cheap_sin(0.5)
+    with pytest.raises(ArgumentTypeError):
+        splice.invoke(ci, 1)  # an int would have reached the float-only rewrite
+
+
+def test_star_args_are_not_rewritten() -> None:
+    fm = plugin()
+    ci = splice.compile(fm, keyword_call, float)
+    assert fm.rewrites == []
+    assert splice.invoke(ci, 4.0) == 2.0
+
+
+def test_replacements_are_not_entered() -> None:
+    fm = plugin()
+    assert fm.recurse(cheap_sin) is False
+    assert fm.recurse(wave) is True
+    ci = splice.compile(fm, single, float)
+    # cheap_sin calls math.sin natively: one level, not an infinite recursion
+    assert splice.invoke(ci, 0.25) == math.sin(0.25) + 1000.0
+
+
+def test_typed_listing_shows_the_replacement() -> None:
+    listing = str(splice.code_typed(single, float, plugin=plugin()))
+    assert "cheap_sin" in listing
