@@ -202,6 +202,7 @@ class AbstractInterpreter:
         self.attr_table: dict[type, dict[str, Abstract]] = {}
         self._attr_reads: set[tuple[type, str]] = set()
         self._attr_changed = False
+        self._seen_self: set[tuple[Any, Abstract]] = set()
 
     # ------------------------------------------------------------------ entry points
 
@@ -215,6 +216,7 @@ class AbstractInterpreter:
             self._attr_changed = False
             self._attr_reads.clear()
             result = self._infer_function(fn, args, top=True)
+            self._infer_unseen_writers()
             if not self._attr_changed:
                 break
             self.cache.clear()  # attribute tables grew after a read: infer again
@@ -227,6 +229,25 @@ class AbstractInterpreter:
         assert result is not None
         result.time = time.perf_counter() - start
         return result
+
+    def _infer_unseen_writers(self) -> None:
+        """Methods that store an attribute that was read but were not inferred on that
+        class: infer them now (other arguments ``ANY``) so their stores are seen."""
+        for cls, name in list(self._attr_reads):
+            for fn in _attribute_writers(cls).get(name, ()):
+                if any(fn is f and a.exact_class is cls for f, a in self._seen_self):
+                    continue
+                ir = self.lowered(fn)
+                if ir is None:
+                    self.attr_table.setdefault(cls, {})[name] = ANY
+                    self._attr_changed = True
+                    continue
+                nparams = len(ir.args.names())
+                if nparams == 0:
+                    continue
+                args = (Exact(cls),) + (ANY,) * (nparams - 1)
+                self._seen_self.add((fn, args[0]))
+                self._infer_function(fn, args)
 
     # ------------------------------------------------------------------ overridables
 
@@ -414,6 +435,8 @@ class AbstractInterpreter:
                 raise ValueError(f"cannot infer {fn!r}: no IR")
             return None
         self._specs[fn] = self._specs.get(fn, 0) + 1
+        if args:
+            self._seen_self.add((fn, args[0]))
         entry = [NEVER, False, base, NEVER]
         self._pending[key] = entry
         outer_used = self._used_pending
@@ -1332,7 +1355,8 @@ def _object_abstract(value: object) -> Abstract:
 
 
 def _is_python_class(cls: type) -> bool:
-    return not (cls.__flags__ & (1 << 9)) if hasattr(cls, "__flags__") else False
+    """A class created by a class statement (a heap type), not a builtin."""
+    return bool(cls.__flags__ & (1 << 9)) and cls.__module__ != "builtins"
 
 
 def _lookup(cls: type, name: str) -> Any:
@@ -1342,15 +1366,16 @@ def _lookup(cls: type, name: str) -> Any:
     return None
 
 
-_WRITERS: dict[type, frozenset[str]] = {}
+_WRITERS: dict[type, dict[str, list[types.FunctionType]]] = {}
 
 
-def _attribute_writers(cls: type) -> frozenset[str]:
-    """Names stored as ``<first parameter>.name = ...`` by the methods along ``cls``'s MRO."""
+def _attribute_writers(cls: type) -> dict[str, list[types.FunctionType]]:
+    """Attribute name -> the functions along ``cls``'s MRO that store an attribute of that
+    name (``x.name = ...`` on any object: a conservative superset of the self stores)."""
     found = _WRITERS.get(cls)
     if found is not None:
         return found
-    names: set[str] = set()
+    names: dict[str, list[types.FunctionType]] = {}
     for klass in cls.__mro__:
         for attr in vars(klass).values():
             fn = getattr(attr, "__func__", attr)
@@ -1364,10 +1389,11 @@ def _attribute_writers(cls: type) -> frozenset[str]:
                 continue
             for stmt in ir.walk():
                 if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.SetAttr):
-                    names.add(stmt.op.name)
-    result = frozenset(names)
-    _WRITERS[cls] = result
-    return result
+                    writers = names.setdefault(stmt.op.name, [])
+                    if fn not in writers:
+                        writers.append(fn)
+    _WRITERS[cls] = names
+    return names
 
 
 def _rebound_by_inner_scopes(ir: N.FunctionIR) -> set[str]:
