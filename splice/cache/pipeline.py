@@ -33,7 +33,20 @@ from splice.cache.optimize import optimize
 from splice.cache.world import add_backedge
 from splice.errors import SpliceError, UnsupportedError
 from splice.ir.assemble import CompiledCode, compile_code, instantiate
-from splice.ir.nodes import Assign, Call, FunctionIR, Keyword, Load, Stmt, Temp, Var
+from splice.ir.nodes import (
+    Assign,
+    Call,
+    Copy,
+    FunctionIR,
+    GetItem,
+    Keyword,
+    Load,
+    Stmt,
+    Temp,
+    Try,
+    Var,
+)
+from splice.ir.nodes import Const as ConstOperand
 from splice.ir.source import describe, function_of
 from splice.ir.tools import locations, walk
 from splice.runtime.callsites import restore_nested_code
@@ -250,7 +263,8 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     times["passes"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    routed, compiled = _codegen(owner, optimized, fn)
+    routed, compiled, direct = _codegen(owner, optimized, fn)
+    optimizations.extend(direct)
     function = instantiate(compiled, fn, share_kwdefaults=True)
     times["codegen"] = time.perf_counter() - start
 
@@ -296,20 +310,68 @@ def _connect(ci: CodeInstance, fn: types.FunctionType, callees: list[Any]) -> No
 
 
 def _codegen(owner: Any, ir: FunctionIR, fn: types.FunctionType
-             ) -> tuple[FunctionIR, CompiledCode]:
+             ) -> tuple[FunctionIR, CompiledCode, list[str]]:
     """Route the calls of ``ir`` through ``owner``'s table and compile it (as
     ``Context._build`` does: the plain form if the ``try`` form cannot be an expression)."""
     fallback = ir.copy()
     routed = ir
     try:
         owner._route(routed, plain=False)
+        direct = direct_native_calls(owner, routed)
         compiled = compile_code(routed, fn, comprehension_functions=True)
     except UnsupportedError:
         routed = fallback
         owner._route(routed, plain=True)
+        direct = direct_native_calls(owner, routed)
         compiled = compile_code(routed, fn, comprehension_functions=True)
     code = restore_nested_code(compiled.code, fn.__code__)
-    return routed, CompiledCode(code, compiled.hidden)
+    return routed, CompiledCode(code, compiled.hidden), direct
+
+
+def direct_native_calls(owner: Any, ir: FunctionIR) -> list[str]:
+    """Undo the table lookup of calls whose callee is a constant the owner calls natively
+    (its entry is the object itself: no hook wraps it, no intercept takes it, ``recurse``
+    declines it, such as FastMath's replacements): ``@dispatch[@f](x)`` becomes ``@f(x)``.
+    Run on routed IR; returns one line per call made direct."""
+    table = owner.table
+    fast = table.fast
+    done: list[str] = []
+    for loc in list(locations(ir)):
+        stmt = loc.stmt
+        lookup = _constant_lookup(stmt, table, fast)
+        if lookup is None:
+            continue
+        result, callee = lookup
+        try:
+            native = owner.enter(callee) is callee
+        except Exception:  # resolving failed: keep the lookup (it fails the same way)
+            native = False
+        if not native:
+            continue
+        index = loc.block.index(stmt)
+        loc.block[index] = Assign((result,), Copy(ConstOperand(callee, stmt.pos)), stmt.pos)
+        done.append(f"line {stmt.pos.lineno}: direct call of {describe(callee)}")
+    return done
+
+
+def _constant_lookup(stmt: Stmt, table: Any, fast: Any) -> tuple[Temp, Any] | None:
+    """(result, callee) if ``stmt`` is the routing pass's lookup of a constant callee."""
+    inner = stmt
+    if isinstance(stmt, Try):
+        if len(stmt.body) != 1 or stmt.orelse or stmt.finalbody:
+            return None
+        inner = stmt.body[0]
+    if not isinstance(inner, Assign) or not isinstance(inner.op, GetItem):
+        return None
+    result = inner.result
+    container, index = inner.op.obj, inner.op.index
+    if result is None or not isinstance(container, ConstOperand) or \
+            not isinstance(index, ConstOperand):
+        return None
+    # the ``try`` form looks up ``table.fast``; the plain form subscripts the table itself
+    if container.value is not (fast if isinstance(stmt, Try) else table):
+        return None
+    return result, index.value
 
 
 def compile(plugin: Any, fn: Any, /, *argtypes: Any, key: Hashable = None) -> CodeInstance:
