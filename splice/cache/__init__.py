@@ -1,4 +1,5 @@
-"""Code caches: transformed code per owner and code object, the world counter, backedges."""
+"""Code caches: transformed code per owner and code object, the world counter, backedges,
+and code instances (``splice.compile``/``splice.invoke``, docs/instances.md)."""
 
 from splice.cache.world import add_backedge, advance, invalidate, world
 

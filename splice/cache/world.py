@@ -7,6 +7,9 @@ function's ``__code__``, ``__defaults__`` or ``__kwdefaults__`` raises ``object.
 (as IPython's autoreload and jurigged do), and the hook then drops every cache entry that
 recorded an edge to that function. Rebinding a global or replacing a method on a class needs
 no event: dispatch looks callees up by the object called, so a new object is a new entry.
+(Neither raises one on 3.11: there are no dict watchers, and ``type.__setattr__`` raises no
+audit event. Code instances, which rely on such bindings, check them with run-time guards:
+``splice.cache.guards``.)
 """
 
 from __future__ import annotations
