@@ -258,7 +258,14 @@ class AbstractInterpreter:
     def widen(self, old: Abstract, new: Abstract) -> Abstract:
         """A loop value still growing after ``loop_widen_after`` rounds: widen it."""
         joined = self.join(old, new)
-        return joined if joined == old else joined.widen()
+        if joined == old:
+            return old
+        result = NEVER
+        for m in joined.members():
+            if isinstance(m, (Const, PartialTuple, Elements, Method)):
+                m = m.widen()
+            result = join(result, m, self.params.union_width)
+        return result
 
     def is_pure(self, fn: Any) -> bool:
         """Whether calls of ``fn`` on constants may be folded (run at inference time)."""
@@ -356,6 +363,8 @@ class AbstractInterpreter:
             if isinstance(func.func, types.FunctionType):
                 if stmt is not None:
                     frame.result.callees[stmt.id] = func.func
+                    if isinstance(stmt.op, N.Call):
+                        stmt.op.callee = func.func
                 bound = _bind(func.func, [func.receiver, *args], kwargs)
                 return ANY if bound is None else self.call_function(func.func, bound, frame)
             return self.call_builtin_method(func.func, func.receiver, args, kwargs)
@@ -477,6 +486,12 @@ class AbstractInterpreter:
         result = Inference(fn, args, ir)
         frame = _Frame(result, fn, local_names(ir) | set(ir.args.names()))
         frame.shared = _rebound_by_inner_scopes(ir)
+        for stmt in ir.walk():
+            if isinstance(stmt, N.Try):
+                frame.locals.update(h.name for h in stmt.handlers if h.name)
+            elif isinstance(stmt, N.Match):
+                for case in stmt.cases:
+                    frame.locals.update(_pattern_names(case.pattern))
         state = _State({}, {})
         names = ir.args.names()
         for i, name in enumerate(names):
@@ -630,7 +645,7 @@ class AbstractInterpreter:
             elem = self.next_value(self.value(stmt.iterator, state, frame), frame)
         exits: list[_State | None] = []
         loop = _Loop()
-        for round_ in range(50):
+        for round_ in range(self.params.loop_widen_after + 8):
             assert head is not None
             loop = _Loop()
             frame.loops.append(loop)
@@ -657,10 +672,11 @@ class AbstractInterpreter:
             if self._state_leq(new_head, head):
                 break
             if round_ >= self.params.loop_widen_after:
+                give_up = round_ >= self.params.loop_widen_after + 4
                 for k, v in new_head.vals.items():
                     old = head.vals.get(k)
                     if old is not None and v != old:
-                        new_head.vals[k] = self.widen(old, v)
+                        new_head.vals[k] = ANY if give_up else self.widen(old, v)
             head = new_head
         no_exit = exits[0]
         orelse = self.exec_block(stmt.orelse, no_exit, frame) if no_exit is not None else None
@@ -885,7 +901,7 @@ class AbstractInterpreter:
         builtin_ns = getattr(builtin_ns, "__dict__", builtin_ns)
         if name in builtin_ns:
             return Const(builtin_ns[name])
-        return NEVER  # NameError
+        return ANY  # unknown now: a NameError, or a name bound later (exec, setattr)
 
     def _declared_global(self, fn: Any) -> frozenset[str]:
         module = fn.__globals__.get("__name__", "")

@@ -138,8 +138,9 @@ def _instrument(fn: Any, infs: list[Inference], checker: _Checker) -> types.Code
         temps = _checked_temps(stmt)
         if not temps or all(all(a is ANY for a in row[1][index]) for row in spec_rows):
             continue
-        in_comp = id(stmt) in comprehension_stmts
-        spec_arg: N.Operand = N.Const(None) if in_comp else N.Var(_SPEC_VAR)
+        if id(stmt) in comprehension_stmts:
+            continue  # codegen keeps comprehension bodies as expressions: not checked
+        spec_arg: N.Operand = N.Var(_SPEC_VAR)
         call = N.Call(N.Var(_CHECK), [N.Const(key), N.Const(index),
                                                N.Const(stmt.pos.lineno), spec_arg, *temps], [])
         inserts.append((block, stmt, N.Assign((), call, stmt.pos)))

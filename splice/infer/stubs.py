@@ -97,6 +97,8 @@ def _convert(node: ast.expr, exact: bool) -> Abstract:
         cls = _EXACT_FROM_C.get(node.id)
         if cls is not None:
             return Exact(cls) if exact or cls is bool else Sub(cls)
+        if node.id == "LiteralString":
+            return Exact(str) if exact else Sub(str)
         if node.id == "None":
             return Const(None)
         if node.id == "NoReturn" or node.id == "Never":

@@ -1,0 +1,184 @@
+"""Hand-written functions, one per construct, for inference tests and the oracle."""
+
+from __future__ import annotations
+
+import math
+
+
+def loop_sum(n):
+    total = 0
+    for i in range(n):
+        total += i * 2
+    return total
+
+
+def while_float(n):
+    x = 1.0
+    k = 0
+    while k < n:
+        x = x * 1.5 + k
+        k += 1
+    return x
+
+
+def narrowing(x):
+    if x is None:
+        return 0
+    return x + 1
+
+
+def isinstance_narrowing(x):
+    if isinstance(x, str):
+        return len(x)
+    return x * 2.0
+
+
+def type_is(x):
+    if type(x) is int:
+        return x
+    return 0
+
+
+def try_finally(n):
+    result = "start"
+    try:
+        if n > 3:
+            raise ValueError(n)
+        result = n
+    except ValueError as exc:
+        result = str(exc)
+    finally:
+        done = True
+    return result, done
+
+
+def gen(n):
+    for i in range(n):
+        yield i * 0.5
+
+
+def use_gen(n):
+    total = 0.0
+    for v in gen(n):
+        total += v
+    return total
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def is_even(n):
+    return True if n == 0 else is_odd(n - 1)
+
+
+def is_odd(n):
+    return False if n == 0 else is_even(n - 1)
+
+
+class Point:
+    scale = 2
+
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+    def norm(self):
+        return math.sqrt(self.x * self.x + self.y * self.y)
+
+    def __add__(self, other):
+        return Point(self.x + other.x, self.y + other.y)
+
+
+def points(n):
+    p = Point(0.0, 1.0)
+    for i in range(n):
+        p = p + Point(float(i), 1.0)
+    return p.norm(), p.scale
+
+
+def strings(words):
+    text = ",".join(words)
+    parts = text.split(",")
+    return text.upper(), len(parts), f"{len(parts)} parts"
+
+
+def folding():
+    return 2 ** 10 + len("abc"), math.floor(2.5), abs(-3)
+
+
+def unpacking(n):
+    a, b = n, n * 1.0
+    (c, d), e = (a, "x"), b
+    return c, d, e
+
+
+COUNTER = 0
+
+
+def bump():
+    global COUNTER
+    COUNTER += 1
+    return COUNTER
+
+
+def uses_bump(n):
+    for _ in range(n):
+        bump()
+    return COUNTER
+
+
+def comprehension(n):
+    squares = [i * i for i in range(n)]
+    total = sum(x for x in squares)
+    return squares, total
+
+
+def nonlocal_counter(n):
+    count = 0
+
+    def inc():
+        nonlocal count
+        count += 1
+
+    for _ in range(n):
+        inc()
+    return count
+
+
+def with_block(n):
+    import contextlib
+    value = 0
+    with contextlib.suppress(ZeroDivisionError):
+        value = 1 / n
+        value = "after"
+    return value
+
+
+def boolops(x, y):
+    a = x and y
+    b = x or "default"
+    return a, b, not x
+
+
+def match_stmt(v):
+    match v:
+        case (a, b):
+            return a
+        case int():
+            return v
+        case _:
+            return None
+
+
+ALL = [(loop_sum, [int], (10,)), (while_float, [int], (5,)), (narrowing, [int | None], (None,)),
+       (narrowing, [int | None], (4,)), (isinstance_narrowing, [int | str], ("ab",)),
+       (isinstance_narrowing, [int | str], (3,)), (type_is, [int | bool], (True,)),
+       (try_finally, [int], (2,)), (try_finally, [int], (7,)), (use_gen, [int], (4,)),
+       (fib, [int], (10,)), (is_even, [int], (7,)), (points, [int], (3,)),
+       (strings, [list], (["a", "b"],)), (folding, [], ()), (unpacking, [int], (3,)),
+       (uses_bump, [int], (3,)), (comprehension, [int], (5,)),
+       (nonlocal_counter, [int], (4,)), (with_block, [int], (0,)), (with_block, [int], (2,)),
+       (boolops, [int, str], (0, "s")), (boolops, [int, str], (3, "")),
+       (match_stmt, [object], ((1, 2),)), (match_stmt, [object], (5,)),
+       (match_stmt, [object], ("z",))]

@@ -1,0 +1,128 @@
+"""Inference results per construct: types, folding, narrowing, edges, callees."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from splice.infer import (
+    ANY,
+    AbstractInterpreter,
+    Const,
+    Exact,
+    InferenceParams,
+    PartialTuple,
+    infer,
+    join,
+)
+from splice.ir import nodes as N
+from tests.infer import cases
+
+
+def test_loops_reach_a_fixpoint() -> None:
+    assert infer(cases.loop_sum, [int]).return_type == Exact(int)
+    assert infer(cases.while_float, [int]).return_type == Exact(float)
+
+
+def test_narrowing_in_branches() -> None:
+    assert infer(cases.narrowing, [int | None]).return_type == Exact(int)
+    assert infer(cases.isinstance_narrowing, [int | str]).return_type == join(
+        Exact(int), Exact(float))
+    assert infer(cases.type_is, [int | bool]).return_type == Exact(int)
+
+
+def test_try_finally_paths() -> None:
+    result = infer(cases.try_finally, [int]).return_type
+    assert isinstance(result, PartialTuple)
+    assert Exact(int) <= result.items[0] and Exact(str) <= result.items[0]
+    assert result.items[1] == Const(True)
+
+
+def test_generators() -> None:
+    assert infer(cases.use_gen, [int]).return_type == Exact(float)
+
+
+def test_recursion_and_mutual_recursion() -> None:
+    inf = infer(cases.fib, [int])
+    assert inf.return_type == Exact(int)
+    assert any(e.kind == "callee" and e.target is cases.fib for e in inf.edges)
+    assert infer(cases.is_even, [int]).return_type == join(Const(True), Const(False))
+
+
+def test_user_classes() -> None:
+    inf = infer(cases.points, [int])
+    assert inf.return_type == PartialTuple([Exact(float), Exact(int)])
+    kinds = {(e.kind, getattr(e.target, "__name__", None), e.name) for e in inf.edges}
+    assert ("attribute", "Point", "__init__") in kinds
+    assert ("global", None, "Point") in kinds
+
+
+def test_typeshed_and_builtin_methods() -> None:
+    inf = infer(cases.strings, [list])
+    assert inf.return_type == PartialTuple([Exact(str), Exact(int), Exact(str)])
+
+
+def test_constant_folding() -> None:
+    assert infer(cases.folding, []).return_type == PartialTuple(
+        [Const(1027), Const(2), Const(3)])
+    none = infer(cases.folding, [], params=InferenceParams(const_prop="none")).return_type
+    assert none == PartialTuple([Exact(int), Exact(int), Exact(int)])
+
+
+def test_globals_rebound_with_global_statement_are_not_assumed() -> None:
+    assert infer(cases.uses_bump, [int]).return_type is ANY
+
+
+def test_nonlocal_rebinding_is_not_assumed() -> None:
+    assert infer(cases.nonlocal_counter, [int]).return_type is ANY
+
+
+def test_with_that_may_swallow() -> None:
+    result = infer(cases.with_block, [int]).return_type
+    assert result.accepts(0) and result.accepts("after")
+
+
+def test_typed_ir_carries_types_and_callees() -> None:
+    inf = infer(cases.points, [int])
+    calls = [s for s in inf.ir.walk() if isinstance(s, N.Assign) and isinstance(s.op, N.Call)]
+    assert any(s.op.callee is cases.Point for s in calls)
+    assert all(inf.callees[s.id] is s.op.callee for s in calls if s.id in inf.callees)
+    temps = [t for s in inf.ir.walk() if isinstance(s, N.Assign) for t in s.results]
+    assert temps and all(t.annotation is inf.types[t] for t in temps)
+    assert inf.callee_inferences and inf.time > 0
+
+
+def test_math_transfer() -> None:
+    def f(x):
+        return math.sqrt(x), math.floor(x), math.isnan(x)
+
+    assert infer(f, [float]).return_type == PartialTuple(
+        [Exact(float), Exact(int), Exact(bool)])
+    # math.floor runs __floor__ (anything); sqrt and isnan build a float and a bool
+    assert infer(f, [object]).return_type == PartialTuple([Exact(float), ANY, Exact(bool)])
+
+
+def test_argument_forms() -> None:
+    def f(x):
+        return x
+
+    assert infer(f, [int | None]).return_type == join(Exact(int), Const(None))
+    assert infer(f, [Exact(float)]).return_type == Exact(float)
+
+
+def test_interpreter_instance_caches() -> None:
+    interp = AbstractInterpreter()
+    first = interp.infer(cases.fib, [int])
+    assert interp.infer(cases.fib, [int]).return_type == first.return_type
+    assert any(key[0] is cases.fib for key in interp.cache)
+
+
+@pytest.mark.parametrize("fn,argtypes,args", cases.ALL,
+                         ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(cases.ALL)])
+def test_construct_is_sound(fn, argtypes, args) -> None:  # type: ignore[no-untyped-def]
+    from splice.infer.oracle import check_run
+    inf = infer(fn, argtypes)
+    report = check_run(inf, fn, *args)
+    assert report.instrumented >= 1
+    assert not report.violations, [str(v) for v in report.violations]
