@@ -216,3 +216,37 @@ def test_code_typed_prints_types_and_return_type() -> None:
     assert "poly(float, int)" in listing
     assert "::" in listing and "float" in listing
     assert listing.splitlines()[-1].startswith("=> ")
+
+
+def double(k):  # type: ignore[no-untyped-def]
+    return k * 2
+
+
+def calls_double():  # type: ignore[no-untyped-def]
+    return double(21)
+
+
+class _Aggressive(splice.Plugin):
+    """Chooses an interpreter that specialises callees on constant arguments."""
+
+    def __init__(self) -> None:
+        from splice.infer import AbstractInterpreter, InferenceParams
+
+        class Counting(AbstractInterpreter):
+            runs = 0
+
+            def infer(self, fn: Any, argtypes: Any) -> Any:
+                type(self).runs += 1
+                return super().infer(fn, argtypes)
+
+        self.interpreter = Counting(InferenceParams(const_prop="aggressive"))
+
+
+def test_the_plugin_chooses_the_interpreter() -> None:
+    default = splice.compile(None, calls_double)
+    plugin = _Aggressive()
+    chosen = splice.compile(plugin, calls_double)
+    assert type(plugin.interpreter).runs == 1
+    assert default.return_type == Exact(int)
+    assert chosen.return_type.is_const and chosen.return_type.value == 42
+    assert splice.invoke(chosen) == splice.invoke(default) == calls_double() == 42
