@@ -399,9 +399,8 @@ class AbstractInterpreter:
         instance = Exact(cls)
         if isinstance(init, types.FunctionType):
             bound = _bind(init, [instance, *args], kwargs)
-            if bound is not None:
-                if self.call_function(init, bound, frame) is NEVER:
-                    return NEVER
+            if bound is not None and self.call_function(init, bound, frame) is NEVER:
+                return NEVER
         elif init is not object.__init__:
             return ANY
         return instance
@@ -446,7 +445,7 @@ class AbstractInterpreter:
         self._specs[fn] = self._specs.get(fn, 0) + 1
         if args:
             self._seen_self.add((fn, args[0]))
-        entry = [NEVER, False, base, NEVER]
+        entry: list[Any] = [NEVER, False, base, NEVER]
         self._pending[key] = entry
         outer_used = self._used_pending
         self._depth += 1
@@ -596,7 +595,7 @@ class AbstractInterpreter:
                 entry = state.copy()
                 for name in _pattern_names(case.pattern):
                     self.store(entry, frame, name, ANY)
-                guarded = entry
+                guarded: _State | None = entry
                 if case.guard is not None:
                     guarded = self.exec_block(case.guard.body, entry, frame)
                 outs.append(self.exec_block(case.body, guarded, frame))
@@ -700,10 +699,7 @@ class AbstractInterpreter:
             body_end = self.exec_block(stmt.body, state, frame)
         finally:
             frame.tries.pop()
-        if not stmt.handlers:
-            handler_entry = None
-        else:
-            handler_entry = self.join_states(raising)
+        handler_entry = None if not stmt.handlers else self.join_states(raising)
         handler_raising: list[_State] = []
         frame.tries.append(handler_raising)
         try:
@@ -812,7 +808,7 @@ class AbstractInterpreter:
             values = self.unpack(self.value(op.value, state, frame), op)
             if values is None:
                 return None
-            for temp, value in zip(stmt.results, values):
+            for temp, value in zip(stmt.results, values, strict=False):
                 self.set_temp(temp, value, state, frame)
             return state
         result = self.eval_op(op, stmt, state, frame)
@@ -1226,10 +1222,10 @@ class AbstractInterpreter:
                 return _object_abstract(value).widen()
             return ANY
         if isinstance(obj, Const) and isinstance(obj.value, type):
-            cls = obj.value
-            if _is_python_class(cls) and type(cls) is type:
-                attr = _lookup(cls, name)
-                frame.edges[Edge("attribute", cls, name)] = None
+            klass: type = obj.value
+            if _is_python_class(klass) and type(klass) is type:
+                attr = _lookup(klass, name)
+                frame.edges[Edge("attribute", klass, name)] = None
                 if isinstance(attr, (types.FunctionType, type)):
                     return Const(attr)
                 if isinstance(attr, staticmethod):
@@ -1237,10 +1233,10 @@ class AbstractInterpreter:
                 if isinstance(attr, classmethod) and isinstance(attr.__func__,
                                                                 types.FunctionType):
                     return Method(attr.__func__, obj)
-            elif cls.__module__ == "builtins" and type(cls) is type:
-                attr = cls.__dict__.get(name)
+            elif klass.__module__ == "builtins" and type(klass) is type:
+                attr = klass.__dict__.get(name)
                 if isinstance(attr, (types.MethodDescriptorType, types.BuiltinFunctionType)):
-                    return Const(getattr(cls, name))
+                    return Const(getattr(klass, name))
             return ANY
         cls = obj.exact_class
         if cls is None:
@@ -1365,8 +1361,8 @@ def _object_abstract(value: object) -> Abstract:
     if is_value_constant(value) or _is_definition(value) or isinstance(
             value, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return Const(value)
-    if type(value) is tuple and len(value) <= 16:  # type: ignore[arg-type]
-        return PartialTuple(_object_abstract(v) for v in value)  # type: ignore[attr-defined]
+    if isinstance(value, tuple) and type(value) is tuple and len(value) <= 16:
+        return PartialTuple(_object_abstract(v) for v in value)
     return Exact(type(value))
 
 

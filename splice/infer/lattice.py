@@ -268,8 +268,9 @@ class PartialTuple(Abstract):
         return tuple
 
     def accepts(self, value: object) -> bool:
-        return (type(value) is tuple and len(value) == len(self.items)  # type: ignore[arg-type]
-                and all(a.accepts(v) for a, v in zip(self.items, value)))  # type: ignore[call-overload]
+        if type(value) is not tuple or len(value) != len(self.items):
+            return False
+        return all(a.accepts(v) for a, v in zip(self.items, value, strict=True))
 
     def widen(self) -> Abstract:
         return Exact(tuple)
@@ -421,7 +422,7 @@ def _leq(a: Abstract, b: Abstract) -> bool:
         if isinstance(a, Const) and type(a.value) is tuple:
             a = a.widen()
         return (isinstance(a, PartialTuple) and len(a.items) == len(b.items)
-                and all(_leq(x, y) for x, y in zip(a.items, b.items)))
+                and all(_leq(x, y) for x, y in zip(a.items, b.items, strict=False)))
     if isinstance(b, Elements):
         return isinstance(a, Elements) and a.cls is b.cls and _leq(a.elem, b.elem)
     if isinstance(b, Method):
@@ -471,7 +472,8 @@ def _union(members: list[Abstract], width: int) -> Abstract:
                 tuples[n] = m
             else:
                 assert isinstance(old, PartialTuple)
-                tuples[n] = PartialTuple(join(x, y, width) for x, y in zip(old.items, m.items))
+                tuples[n] = PartialTuple(join(x, y, width)
+                                         for x, y in zip(old.items, m.items, strict=True))
         else:
             rest.append(m)
     if len(tuples) > 1:
@@ -520,7 +522,7 @@ def meet(a: Abstract, b: Abstract) -> Abstract:
     if isinstance(a, PartialTuple) and isinstance(b, PartialTuple):
         if len(a.items) != len(b.items):
             return NEVER
-        items = [meet(x, y) for x, y in zip(a.items, b.items)]
+        items = [meet(x, y) for x, y in zip(a.items, b.items, strict=False)]
         return NEVER if NEVER in items else PartialTuple(items)
     if isinstance(a, Elements) and isinstance(b, Elements):
         return Elements(a.cls, meet(a.elem, b.elem)) if a.cls is b.cls else NEVER

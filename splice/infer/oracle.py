@@ -88,7 +88,7 @@ class _Checker:
     def enter(self, fn: int, *args: Any) -> list[int]:
         matches = [i for i, (argtypes, _) in enumerate(self.specs[fn])
                    if len(argtypes) == len(args)
-                   and all(a.accepts(v) for a, v in zip(argtypes, args))]
+                   and all(a.accepts(v) for a, v in zip(argtypes, args, strict=False))]
         if not matches:
             self.report.unmatched += 1
         return matches
@@ -153,10 +153,10 @@ def _instrument(fn: Any, infs: list[Inference], checker: _Checker) -> types.Code
     base.body[:0] = [N.Assign((result,), enter, base.pos), N.Store(N.Var(_SPEC_VAR), result,
                                                                    base.pos)]
     try:
-        new = splice_ir.compile_ir(base, fn)
+        compiled = splice_ir.compile_ir(base, fn)
     except Exception:
         return None
-    code: types.CodeType = new.__code__
+    code: types.CodeType = compiled.__code__
     return code
 
 

@@ -34,10 +34,10 @@ def _stub_names(module: str) -> Any:
         return None
 
 
-def _definitions(info: Any) -> list[ast.FunctionDef]:
+def _definitions(info: Any) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     node = getattr(info, "ast", None)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return [node]  # type: ignore[list-item]
+        return [node]
     defs = getattr(node, "definitions", None)
     if defs:
         return [d for d in defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]

@@ -227,9 +227,9 @@ def _identity(a: Abstract, b: Abstract) -> bool | None:
     if isinstance(a, Const) and isinstance(b, Const):
         x, y = a.value, b.value
         singletons = (type(None), bool, type(Ellipsis), type(NotImplemented))
-        if not is_value_constant(x) or type(x) in singletons:
-            if not is_value_constant(y) or type(y) in singletons:
-                return x is y
+        if ((not is_value_constant(x) or type(x) in singletons)
+                and (not is_value_constant(y) or type(y) in singletons)):
+            return x is y
     ca, cb = a.exact_class, b.exact_class
     if ca is not None and cb is not None and ca is not cb:
         return False
@@ -293,11 +293,11 @@ def _elements(a: Abstract) -> Abstract | None:
         return a.elem
     if isinstance(a, PartialTuple):
         return join_all(a.items, 8)
-    if isinstance(a, Const) and type(a.value) in (tuple, str, bytes, frozenset):
-        if len(a.value) <= 8:
-            if type(a.value) is bytes:
-                return Exact(int)
-            return join_all((Const(v) for v in a.value), 8)
+    if (isinstance(a, Const) and type(a.value) in (tuple, str, bytes, frozenset)
+            and len(a.value) <= 8):
+        if type(a.value) is bytes:
+            return Exact(int)
+        return join_all((Const(v) for v in a.value), 8)
     cls = a.exact_class
     if cls is str:
         return Exact(str)
@@ -359,9 +359,9 @@ def _builtin_rule(fn: Any, args: list[Abstract], kwargs: dict[str, Abstract]
         if n == 2 and cls is not None:
             return Exact(int if cls is bool else cls)
     if fn is divmod and n == 2 and _all_builtin_numbers(args):
-        cls = binop("floordiv", args[0], args[1], False)
-        if cls is not None:
-            return PartialTuple((cls, cls))
+        quotient = binop("floordiv", args[0], args[1], False)
+        if quotient is not None:
+            return PartialTuple((quotient, quotient))
     if fn is pow and n == 2:
         return binop("pow", args[0], args[1], False)
     if fn in (int, float, complex) and all(

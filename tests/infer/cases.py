@@ -164,7 +164,7 @@ def boolops(x, y):
 def match_stmt(v):
     match v:
         case (a, b):
-            return a
+            return a, b
         case int():
             return v
         case _:
