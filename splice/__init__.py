@@ -15,6 +15,6 @@ from splice.infer import AbstractInterpreter
 from splice.plugin import Plugin, compose, explain, intercept
 from splice.reflection import code_lowered, code_python, code_typed
 
-__all__ = ["AbstractInterpreter", "CodeInstance", "Plugin", "SpliceError", "UnsupportedError", "code_lowered",
-           "code_python", "code_typed", "compile", "compose", "explain", "intercept",
-           "invalidate", "invoke", "world"]
+__all__ = ["AbstractInterpreter", "CodeInstance", "Plugin", "SpliceError", "UnsupportedError",
+           "code_lowered", "code_python", "code_typed", "compile", "compose", "explain",
+           "intercept", "invalidate", "invoke", "world"]
