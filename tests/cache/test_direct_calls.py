@@ -1,0 +1,89 @@
+"""Guarded direct calls: a call whose callee inference resolved runs the callee's own typed
+instance behind a guard, so the typed stages (FastMath) reach the call graph; a rebound
+name or a swapped ``__code__`` takes the generic path at once. Differential throughout."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import math
+import types
+from pathlib import Path
+
+import pytest
+
+import splice
+from splice.cache.instances import instances_of
+from splice.plugins import FastMath
+
+HERE = Path(__file__).resolve().parent
+_counter = itertools.count()
+
+
+def fresh() -> types.ModuleType:
+    name = f"_splice_direct_program_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, HERE / "direct_program.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def cheap_sin(x):  # type: ignore[no-untyped-def]
+    return x
+
+
+def test_callee_gets_its_own_typed_instance() -> None:
+    program = fresh()
+    plugin = FastMath({math.sin: cheap_sin})
+    ci = splice.compile(plugin, program.outer, float)
+    assert any("direct call of" in line and "inner(float)" in line
+               for line in ci.optimizations)
+    assert [r.function for r in plugin.rewrites] == ["inner"]  # rewritten in the callee
+    assert splice.invoke(ci, 0.5) == 0.5 * 2.0 + 1.0
+    assert program.outer(0.5) == math.sin(0.5) * 2.0 + 1.0  # native: untouched
+    inner_instances = [i for i in instances_of(plugin.context) if i.fn is program.inner]
+    assert inner_instances and inner_instances[0].argtypes[0] <= float
+
+
+def test_rebinding_the_callee_during_the_run_takes_the_generic_path() -> None:
+    native, program = fresh(), fresh()
+    ci = splice.compile(None, program.rebinds_midway, float)
+    assert any("direct call" in line for line in ci.optimizations)
+    assert splice.invoke(ci, 0.5) == native.rebinds_midway(0.5)
+
+
+def test_swapping_the_callee_code_during_the_run_takes_the_generic_path() -> None:
+    native, program = fresh(), fresh()
+    ci = splice.compile(None, program.swaps_code_midway, float)
+    assert any("direct call" in line for line in ci.optimizations)
+    assert splice.invoke(ci, 0.5) == native.swaps_code_midway(0.5)
+
+
+def test_recursive_calls_stay_ordinary_calls() -> None:
+    program = fresh()
+    ci = splice.compile(None, program.sums, int)
+    assert splice.invoke(ci, 15) == program.sums(15)
+    fib_instance = next(i for i in instances_of(splice.compile(None, program.sums,
+                                                               int).owner)
+                        if i.fn is program.fib)
+    assert not any("fib" in line for line in fib_instance.optimizations
+                   if "direct call" in line)
+
+
+def test_a_call_that_reads_a_default_is_not_direct() -> None:
+    program = fresh()
+    ci = splice.compile(None, program.calls_with_default, float)
+    assert not any("direct call" in line for line in ci.optimizations)
+    assert splice.invoke(ci, 1.5) == 3.0
+
+
+def test_callee_redefinition_invalidates_the_caller() -> None:
+    program = fresh()
+    ci = splice.compile(None, program.outer, float)
+    program.inner.__code__ = program.replaced_inner.__code__
+    assert not ci.valid
+    with pytest.raises(splice.SpliceError):
+        splice.invoke(ci, 0.5)
+    again = splice.compile(None, program.outer, float)
+    assert splice.invoke(again, 0.5) == program.outer(0.5) == 0.5
