@@ -13,8 +13,14 @@ def code_lowered(fn: object) -> Listing:
     return Listing(lower(fn))
 
 
-def code_python(fn: object, *, renest: bool = True) -> str:
-    """The Python source splice regenerates for ``fn``."""
+def code_python(fn: object, *argtypes: Any, plugin: Any = None, renest: bool = True) -> str:
+    """The Python source splice regenerates for ``fn``; with argument types or a plugin,
+    the source generated for that code instance (after its typed and optimisation stages,
+    see ``splice.compile``)."""
+    if argtypes or plugin is not None:
+        from splice.cache.pipeline import compile
+
+        return str(compile(plugin, fn, *argtypes).source)
     return generate(lower(fn), renest=renest)
 
 

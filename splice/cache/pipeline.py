@@ -16,6 +16,7 @@ does not cache (``splice.compile`` does).
 
 from __future__ import annotations
 
+import functools
 import time
 import types
 import weakref
@@ -260,8 +261,7 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     optimizations = optimize(typed, inference)
     times["passes"] = time.perf_counter() - start
     with building(fn.__code__):
-        plan = plan_direct_calls(
-            owner, typed, lambda callee, types_: _compile_owner(owner, callee, types_))
+        plan = plan_direct_calls(owner, typed, functools.partial(_callee_instance, owner))
     start = time.perf_counter()
     optimized = _run_hooks(stage_hooks(plugins, "optimized"), typed)
     unload_call_arguments(optimized, loaded)
@@ -408,6 +408,22 @@ def compile(plugin: Any, fn: Any, /, *argtypes: Any, key: Hashable = None) -> Co
     function = function_of(fn)
     types_ = _argtypes(function, argtypes)
     return _compile_owner(plugin.context, function, types_, key)
+
+
+#: instances of one function under one owner before callers get its generic instance
+MAX_SPECIALIZATIONS = 8
+
+
+def _callee_instance(owner: Any, function: types.FunctionType,
+                     types_: tuple[Abstract, ...]) -> CodeInstance:
+    """The instance a direct call runs: specialised on ``types_``, or the generic one
+    (every argument ``Any``) once ``function`` has ``MAX_SPECIALIZATIONS`` instances."""
+    cache = cache_of(owner)
+    spec = Specialization(function.__code__, types_)
+    if cache.get(spec) is None and len(cache.of_code(function.__code__)) >= \
+            MAX_SPECIALIZATIONS:
+        types_ = ()
+    return _compile_owner(owner, function, types_)
 
 
 def _compile_owner(owner: Any, function: types.FunctionType, types_: tuple[Abstract, ...],

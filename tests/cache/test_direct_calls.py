@@ -87,3 +87,24 @@ def test_callee_redefinition_invalidates_the_caller() -> None:
         splice.invoke(ci, 0.5)
     again = splice.compile(None, program.outer, float)
     assert splice.invoke(again, 0.5) == program.outer(0.5) == 0.5
+
+
+def test_specializations_per_callee_are_bounded() -> None:
+    from splice.cache import pipeline
+
+    program = fresh()
+    plugin = splice.Plugin()
+    kinds = [int, float, bool, str, bytes, complex, list, tuple, dict, set, frozenset]
+    for kind in kinds:
+        ci = splice.compile(plugin, program.outer, kind)
+        assert any("direct call" in line for line in ci.optimizations)
+    inner = [i for i in instances_of(plugin.context) if i.fn is program.inner]
+    assert len(inner) == pipeline.MAX_SPECIALIZATIONS + 1  # the last ones share the generic
+    assert any(i.argtypes == () for i in inner)
+
+
+def test_code_python_of_an_instance() -> None:
+    program = fresh()
+    source = splice.code_python(program.outer, float, plugin=FastMath({math.sin: cheap_sin}))
+    assert "def outer(x):" in source
+    assert splice.code_python(program.outer).startswith("def outer(x):")
