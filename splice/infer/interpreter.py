@@ -39,6 +39,7 @@ from splice.infer.lattice import (
     Method,
     PartialTuple,
     Sub,
+    SuperOf,
     abstract,
     is_value_constant,
     join,
@@ -62,6 +63,8 @@ class InferenceParams:
     ``max_depth``: interprocedural call depth. ``max_specializations``: specialisations of
     one function before its arguments are widened to their classes, then to ``ANY``.
     ``max_rounds``: recursion fixpoint rounds before a recursive result becomes ``ANY``.
+    ``attribute_rounds``: whole-graph rounds while attribute tables still grow (then the
+    attributes are ``ANY``).
     ``loop_widen_after``: loop rounds before values are widened. ``max_statements``: callees
     larger than this are not entered. ``time_budget``: seconds for one top-level ``infer``;
     beyond it calls are no longer entered (results ``ANY``).
@@ -72,6 +75,7 @@ class InferenceParams:
     max_depth: int = 12
     max_specializations: int = 6
     max_rounds: int = 4
+    attribute_rounds: int = 12
     loop_widen_after: int = 3
     max_statements: int = 3000
     time_budget: float = 2.0
@@ -212,7 +216,7 @@ class AbstractInterpreter:
         start = time.perf_counter()
         self._deadline = start + self.params.time_budget
         result: Inference | None = None
-        for _ in range(self.params.max_rounds):
+        for _ in range(self.params.attribute_rounds):
             self._attr_changed = False
             self._attr_reads.clear()
             result = self._infer_function(fn, args, top=True)
@@ -891,8 +895,7 @@ class AbstractInterpreter:
                 return Const(value)
             if name in self._declared_global(fn):
                 return ANY
-            return _object_abstract(value).widen() if not isinstance(
-                value, tuple) else _object_abstract(value)
+            return _class_of_object(value)
         builtin_ns = namespace.get("__builtins__", builtins)
         builtin_ns = getattr(builtin_ns, "__dict__", builtin_ns)
         if name in builtin_ns:
@@ -967,6 +970,12 @@ class AbstractInterpreter:
                 return ANY
             if isinstance(func, Const) and stmt.result is not None and args:
                 self._call_fact(func.value, op, args, stmt.result, state, frame)
+            if func == Const(super) and not args and not kwargs:
+                found = self.zero_arg_super(state, frame)
+                if found is not None:
+                    frame.result.callees[stmt.id] = super
+                    op.callee = super
+                    return found
             return self.infer_call(func, args, kwargs, frame, stmt)
         if isinstance(op, N.GetAttr):
             return self.getattr(self.value(op.obj, state, frame), op.name, frame)
@@ -1189,6 +1198,22 @@ class AbstractInterpreter:
             return out
         return ANY
 
+    def zero_arg_super(self, state: _State, frame: _Frame) -> Abstract | None:
+        """``super()`` in a method: its class cell and first argument."""
+        code = frame.fn.__code__
+        if "__class__" not in code.co_freevars or not code.co_argcount:
+            return None
+        cell = frame.fn.__closure__[code.co_freevars.index("__class__")]
+        try:
+            thisclass = cell.cell_contents
+        except ValueError:
+            return None
+        first = code.co_varnames[0]
+        if not isinstance(thisclass, type) or first in frame.shared:
+            return None
+        receiver = state.vals.get(first, ANY)
+        return SuperOf(thisclass, receiver)
+
     def dunder(self, receiver: Abstract, name: str | None, args: list[Abstract],
                frame: _Frame) -> Abstract:
         """Call the special method ``name`` of the receiver's exact Python class."""
@@ -1211,6 +1236,8 @@ class AbstractInterpreter:
             for m in obj.members():
                 result = self.join(result, self.getattr(m, name, frame))
             return result
+        if isinstance(obj, SuperOf):
+            return self.super_attr(obj, name, frame)
         if isinstance(obj, Const) and isinstance(obj.value, types.ModuleType):
             namespace = vars(obj.value)
             if name in namespace:
@@ -1219,7 +1246,7 @@ class AbstractInterpreter:
                 if _is_definition(value) or (
                         is_value_constant(value) and not hasattr(obj.value, "__file__")):
                     return Const(value)
-                return _object_abstract(value).widen()
+                return _class_of_object(value)
             return ANY
         if isinstance(obj, Const) and isinstance(obj.value, type):
             klass: type = obj.value
@@ -1233,6 +1260,10 @@ class AbstractInterpreter:
                 if isinstance(attr, classmethod) and isinstance(attr.__func__,
                                                                 types.FunctionType):
                     return Method(attr.__func__, obj)
+                if attr is not None and not hasattr(type(attr), "__get__"):
+                    value = _class_of_object(attr)
+                    written = self.instance_attr(klass, name)
+                    return value if written is None else self.join(value, written)
             elif klass.__module__ == "builtins" and type(klass) is type:
                 attr = klass.__dict__.get(name)
                 if isinstance(attr, (types.MethodDescriptorType, types.BuiltinFunctionType)):
@@ -1270,25 +1301,44 @@ class AbstractInterpreter:
             if instance is None:
                 return ANY
             return instance
-        class_value = _object_abstract(attr).widen() if not _is_definition(attr) else \
-            Const(attr)
+        class_value = Const(attr) if _is_definition(attr) else _class_of_object(attr)
         return class_value if instance is None else self.join(class_value, instance)
+
+    def super_attr(self, obj: SuperOf, name: str, frame: _Frame) -> Abstract:
+        """``super().name``: the next definition after ``thisclass`` in the receiver's MRO."""
+        cls = obj.receiver.exact_class
+        if cls is None or not _is_python_class(cls) or obj.thisclass not in cls.__mro__:
+            return ANY
+        mro = cls.__mro__
+        for klass in mro[mro.index(obj.thisclass) + 1:]:
+            frame.edges[Edge("attribute", klass, name)] = None
+            if name in klass.__dict__:
+                attr = klass.__dict__[name]
+                if isinstance(attr, types.FunctionType):
+                    return Method(attr, obj.receiver)
+                if isinstance(attr, staticmethod):
+                    return Const(attr.__func__)
+                if attr is object.__init__:
+                    return Method(attr, obj.receiver)
+                return ANY
+        return ANY
 
     def instance_attr(self, cls: type, name: str) -> Abstract | None:
         """The values stored into ``obj.name`` for instances of exactly ``cls`` seen in this
         inference (``None`` if the class's methods never store it, then it may come from
         outside). Growing a table after reading it makes ``infer`` run another round."""
+        self._attr_reads.add((cls, name))
         writers = _attribute_writers(cls)
         if name not in writers or _lookup(cls, "__setattr__") is not object.__setattr__:
             return None
-        table = self.attr_table.setdefault(cls, {})
-        self._attr_reads.add((cls, name))
-        return table.get(name, NEVER)
+        return self.attr_table.setdefault(cls, {}).get(name, NEVER)
 
     def setattr(self, obj: Abstract, name: str, value: Abstract, frame: _Frame) -> None:
         """Record ``obj.name = value`` into the attribute table of ``obj``'s class."""
         for m in obj.members():
             cls = m.exact_class
+            if isinstance(m, Const) and isinstance(m.value, type):
+                cls = m.value  # a class attribute: joined into the same table
             if cls is None or not _is_python_class(cls):
                 continue
             table = self.attr_table.setdefault(cls, {})
@@ -1349,6 +1399,18 @@ def _drop_consts(a: Abstract) -> Abstract:
             result = join(result, _drop_consts(m))
         return result
     return a
+
+
+def _class_of_object(value: object) -> Abstract:
+    """What a binding that may be rebound to a value of the same class holds: the class
+    (tuples item by item when short)."""
+    if type(value) is tuple:
+        items: tuple[object, ...] = value  # type: ignore[assignment]
+        if len(items) <= 16:
+            return PartialTuple(_class_of_object(v) for v in items)
+    if _is_definition(value):
+        return Exact(type(value))
+    return Exact(type(value))
 
 
 def _is_definition(value: object) -> bool:

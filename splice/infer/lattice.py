@@ -317,6 +317,37 @@ class Elements(Abstract):
         return f"{_class_name(self.cls)}[{self.elem}]"
 
 
+class SuperOf(Abstract):
+    """The object ``super()`` makes in a method of ``thisclass`` called on ``receiver``."""
+
+    __slots__ = ("thisclass", "receiver")
+
+    def __init__(self, thisclass: type, receiver: Abstract) -> None:
+        self.thisclass = thisclass
+        self.receiver = receiver
+
+    @property
+    def exact_class(self) -> type | None:
+        return super
+
+    def accepts(self, value: object) -> bool:
+        return (type(value) is super and value.__thisclass__ is self.thisclass
+                and self.receiver.accepts(value.__self__))
+
+    def widen(self) -> Abstract:
+        return Exact(super)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, SuperOf) and other.thisclass is self.thisclass
+                and other.receiver == self.receiver)
+
+    def __hash__(self) -> int:
+        return hash(("super", self.thisclass, self.receiver))
+
+    def __repr__(self) -> str:
+        return f"super[{_class_name(self.thisclass)}, {self.receiver}]"
+
+
 class Method(Abstract):
     """A bound method object: the Python function ``func`` bound to a receiver ``self``."""
 
@@ -405,6 +436,8 @@ def _leq(a: Abstract, b: Abstract) -> bool:
         return True
     if a is ANY or b is NEVER:
         return False
+    if a == b:
+        return True
     if isinstance(a, Union):
         return all(_leq(m, b) for m in a._members)
     if isinstance(b, Union):
