@@ -140,7 +140,7 @@ class CodeInstance:
             self.invalidated_because = reason
             dependents = [ref() for ref in self._dependents]
             self._dependents.clear()
-            cache = _caches.get(self.owner)
+            cache = self.owner.__dict__.get(_CACHE_ATTRIBUTE)
             if cache is not None:
                 cache.discard(self)
         advance()
@@ -304,17 +304,19 @@ class InstanceCache:
         return len(self._items)
 
 
-_caches: weakref.WeakKeyDictionary[Any, InstanceCache] = weakref.WeakKeyDictionary()
 _all_instances: weakref.WeakSet[CodeInstance] = weakref.WeakSet()
+_CACHE_ATTRIBUTE = "_splice_instances"
 
 
 def cache_of(owner: Context) -> InstanceCache:
-    """The instance cache of ``owner``."""
-    with _lock:
-        cache = _caches.get(owner)
-        if cache is None:
-            cache = _caches[owner] = InstanceCache()
-        return cache
+    """The instance cache of ``owner``, kept on the owner itself (instances refer to their
+    owner: a cache kept elsewhere, keyed weakly by the owner, would keep it alive)."""
+    cache: InstanceCache | None = owner.__dict__.get(_CACHE_ATTRIBUTE)
+    if cache is None:
+        with _lock:
+            cache = owner.__dict__.setdefault(_CACHE_ATTRIBUTE, InstanceCache())
+    assert cache is not None
+    return cache
 
 
 def instances_of(owner: Context) -> list[CodeInstance]:

@@ -250,3 +250,15 @@ def test_the_plugin_chooses_the_interpreter() -> None:
     assert default.return_type == Exact(int)
     assert chosen.return_type.is_const and chosen.return_type.value == 42
     assert splice.invoke(chosen) == splice.invoke(default) == calls_double() == 42
+
+
+def test_a_dropped_plugin_frees_its_instances() -> None:
+    import gc
+    import weakref
+
+    plugin = splice.Plugin()
+    ci = splice.compile(plugin, poly, float, int)
+    refs = [weakref.ref(plugin), weakref.ref(plugin.context), weakref.ref(ci)]
+    del plugin, ci
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
