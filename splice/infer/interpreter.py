@@ -31,8 +31,10 @@ import splice.ir as splice_ir
 from splice.infer import transfer
 from splice.infer.lattice import (
     ANY,
+    LOST_SITE_HOOKS,
     NEVER,
     Abstract,
+    Alloc,
     Const,
     Elements,
     Exact,
@@ -41,6 +43,7 @@ from splice.infer.lattice import (
     Sub,
     SuperOf,
     abstract,
+    allocs,
     is_value_constant,
     join,
     narrow_is,
@@ -173,6 +176,9 @@ class _Frame:
         self.version = 0
         self.edges: dict[Edge, None] = {}
         self.shared: set[str] = set()  # locals that inner scopes rebind (nonlocal)
+        self.captured: set[str] = set()  # names inner functions (not comprehensions) use
+        self.splats: dict[N.Temp, Abstract] = {}
+        self.comp_sites: list[Abstract] = []
 
 
 _GLOBAL_DECL = re.compile(r"^\s*global\s+(.*)$", re.M)
@@ -207,6 +213,13 @@ class AbstractInterpreter:
         self._attr_reads: set[tuple[type, str]] = set()
         self._attr_changed = False
         self._seen_self: set[tuple[Any, Abstract]] = set()
+        #: what the containers made at each allocation site hold (see ``write_site``)
+        self.sites: dict[Any, Abstract] = {}
+        #: sites whose containers reached code inference does not see
+        self.escaped: set[Any] = set()
+        self.escaped_classes: set[type] = set()
+        self._site_reads: set[Any] = set()
+        self._site_hint: Any = None
 
     # ------------------------------------------------------------------ entry points
 
@@ -216,20 +229,26 @@ class AbstractInterpreter:
         start = time.perf_counter()
         self._deadline = start + self.params.time_budget
         result: Inference | None = None
-        for _ in range(self.params.attribute_rounds):
-            self._attr_changed = False
-            self._attr_reads.clear()
-            result = self._infer_function(fn, args, top=True)
-            self._infer_unseen_writers()
-            if not self._attr_changed:
-                break
-            self.cache.clear()  # attribute tables grew after a read: infer again
-        else:
-            for table in self.attr_table.values():
-                for name in table:
-                    table[name] = ANY
-            self.cache.clear()
-            result = self._infer_function(fn, args, top=True)
+        LOST_SITE_HOOKS.append(self.escape)
+        try:
+            for _ in range(self.params.attribute_rounds):
+                self._attr_changed = False
+                self._attr_reads.clear()
+                self._site_reads.clear()
+                result = self._infer_function(fn, args, top=True)
+                self._infer_unseen_writers()
+                if not self._attr_changed:
+                    break
+                self.cache.clear()  # tables grew after a read: infer again
+            else:
+                for table in self.attr_table.values():
+                    for name in table:
+                        table[name] = ANY
+                self.escaped.update(self.sites)
+                self.cache.clear()
+                result = self._infer_function(fn, args, top=True)
+        finally:
+            LOST_SITE_HOOKS.remove(self.escape)
         assert result is not None
         result.time = time.perf_counter() - start
         return result
@@ -299,7 +318,49 @@ class AbstractInterpreter:
     def call_builtin(self, fn: Any, args: list[Abstract], kwargs: dict[str, Abstract]
                      ) -> Abstract:
         """A call of a builtin or other non-Python callable: transfer functions (with
-        folding for pure builtins), then the typeshed stub, else ``ANY``."""
+        folding for pure builtins), then the typeshed stub, else ``ANY``. Containers
+        passed in escape unless the builtin only reads plain data from them."""
+        if fn in _NO_ELEMENT_CODE:
+            inert = all(_builtin_shallow(a) for a in (*args, *kwargs.values()))
+        else:
+            inert = all(self.inert(a) for a in (*args, *kwargs.values()))
+        proxied = [self._proxy(a) for a in args]
+        result = self._materialize(fn, self._call_builtin(fn, proxied, kwargs), proxied)
+        if not inert:
+            for a in (*args, *kwargs.values()):
+                self.escape(a)
+        elif fn not in _ELEMENT_BUILTINS and not _atomic(result):
+            kept = allocs(result)
+            for a in (*args, *kwargs.values()):
+                for cls, site in allocs(a) - kept:
+                    self.escape(Alloc(cls, (site,)))
+        return result
+
+    def _proxy(self, a: Abstract) -> Abstract:
+        """A container argument as what a builtin sees: its class and its items."""
+        if not any(isinstance(m, Alloc) for m in a.members()):
+            return a
+        result = NEVER
+        for m in a.members():
+            if isinstance(m, Alloc):
+                m = Elements(m.cls, self.elements_of(m))
+            result = join(result, m, 64)
+        return result
+
+    def _materialize(self, fn: Any, result: Abstract, args: list[Abstract]) -> Abstract:
+        """New lists and sets a builtin returns get an allocation site (their items)."""
+        if isinstance(result, Elements) and result.cls in (list, set):
+            return self.new_site(result.cls, result.elem)
+        if result == Exact(list) and fn in (list, sorted):
+            return self.new_site(list, self.elements_of(args[0]) if args else NEVER)
+        if result == Exact(set) and fn is set:
+            return self.new_site(set, self.elements_of(args[0]) if args else NEVER)
+        if result == Exact(tuple) and fn is tuple and args:
+            return Elements(tuple, self.elements_of(args[0]))
+        return result
+
+    def _call_builtin(self, fn: Any, args: list[Abstract], kwargs: dict[str, Abstract]
+                      ) -> Abstract:
         fold = self.params.const_prop != "none" and self.is_pure(fn)
         if (fold and fn not in transfer.PURE_BUILTINS and not kwargs and all(
                 isinstance(a, Const) for a in args)):
@@ -327,15 +388,15 @@ class AbstractInterpreter:
         if frame is not None:
             frame.edges[Edge("callee", fn)] = None
         code = fn.__code__
-        if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-                            | inspect.CO_ITERABLE_COROUTINE):
-            return ANY
-        if self._depth >= self.params.max_depth or time.perf_counter() > self._deadline:
-            return ANY
+        if (code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+                             | inspect.CO_ITERABLE_COROUTINE)
+                or self._depth >= self.params.max_depth
+                or time.perf_counter() > self._deadline):
+            return self.opaque(args)
         args = self.specialize_args(fn, args)
         inference = self._infer_function(fn, args)
         if inference is None:
-            return ANY
+            return self.opaque(args)
         if frame is not None:
             frame.result.callee_inferences.append(inference)
         if code.co_flags & inspect.CO_GENERATOR:
@@ -347,6 +408,11 @@ class AbstractInterpreter:
         """The result of calling ``func`` (abstract) with abstract arguments."""
         if func is NEVER or any(a is NEVER for a in args):
             return NEVER
+        if len(func.members()) > 1:  # one of a few callees: join their results
+            result = NEVER
+            for member in func.members():
+                result = self.join(result, self.infer_call(member, args, kwargs, frame))
+            return result
         if isinstance(func, Const):
             target = func.value
             if stmt is not None:
@@ -355,7 +421,9 @@ class AbstractInterpreter:
                     stmt.op.callee = target
             if isinstance(target, types.FunctionType):
                 bound = _bind(target, args, kwargs)
-                return ANY if bound is None else self.call_function(target, bound, frame)
+                if bound is None:
+                    return self.opaque([*args, *kwargs.values()])
+                return self.call_function(target, bound, frame)
             if isinstance(target, type):
                 return self.instantiate(target, args, kwargs, frame)
             if isinstance(target, types.MethodType) and isinstance(
@@ -370,13 +438,71 @@ class AbstractInterpreter:
                     if isinstance(stmt.op, N.Call):
                         stmt.op.callee = func.func
                 bound = _bind(func.func, [func.receiver, *args], kwargs)
-                return ANY if bound is None else self.call_function(func.func, bound, frame)
+                if bound is None:
+                    return self.opaque([func.receiver, *args, *kwargs.values()])
+                return self.call_function(func.func, bound, frame)
             return self.call_builtin_method(func.func, func.receiver, args, kwargs)
-        return ANY
+        return self.opaque([func, *args, *kwargs.values()])
 
     def call_builtin_method(self, descriptor: Any, receiver: Abstract, args: list[Abstract],
                             kwargs: dict[str, Abstract]) -> Abstract:
-        """A method of a builtin class (``str.join``...) called on ``receiver``."""
+        """A method of a builtin class (``str.join``...) called on ``receiver``; list and
+        set methods update the receiver's allocation sites."""
+        name = getattr(descriptor, "__name__", "")
+        cls = receiver.exact_class
+        if cls in (list, set) or isinstance(receiver, Alloc):
+            result = self.container_method(name, receiver, args, kwargs)
+            if result is not None:
+                return result
+        everything = (receiver, *args, *kwargs.values())
+        if descriptor in _NO_ELEMENT_CODE:
+            if not all(_builtin_shallow(a) for a in everything):
+                return self.opaque(everything)
+        elif not all(self.inert(a) for a in everything):
+            return self.opaque(everything)
+        result = self._builtin_method(descriptor, receiver, args, kwargs)
+        if not _atomic(result):
+            kept = allocs(result)
+            for a in everything:
+                for klass, site in allocs(a) - kept:
+                    self.escape(Alloc(klass, (site,)))
+        return self._materialize(descriptor, result, args)
+
+    def container_method(self, name: str, receiver: Abstract, args: list[Abstract],
+                         kwargs: dict[str, Abstract]) -> Abstract | None:
+        """``list.append`` and friends on a list or set: record what goes in."""
+        n = len(args)
+        if kwargs and name != "sort":
+            return None
+        if name in ("append", "add") and n == 1:
+            if name == "add" and not self.inert(args[0]):
+                self.escape(args[0])
+            self.write(receiver, args[0])
+            return Const(None)
+        if name == "insert" and n == 2:
+            self.write(receiver, args[1])
+            return Const(None)
+        if name in ("extend", "update") and n == 1:
+            if not self.inert(args[0]):
+                self.escape(args[0])
+            self.write(receiver, self.elements_of(args[0]))
+            return Const(None)
+        if name == "pop" and n <= 1:
+            return self.elements_of(receiver)
+        if name in ("clear", "reverse") and n == 0:
+            return Const(None)
+        if name in ("remove", "discard", "index", "count", "sort"):
+            if not all(self.inert(a) for a in (receiver, *args, *kwargs.values())):
+                self.escape(receiver)
+                for a in (*args, *kwargs.values()):
+                    self.escape(a)
+            return Exact(int) if name in ("index", "count") else Const(None)
+        if name == "copy" and n == 0 and receiver.exact_class is not None:
+            return self.new_site(receiver.exact_class, self.elements_of(receiver))
+        return None
+
+    def _builtin_method(self, descriptor: Any, receiver: Abstract, args: list[Abstract],
+                        kwargs: dict[str, Abstract]) -> Abstract:
         if (self.params.const_prop != "none" and isinstance(receiver, Const)
                 and is_value_constant(receiver.value) and not kwargs
                 and all(isinstance(a, Const) and is_value_constant(a.value) for a in args)
@@ -394,10 +520,8 @@ class AbstractInterpreter:
         ``__init__``."""
         if cls.__module__ == "builtins" or not _is_python_class(cls):
             return self.call_builtin(cls, args, kwargs)
-        if type(cls) is not type:
-            return ANY
-        if _lookup(cls, "__new__") is not object.__new__:
-            return ANY
+        if type(cls) is not type or _lookup(cls, "__new__") is not object.__new__:
+            return self.opaque([*args, *kwargs.values()])
         frame.edges[Edge("attribute", cls, "__init__")] = None
         init = _lookup(cls, "__init__")
         instance = Exact(cls)
@@ -406,8 +530,117 @@ class AbstractInterpreter:
             if bound is not None and self.call_function(init, bound, frame) is NEVER:
                 return NEVER
         elif init is not object.__init__:
-            return ANY
+            return self.opaque([*args, *kwargs.values()])
         return instance
+
+    # ------------------------------------------------------------------ containers
+
+    def new_site(self, cls: type, contents: Abstract) -> Abstract:
+        """A new list or set made by the statement being inferred, holding ``contents``."""
+        site = (self._site_hint, cls)
+        self.write_site(site, contents)
+        return Alloc(cls, (site,))
+
+    def write_site(self, site: Any, value: Abstract) -> None:
+        """Join ``value`` into what the containers of ``site`` hold."""
+        if value is NEVER:
+            return
+        if site in self.escaped:
+            self.escape(value)
+            return
+        old = self.sites.get(site, NEVER)
+        new = self.join(old, _drop_consts(value))
+        if new != old:
+            self.sites[site] = new
+            if site in self._site_reads:
+                self._attr_changed = True
+
+    def write(self, container: Abstract, value: Abstract) -> None:
+        """``value`` goes into ``container`` (append, item assignment...)."""
+        for m in container.members():
+            if isinstance(m, Alloc):
+                for site in m.sites:
+                    self.write_site(site, value)
+            else:
+                self.escape(value)
+
+    def elements_of(self, a: Abstract) -> Abstract:
+        """What iterating ``a`` yields (site summaries for tracked containers)."""
+        result = NEVER
+        for m in a.members():
+            if isinstance(m, Elements) and m.cls in (list, set, tuple, frozenset):
+                result = self.join(result, m.elem)
+            elif isinstance(m, Alloc):
+                for site in m.sites:
+                    self._site_reads.add(site)
+                    item = ANY if site in self.escaped else self.sites.get(site, NEVER)
+                    result = self.join(result, item)
+            else:
+                result = self.join(result, transfer.elements(m))
+        return result
+
+    def escape(self, value: Abstract) -> None:
+        """``value`` reaches code inference does not see: the containers and objects it
+        can reach are no longer tracked (they hold ``ANY`` from now on)."""
+        todo = [value]
+        while todo:
+            for m in todo.pop().members():
+                if isinstance(m, Alloc):
+                    for site in m.sites:
+                        if site not in self.escaped:
+                            self.escaped.add(site)
+                            if site in self._site_reads:
+                                self._attr_changed = True
+                            todo.append(self.sites.get(site, NEVER))
+                elif isinstance(m, PartialTuple):
+                    todo.extend(m.items)
+                elif isinstance(m, Elements):
+                    todo.append(m.elem)
+                elif isinstance(m, (Method, SuperOf)):
+                    todo.append(m.receiver)
+                else:
+                    cls = m.exact_class
+                    if (cls is not None and _is_python_class(cls)
+                            and cls not in self.escaped_classes):
+                        self.escaped_classes.add(cls)
+                        todo.extend(self.attr_table.get(cls, {}).values())
+
+    def opaque(self, values: Sequence[Abstract]) -> Abstract:
+        """Values passed to code inference does not enter: they escape; the result is
+        ``ANY``."""
+        for value in values:
+            self.escape(value)
+        return ANY
+
+    def inert(self, value: Abstract) -> bool:
+        """True when a builtin given ``value`` runs no Python code of the program (plain
+        numbers and strings, and tracked containers of those)."""
+        todo = [value]
+        seen: set[Any] = set()
+        while todo:
+            for m in todo.pop().members():
+                if isinstance(m, Alloc):
+                    for site in m.sites:
+                        if site in self.escaped:
+                            return False
+                        if site not in seen:
+                            seen.add(site)
+                            todo.append(self.sites.get(site, NEVER))
+                elif isinstance(m, PartialTuple):
+                    todo.extend(m.items)
+                elif isinstance(m, Elements):
+                    if m.cls is types.GeneratorType:
+                        return False
+                    todo.append(m.elem)
+                elif isinstance(m, Const):
+                    v = m.value
+                    if not (is_value_constant(v) or isinstance(
+                            v, (types.BuiltinFunctionType, types.ModuleType))
+                            or (isinstance(v, type) and not _is_python_class(v))):
+                        return False
+                elif m.exact_class not in _INERT_CLASSES:
+                    return False
+        return True
 
     # ------------------------------------------------------------------ functions
 
@@ -489,6 +722,7 @@ class AbstractInterpreter:
         result = Inference(fn, args, ir)
         frame = _Frame(result, fn, local_names(ir) | set(ir.args.names()))
         frame.shared = _rebound_by_inner_scopes(ir)
+        frame.captured = _captured_by_inner_functions(ir)
         for stmt in ir.walk():
             if isinstance(stmt, N.Try):
                 frame.locals.update(h.name for h in stmt.handlers if h.name)
@@ -499,6 +733,8 @@ class AbstractInterpreter:
         names = ir.args.names()
         for i, name in enumerate(names):
             state.vals[name] = args[i] if i < len(args) else ANY
+            if name in frame.captured:
+                self.escape(state.vals[name])
         try:
             end = self.exec_block(ir.body, state, frame)
         except _Unreachable:
@@ -626,7 +862,10 @@ class AbstractInterpreter:
         return state
 
     def store(self, state: _State, frame: _Frame, name: str, value: Abstract) -> None:
-        """Bind a local name."""
+        """Bind a local name (a value stored where inner functions or other modules can
+        reach it escapes)."""
+        if name not in frame.locals or name in frame.captured or name in frame.shared:
+            self.escape(value)
         state.vals[name] = value
         self._bump(state, frame, name)
 
@@ -732,7 +971,7 @@ class AbstractInterpreter:
 
     def exec_with(self, stmt: N.With, state: _State, frame: _Frame) -> _State | None:
         """``with``: the body may stop anywhere if ``__exit__`` swallows an exception."""
-        self.value(stmt.manager, state, frame)
+        self.escape(self.value(stmt.manager, state, frame))
         if stmt.target is not None:
             self.set_temp(stmt.target, ANY, state, frame)
         points: list[_State] = [state.copy()]
@@ -808,6 +1047,7 @@ class AbstractInterpreter:
 
     def exec_assign(self, stmt: N.Assign, state: _State, frame: _Frame) -> _State | None:
         op = stmt.op
+        self._site_hint = (frame.fn, stmt.id)
         if isinstance(op, N.Unpack):
             values = self.unpack(self.value(op.value, state, frame), op)
             if values is None:
@@ -816,6 +1056,9 @@ class AbstractInterpreter:
                 self.set_temp(temp, value, state, frame)
             return state
         result = self.eval_op(op, stmt, state, frame)
+        if (result is ANY or isinstance(result, Sub)) and not isinstance(op, _MANAGED_OPS):
+            for operand in op.operands():  # an op that ran code inference does not see
+                self.escape(self.value(operand, state, frame))
         if result is NEVER:
             for temp in stmt.results:
                 self.set_temp(temp, NEVER, None, frame)
@@ -834,14 +1077,18 @@ class AbstractInterpreter:
             if op.star:
                 if len(items) < op.before + op.after:
                     return None
-                return [*items[:op.before], Exact(list),
-                        *items[len(items) - op.after:]]
+                middle = items[op.before:len(items) - op.after]
+                rest = self.new_site(list, join_all_(middle))
+                return [*items[:op.before], rest, *items[len(items) - op.after:]]
             if len(items) != n:
                 return None
             return list(items)
-        elem = transfer.elements(value)
+        elem = self.elements_of(self._proxy(value))
+        if elem is ANY:
+            self.escape(value)  # iterating it may run the program's code
         if op.star:
-            return [elem] * op.before + [Exact(list)] + [elem] * op.after
+            rest = self.new_site(list, elem)
+            return [elem] * op.before + [rest] + [elem] * op.after
         return [elem] * n
 
     def next_value(self, iterator: Abstract, frame: _Frame) -> Abstract:
@@ -931,6 +1178,16 @@ class AbstractInterpreter:
             return self.binary(op.op, a, b, frame)
         if isinstance(op, N.InPlace):
             a, b = self.value(op.target, state, frame), self.value(op.value, state, frame)
+            if isinstance(a, Alloc) and a.cls is list and op.op in ("iadd", "imul"):
+                if op.op == "iadd":
+                    if not self.inert(b):
+                        self.escape(b)
+                    self.write(a, self.elements_of(b))
+                elif b.exact_class not in (int, bool):
+                    return self.opaque([a, b])
+                return a
+            if isinstance(a, Alloc) or isinstance(b, Alloc):
+                return self.opaque([a, b])
             result = transfer.inplace(op.op, a, b, fold)
             if result is not None:
                 return result
@@ -957,6 +1214,8 @@ class AbstractInterpreter:
                 self._compare_fact(op, a, b, stmt.result, state, frame)
             if result is None:
                 result = self.dunder(a, _COMPARE_DUNDER.get(op.op), [b], frame)
+            elif op.op not in ("is_", "is_not") and not (self.inert(a) and self.inert(b)):
+                self.opaque([a, b])  # element comparisons, __contains__, __hash__
             return result
         if isinstance(op, N.Call):
             func = self.value(op.func, state, frame)
@@ -987,22 +1246,40 @@ class AbstractInterpreter:
         if isinstance(op, N.GetItem):
             return self.getitem(self.value(op.obj, state, frame),
                                 self.value(op.index, state, frame), frame)
-        if isinstance(op, (N.SetItem, N.DelItem, N.DelAttr)):
-            for operand in op.operands():
-                self.value(operand, state, frame)
+        if isinstance(op, N.SetItem):
+            value = self.value(op.value, state, frame)
+            obj = self.value(op.obj, state, frame)
+            index = self.value(op.index, state, frame)
+            if isinstance(obj, Alloc) and obj.cls is list and index.exact_class in (
+                    int, bool, slice):
+                if index.exact_class is slice:
+                    if not self.inert(value):
+                        self.escape(value)
+                    value = self.elements_of(value)
+                self.write(obj, value)
+            else:
+                self.opaque([value, obj, index])
+            return Const(None)
+        if isinstance(op, (N.DelItem, N.DelAttr)):
+            values = [self.value(operand, state, frame) for operand in op.operands()]
+            if not all(self.inert(v) or isinstance(v, Alloc) for v in values):
+                self.opaque(values)
             return Const(None)
         if isinstance(op, N.BuildTuple):
             items = self.items(op.items, state, frame)
             return PartialTuple(items) if items is not None else Exact(tuple)
-        if isinstance(op, N.BuildList):
-            self.items(op.items, state, frame)
-            return Exact(list)
-        if isinstance(op, N.BuildSet):
-            self.items(op.items, state, frame)
-            return Exact(set)
+        if isinstance(op, (N.BuildList, N.BuildSet)):
+            shown = self.items(op.items, state, frame)
+            contents = NEVER
+            for item in shown if shown is not None else [ANY]:
+                contents = self.join(contents, item)
+            container: type = list if isinstance(op, N.BuildList) else set
+            if container is set and not self.inert(contents):
+                self.escape(contents)  # hashing runs __hash__/__eq__
+            return self.new_site(container, contents)
         if isinstance(op, N.BuildDict):
-            for operand in op.operands():
-                self.value(operand, state, frame)
+            for operand in op.operands():  # dicts are not tracked: what goes in escapes
+                self.escape(self.value(operand, state, frame))
             return Exact(dict)
         if isinstance(op, N.BuildSlice):
             return Exact(slice)
@@ -1010,15 +1287,17 @@ class AbstractInterpreter:
             return Exact(str)
         if isinstance(op, N.Format):
             value = self.value(op.value, state, frame)
+            spec = self.value(op.spec, state, frame)
             if all(m.exact_class in (int, float, str, bool, type(None))
                    for m in value.members()):
                 return Exact(str)
+            self.opaque([value, spec])
             return Sub(str)
         if isinstance(op, N.Iter):
             if op.is_async:
                 return ANY
             value = self.value(op.value, state, frame)
-            result = transfer.iterate(value)
+            result = transfer.iterate(self._proxy(value))
             if result is not None:
                 return result
             cls = value.exact_class
@@ -1027,7 +1306,7 @@ class AbstractInterpreter:
                 if isinstance(method, types.FunctionType):
                     frame.edges[Edge("attribute", cls, "__iter__")] = None
                     return self.infer_call(Method(method, value), [], {}, frame)
-            return ANY
+            return self.opaque([value])
         if isinstance(op, N.Yield):
             frame.yields = self.join(frame.yields, self.value(op.value, state, frame))
             return ANY
@@ -1035,9 +1314,11 @@ class AbstractInterpreter:
             self.value(op.value, state, frame)
             frame.yields = ANY
             return ANY
-        if isinstance(op, (N.Await, N.Splat, N.DoubleSplat)):
-            self.value(op.value, state, frame)
+        if isinstance(op, (N.Splat, N.DoubleSplat)) and stmt.result is not None:
+            frame.splats[stmt.result] = self.value(op.value, state, frame)
             return ANY
+        if isinstance(op, (N.Await, N.Splat, N.DoubleSplat)):
+            return self.opaque([self.value(op.value, state, frame)])
         if isinstance(op, N.Walrus):
             value = self.value(op.value, state, frame)
             if op.var.name in frame.locals:
@@ -1060,8 +1341,14 @@ class AbstractInterpreter:
                 self.value(operand, state, frame)
             return Exact(types.FunctionType)
         if isinstance(op, N.ComprehensionAppend):
-            for operand in op.operands():
-                self.value(operand, state, frame)
+            values = [self.value(operand, state, frame) for operand in op.operands()]
+            target = frame.comp_sites[-1] if frame.comp_sites else ANY
+            if len(values) == 1 and target is not ANY:
+                if target.exact_class is set and not self.inert(values[0]):
+                    self.escape(values[0])
+                self.write(target, values[0])
+            else:
+                self.opaque(values)
             return Const(None)
         return ANY
 
@@ -1109,6 +1396,10 @@ class AbstractInterpreter:
         iterator = self.value(op.iterator, state, frame)
         inner = state.copy()
         fir = op.fn
+        target: Abstract = ANY
+        if op.kind in ("list", "set"):
+            target = self.new_site(list if op.kind == "list" else set, NEVER)
+        frame.comp_sites.append(target)
         saved_locals = frame.locals
         frame.locals = saved_locals | local_names(fir) | set(fir.args.names())
         saved_yields = frame.yields
@@ -1121,13 +1412,12 @@ class AbstractInterpreter:
         finally:
             frame.locals = saved_locals
             frame.yields = saved_yields
+            frame.comp_sites.pop()
         for stmt in fir.walk():
             if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.Walrus):
                 self.store(state, frame, stmt.op.var.name, ANY)
-        if op.kind == "list":
-            return Exact(list)
-        if op.kind == "set":
-            return Exact(set)
+        if op.kind in ("list", "set"):
+            return target
         if op.kind == "dict":
             return Exact(dict)
         return Elements(types.GeneratorType, yields)
@@ -1139,6 +1429,9 @@ class AbstractInterpreter:
         for item in items:
             if isinstance(item, N.Starred):
                 value = self.value(item.value, state, frame)
+                if isinstance(item.value, N.Temp) and item.value in frame.splats:
+                    self.escape(frame.splats[item.value])
+                self.escape(value)
                 out = None
             else:
                 value = self.value(item, state, frame)
@@ -1186,6 +1479,17 @@ class AbstractInterpreter:
 
     def binary(self, name: str, a: Abstract, b: Abstract, frame: _Frame) -> Abstract:
         """``a <name> b``: builtin transfer, else the left operand's Python dunder."""
+        if isinstance(a, Alloc) or isinstance(b, Alloc):
+            ca, cb = a.exact_class, b.exact_class
+            if name == "add" and ca is list and cb is list:
+                return self.new_site(list, self.join(self.elements_of(a), self.elements_of(b)))
+            if name == "mul" and ca is list and cb in (int, bool):
+                return self.new_site(list, self.elements_of(a))
+            if name == "mul" and cb is list and ca in (int, bool):
+                return self.new_site(list, self.elements_of(b))
+            if ca is set and cb in (set, frozenset) and name in ("or_", "and_", "sub", "xor"):
+                return self.new_site(set, self.join(self.elements_of(a), self.elements_of(b)))
+            return self.opaque([a, b])
         result = transfer.binop(name, a, b, self.params.const_prop != "none")
         if result is not None:
             return result
@@ -1339,8 +1643,13 @@ class AbstractInterpreter:
             cls = m.exact_class
             if isinstance(m, Const) and isinstance(m.value, type):
                 cls = m.value  # a class attribute: joined into the same table
-            if cls is None or not _is_python_class(cls):
-                continue
+            if (cls is None or not _is_python_class(cls) or cls in self.escaped_classes
+                    or _lookup(cls, "__setattr__") is not object.__setattr__):
+                self.escape(value)
+                if cls is not None and _is_python_class(cls):
+                    self.escape(m)
+                if cls is None or not _is_python_class(cls):
+                    continue
             table = self.attr_table.setdefault(cls, {})
             old = table.get(name, NEVER)
             new = self.join(old, _drop_consts(value))
@@ -1354,6 +1663,20 @@ class AbstractInterpreter:
         if obj is NEVER or index is NEVER:
             return NEVER
         cls = obj.exact_class
+        icls = index.exact_class
+        if isinstance(obj, Alloc) and cls is list:
+            if icls in (int, bool):
+                return self.elements_of(obj)
+            if icls is slice:
+                return self.new_site(list, self.elements_of(obj))
+            return self.opaque([obj, index])
+        if isinstance(obj, Elements) and cls is tuple:
+            if icls in (int, bool):
+                return obj.elem
+            if icls is slice:
+                return obj
+        if isinstance(obj, PartialTuple) and icls is slice:
+            return Elements(tuple, transfer.elements(obj))
         tup = obj.widen() if isinstance(obj, Const) and type(obj.value) is tuple else obj
         if isinstance(tup, PartialTuple) and isinstance(index, Const) and type(
                 index.value) is int:
@@ -1368,7 +1691,6 @@ class AbstractInterpreter:
             folded = transfer.fold(lambda o, i: o[i], obj.value, index.value)
             if folded is not None:
                 return folded
-        icls = index.exact_class
         if cls in (str,) and icls in (int, bool, slice):
             return Exact(str)
         if cls in (bytes, bytearray) and icls in (int, bool):
@@ -1383,8 +1705,61 @@ class AbstractInterpreter:
 
 
 _ALL: frozenset[str] = frozenset({"*"})
+#: ops whose handlers deal with escaping themselves (their ANY results hide nothing)
+_MANAGED_OPS = (N.Call, N.Copy, N.Load, N.BuildTuple, N.BuildList, N.BuildSet, N.BuildDict,
+                N.SetItem, N.Unpack, N.Iter, N.BoolOp, N.IfExp, N.Walrus, N.MakeComprehension,
+                N.ComprehensionAppend, N.Yield, N.Splat, N.DoubleSplat, N.GetItem)
+#: classes whose instances run no program code when a builtin uses them
+_INERT_CLASSES: frozenset[Any] = frozenset(
+    {int, float, complex, bool, str, bytes, type(None), range, slice, type(Ellipsis),
+     type(iter(range(0))), type(iter("")), type(iter([])), type(iter(())), enumerate, zip,
+     reversed, type(reversed([])), type(iter(set()))})
+#: builtins whose result holds (only) items of their arguments, which stay tracked
+_ELEMENT_BUILTINS: frozenset[Any] = frozenset(
+    {list, sorted, set, tuple, frozenset, min, max, iter, next, enumerate, zip, reversed,
+     len, sum, any, all, isinstance, print, abs, round})
+
+
+#: builtins that use their arguments' items without running any of their methods
+_NO_ELEMENT_CODE: frozenset[Any] = frozenset(
+    {len, isinstance, id, type, iter, enumerate, zip, reversed, list, tuple, str.join,
+     bytes.join, callable})
+
+
+def _builtin_shallow(value: Abstract) -> bool:
+    """The value itself is a builtin object (its items may be anything)."""
+    for m in value.members():
+        if isinstance(m, Const):
+            v = m.value
+            if not (is_value_constant(v) or isinstance(v, (types.BuiltinFunctionType, type))):
+                return False
+        elif isinstance(m, (Alloc, PartialTuple)):
+            continue
+        elif isinstance(m, Elements):
+            if m.cls is types.GeneratorType:
+                return False
+        elif m.exact_class is None or _is_python_class(m.exact_class) or m.exact_class in (
+                types.FunctionType, types.MethodType):
+            return False
+    return True
+
+
+def _atomic(value: Abstract) -> bool:
+    """True for values that hold no other objects (numbers, strings, None...)."""
+    return all(m.exact_class in _ATOMIC for m in value.members())
+
+
+_ATOMIC: frozenset[Any] = frozenset(
+    {int, float, complex, bool, str, bytes, type(None), range, slice})
 _COMPARE_DUNDER = {"lt": "__lt__", "le": "__le__", "eq": "__eq__", "ne": "__ne__",
                    "gt": "__gt__", "ge": "__ge__"}
+
+
+def join_all_(values: Sequence[Abstract]) -> Abstract:
+    result = NEVER
+    for value in values:
+        result = join(result, value)
+    return result
 
 
 def _drop_consts(a: Abstract) -> Abstract:
@@ -1405,7 +1780,7 @@ def _class_of_object(value: object) -> Abstract:
     """What a binding that may be rebound to a value of the same class holds: the class
     (tuples item by item when short)."""
     if type(value) is tuple:
-        items: tuple[object, ...] = value  # type: ignore[assignment]
+        items: tuple[object, ...] = value  # type: ignore[assignment,unused-ignore]
         if len(items) <= 16:
             return PartialTuple(_class_of_object(v) for v in items)
     if _is_definition(value):
@@ -1467,6 +1842,44 @@ def _attribute_writers(cls: type) -> dict[str, list[types.FunctionType]]:
                     if fn not in writers:
                         writers.append(fn)
     _WRITERS[cls] = names
+    return names
+
+
+def _captured_by_inner_functions(ir: N.FunctionIR) -> set[str]:
+    """Names used by nested functions, lambdas and classes (not comprehensions, which
+    inference runs inline)."""
+    names: set[str] = set()
+    for stmt in ir.walk():
+        inner: N.FunctionIR | None = None
+        if isinstance(stmt, (N.FunctionDef, N.ClassDef)):
+            inner = stmt.fn
+        elif isinstance(stmt, N.Assign) and isinstance(stmt.op, N.MakeLambda):
+            inner = stmt.op.fn
+        elif isinstance(stmt, N.Assign) and isinstance(stmt.op, N.MakeComprehension):
+            names |= _captured_by_inner_functions(stmt.op.fn)
+        if inner is not None:
+            names |= _all_names(inner)
+    return names
+
+
+def _all_names(ir: N.FunctionIR) -> set[str]:
+    names: set[str] = set(ir.args.names())
+    for stmt in ir.walk():
+        for operand in stmt.operands():
+            if isinstance(operand, N.Var):
+                names.add(operand.name)
+        if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.Load):
+            names.add(stmt.op.var.name)
+        if isinstance(stmt, N.Store):
+            names.add(stmt.var.name)
+        for region in stmt.regions():
+            if isinstance(region.value, N.Var):
+                names.add(region.value.name)
+        if isinstance(stmt, (N.FunctionDef, N.ClassDef)):
+            names |= _all_names(stmt.fn)
+        elif isinstance(stmt, N.Assign) and isinstance(stmt.op, (N.MakeLambda,
+                                                                 N.MakeComprehension)):
+            names |= _all_names(stmt.op.fn)
     return names
 
 

@@ -66,6 +66,12 @@ class Abstract:
 
     def widen(self) -> Abstract:
         """The next vaguer description: constants become their class, and so on."""
+        result = self._widen()
+        if LOST_SITE_HOOKS:
+            _report_lost(self, result)
+        return result
+
+    def _widen(self) -> Abstract:
         return ANY
 
     # --- ordering ------------------------------------------------------------------------
@@ -116,7 +122,7 @@ class _Bottom(Abstract):
     def members(self) -> tuple[Abstract, ...]:
         return ()
 
-    def widen(self) -> Abstract:
+    def _widen(self) -> Abstract:
         return self
 
     def __repr__(self) -> str:
@@ -185,7 +191,7 @@ class Const(Abstract):
         except Exception:
             return False
 
-    def widen(self) -> Abstract:
+    def _widen(self) -> Abstract:
         if type(self._value) is tuple:
             return PartialTuple(tuple(Const(v) for v in self._value))
         return Exact(type(self._value))
@@ -221,7 +227,7 @@ class Exact(Abstract):
     def accepts(self, value: object) -> bool:
         return type(value) is self.cls
 
-    def widen(self) -> Abstract:
+    def _widen(self) -> Abstract:
         return ANY
 
     def __eq__(self, other: object) -> bool:
@@ -272,7 +278,7 @@ class PartialTuple(Abstract):
             return False
         return all(a.accepts(v) for a, v in zip(self.items, value, strict=True))
 
-    def widen(self) -> Abstract:
+    def _widen(self) -> Abstract:
         return Exact(tuple)
 
     def __eq__(self, other: object) -> bool:
@@ -304,7 +310,7 @@ class Elements(Abstract):
     def accepts(self, value: object) -> bool:
         return type(value) is self.cls
 
-    def widen(self) -> Abstract:
+    def _widen(self) -> Abstract:
         return Exact(self.cls)
 
     def __eq__(self, other: object) -> bool:
@@ -315,6 +321,74 @@ class Elements(Abstract):
 
     def __repr__(self) -> str:
         return f"{_class_name(self.cls)}[{self.elem}]"
+
+
+#: called with each ``Alloc`` whose sites a join or widening forgets (the interpreter
+#: registers itself here while it runs: such containers escape its tracking)
+LOST_SITE_HOOKS: list[Any] = []
+
+
+def allocs(value: Abstract) -> set[tuple[type, Any]]:
+    """The (class, site) pairs of every ``Alloc`` inside ``value`` (tuples, iterators,
+    methods, unions included)."""
+    found: set[tuple[type, Any]] = set()
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, Alloc):
+            found.update((v.cls, site) for site in v.sites)
+        elif isinstance(v, PartialTuple):
+            todo.extend(v.items)
+        elif isinstance(v, Union):
+            todo.extend(v.members())
+        elif isinstance(v, Elements):
+            todo.append(v.elem)
+        elif isinstance(v, (Method, SuperOf)):
+            todo.append(v.receiver)
+    return found
+
+
+def _report_lost(before: Abstract, *after: Abstract) -> None:
+    if isinstance(before, (Exact, Const, Sub, _Top, _Bottom)):
+        return
+    kept: set[tuple[type, Any]] = set()
+    for a in after:
+        kept |= allocs(a)
+    lost = allocs(before) - kept
+    for cls, site in lost:
+        for hook in LOST_SITE_HOOKS:
+            hook(Alloc(cls, (site,)))
+
+
+class Alloc(Abstract):
+    """A mutable container of exactly class ``cls`` (list, set) created at one of
+    ``sites`` (allocation sites). What the containers hold is a per-site summary kept by the
+    interpreter, joined over every store it sees; ``accepts`` checks the class."""
+
+    __slots__ = ("cls", "sites")
+
+    def __init__(self, cls: type, sites: Iterable[Any]) -> None:
+        self.cls = cls
+        self.sites: frozenset[Any] = frozenset(sites)
+
+    @property
+    def exact_class(self) -> type | None:
+        return self.cls
+
+    def accepts(self, value: object) -> bool:
+        return type(value) is self.cls
+
+    def _widen(self) -> Abstract:
+        return ANY
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Alloc) and other.cls is self.cls and other.sites == self.sites
+
+    def __hash__(self) -> int:
+        return hash(("alloc", self.cls, self.sites))
+
+    def __repr__(self) -> str:
+        return f"{_class_name(self.cls)}@{len(self.sites)}"
 
 
 class SuperOf(Abstract):
@@ -331,10 +405,11 @@ class SuperOf(Abstract):
         return super
 
     def accepts(self, value: object) -> bool:
-        return (type(value) is super and value.__thisclass__ is self.thisclass
-                and self.receiver.accepts(value.__self__))
+        return (type(value) is super
+                and getattr(value, "__thisclass__", None) is self.thisclass
+                and self.receiver.accepts(getattr(value, "__self__", None)))
 
-    def widen(self) -> Abstract:
+    def _widen(self) -> Abstract:
         return Exact(super)
 
     def __eq__(self, other: object) -> bool:
@@ -371,7 +446,7 @@ class Method(Abstract):
                 and getattr(value, "__name__", None) == getattr(self.func, "__name__", "")
                 and self.receiver.accepts(value.__self__))
 
-    def widen(self) -> Abstract:
+    def _widen(self) -> Abstract:
         cls = self.exact_class
         return Exact(cls) if cls is not None else ANY
 
@@ -407,7 +482,7 @@ class Union(Abstract):
     def accepts(self, value: object) -> bool:
         return any(m.accepts(value) for m in self._members)
 
-    def widen(self) -> Abstract:
+    def _widen(self) -> Abstract:
         return _union([m.widen() for m in self._members], DEFAULT_UNION_WIDTH)
 
     def __eq__(self, other: object) -> bool:
@@ -458,6 +533,8 @@ def _leq(a: Abstract, b: Abstract) -> bool:
                 and all(_leq(x, y) for x, y in zip(a.items, b.items, strict=False)))
     if isinstance(b, Elements):
         return isinstance(a, Elements) and a.cls is b.cls and _leq(a.elem, b.elem)
+    if isinstance(b, Alloc):
+        return isinstance(a, Alloc) and a.cls is b.cls and a.sites <= b.sites
     if isinstance(b, Method):
         return isinstance(a, Method) and a.func is b.func and _leq(a.receiver, b.receiver)
     return False
@@ -468,6 +545,16 @@ def _leq(a: Abstract, b: Abstract) -> bool:
 
 def join(a: Abstract, b: Abstract, width: int = DEFAULT_UNION_WIDTH) -> Abstract:
     """The least description (within this lattice's bounded width) of both ``a`` and ``b``."""
+    result = _join(a, b, width)
+    if LOST_SITE_HOOKS and result is not a and result is not b:
+        _report_lost(a, result)
+        _report_lost(b, result)
+    elif LOST_SITE_HOOKS:
+        _report_lost(b if result is a else a, result)
+    return result
+
+
+def _join(a: Abstract, b: Abstract, width: int) -> Abstract:
     if a is b or _leq(b, a):
         return a
     if _leq(a, b):
@@ -489,8 +576,13 @@ def _union(members: list[Abstract], width: int) -> Abstract:
     # same-length partial tuples and constant tuples merge item by item
     tuples: dict[int, Abstract] = {}
     iterables: dict[type, Abstract] = {}
+    allocs: dict[type, Alloc] = {}
     rest: list[Abstract] = []
     for m in members:
+        if isinstance(m, Alloc):
+            old_alloc = allocs.get(m.cls)
+            allocs[m.cls] = m if old_alloc is None else Alloc(m.cls, old_alloc.sites | m.sites)
+            continue
         if isinstance(m, Elements):
             old_it = iterables.get(m.cls)
             iterables[m.cls] = m if old_it is None else Elements(
@@ -514,6 +606,9 @@ def _union(members: list[Abstract], width: int) -> Abstract:
     else:
         rest.extend(tuples.values())
     rest.extend(iterables.values())
+    rest.extend(allocs.values())
+    if any(m is ANY for m in rest):
+        return ANY
     members = _reduce(rest)
     while len(members) > width:
         # widen the members that have a wider description: constants first

@@ -15,7 +15,7 @@ import functools
 import types
 from typing import Any
 
-from splice.infer.lattice import ANY, Abstract, Const, Exact, Sub, join_all
+from splice.infer.lattice import ANY, Abstract, Const, Elements, Exact, Sub, join_all
 
 #: classes a C function declares and returns exactly (never a subclass instance)
 _EXACT_FROM_C: dict[str, type] = {
@@ -92,7 +92,11 @@ def _convert(node: ast.expr, exact: bool) -> Abstract:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return join_all([_convert(node.left, exact), _convert(node.right, exact)], 8)
     if isinstance(node, ast.Subscript):
-        return _convert(node.value, exact)  # list[str] -> list
+        outer = _convert(node.value, exact)
+        if exact and outer == Exact(list) and not isinstance(node.slice, ast.Tuple):
+            # a new list of these items (the interpreter gives it an allocation site)
+            return Elements(list, _convert(node.slice, exact))
+        return outer
     if isinstance(node, ast.Name):
         cls = _EXACT_FROM_C.get(node.id)
         if cls is not None:
