@@ -182,3 +182,117 @@ ALL = [(loop_sum, [int], (10,)), (while_float, [int], (5,)), (narrowing, [int | 
        (boolops, [int, str], (0, "s")), (boolops, [int, str], (3, "")),
        (match_stmt, [object], ((1, 2),)), (match_stmt, [object], (5,)),
        (match_stmt, [object], ("z",))]
+
+
+# ----------------------------------------------------------- containers (aliasing, escapes)
+
+
+def alias_mutation(n):
+    xs = [1.0, 2.0]
+    ys = xs
+    ys.append("s")
+    return xs[-1]
+
+
+def closure_mutation(n):
+    xs = [1, 2]
+
+    def add():
+        xs.append("x")
+
+    add()
+    return xs[-1]
+
+
+def opaque_mutation(n):
+    xs = [1, 2]
+    helper = getattr(xs, "append")
+    helper("z")
+    return xs[-1]
+
+
+def key_mutation(n):
+    xs = [3, 1, 2]
+    sink = [0]
+    sorted(xs, key=lambda v: sink.append("q") or v)
+    return sink[-1]
+
+
+def nested_lists(n):
+    grid = [[0] * n for _ in range(n)]
+    for row in grid:
+        row.append("end")
+    return grid[0][-1], grid[0][0]
+
+
+class Holder:
+    def __init__(self):
+        self.items = []
+
+    def add(self, v):
+        self.items.append(v)
+
+
+def via_object(n):
+    h = Holder()
+    h.add(1)
+    h.add("two")
+    return h.items[-1]
+
+
+def via_dict(n):
+    xs = [1]
+    d = {"k": xs}
+    d["k"].append("s")
+    return xs[-1]
+
+
+STORE = []
+
+
+def mutate_store():
+    for xs in STORE:
+        xs.append(b"bytes")
+
+
+def via_global(n):
+    xs = [1]
+    STORE.append(xs)
+    mutate_store()
+    return xs[-1]
+
+
+def list_ops(n):
+    a = [1, 2] + [3.0]
+    b = a * 2
+    b[0] = "s"
+    c = a[:]
+    c.extend(["x"])
+    a += [None]
+    return a[0], b[0], c[-1], a[-1]
+
+
+def star_unpack(n):
+    first, *rest = [1, "a", 2.0]
+    rest.append(None)
+    return first, rest[-1]
+
+
+def set_ops(n):
+    s = {1, 2}
+    s.add("x")
+    t = s | {2.5}
+    return sorted(map(str, t)), len(s)
+
+
+def in_tuple(n):
+    xs = [1]
+    pair = (xs, 2)
+    pair[0].append("t")
+    return xs[-1]
+
+
+CONTAINERS = [(f, [int], (3,)) for f in (
+    alias_mutation, closure_mutation, opaque_mutation, key_mutation, nested_lists,
+    via_object, via_dict, via_global, list_ops, star_unpack, set_ops, in_tuple)]
+ALL += CONTAINERS
