@@ -53,7 +53,7 @@ from splice.infer.lattice import (
 )
 from splice.infer.stubs import stub_return
 from splice.ir import nodes as N
-from splice.ir.tools import local_names
+from splice.ir.tools import definitions, local_names
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,7 @@ class _Frame:
         self.captured: set[str] = set()  # names inner functions (not comprehensions) use
         self.splats: dict[N.Temp, Abstract] = {}
         self.comp_sites: list[Abstract] = []
+        self.defs: dict[N.Temp, N.Assign] | None = None
 
 
 _GLOBAL_DECL = re.compile(r"^\s*global\s+(.*)$", re.M)
@@ -1175,6 +1176,9 @@ class AbstractInterpreter:
             return self.load(op.var.name, state, frame)
         if isinstance(op, N.BinOp):
             a, b = self.value(op.left, state, frame), self.value(op.right, state, frame)
+            if (op.op == "pow" and a.exact_class is float and b.exact_class in (int, float)
+                    and self._non_negative(op.left, frame, 4)):
+                return Exact(float)  # no complex root of a negative number
             return self.binary(op.op, a, b, frame)
         if isinstance(op, N.InPlace):
             a, b = self.value(op.target, state, frame), self.value(op.value, state, frame)
@@ -1501,6 +1505,31 @@ class AbstractInterpreter:
                 return ANY
             return out
         return ANY
+
+    def _non_negative(self, operand: N.Operand, frame: _Frame, depth: int) -> bool:
+        """``operand`` is a square, a sum or product of non-negative numbers, ``abs`` or
+        ``math.sqrt`` of something, or a non-negative constant (NaN aside)."""
+        if isinstance(operand, N.Const):
+            return isinstance(operand.value, (int, float)) and operand.value >= 0
+        if not isinstance(operand, N.Temp) or depth == 0:
+            return False
+        if frame.defs is None:
+            frame.defs = definitions(frame.result.ir)
+        stmt = frame.defs.get(operand)
+        if stmt is None:
+            return False
+        op = stmt.op
+        if isinstance(op, N.BinOp) and op.op == "mul" and op.left == op.right and (
+                isinstance(op.left, N.Var) and op.left.name in frame.locals
+                or isinstance(op.left, N.Temp)):
+            return True
+        if isinstance(op, N.BinOp) and op.op in ("add", "mul", "truediv"):
+            return (self._non_negative(op.left, frame, depth - 1)
+                    and self._non_negative(op.right, frame, depth - 1))
+        if isinstance(op, N.Call):
+            return frame.result.callees.get(stmt.id) in (abs, math.sqrt, math.exp,
+                                                          math.hypot)
+        return False
 
     def zero_arg_super(self, state: _State, frame: _Frame) -> Abstract | None:
         """``super()`` in a method: its class cell and first argument."""

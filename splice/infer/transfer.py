@@ -389,10 +389,15 @@ def _builtin_rule(fn: Any, args: list[Abstract], kwargs: dict[str, Abstract]
         return Elements(_REVERSED[args[0].exact_class], elements(args[0]))
     if fn is iter and n == 1:
         return iterate(args[0])
-    if fn is sum and n == 1 and not kwargs:
+    if fn is sum and n in (1, 2) and not kwargs:
         elem = _elements(args[0])
-        if elem is not None and all(m.exact_class in (bool, int) for m in elem.members()):
-            return Exact(int)
+        start = args[1] if n == 2 else Const(0)
+        if elem is not None and _all_builtin_numbers([elem, start]):
+            if all(m.exact_class in (bool, int) for m in (*elem.members(), *start.members())):
+                return Exact(int)
+            total = binop("add", start.widen() if start.is_const else start, elem, False)
+            if total is not None:
+                return join(start, total)  # the start itself when the iterable is empty
     if fn in (any, all):
         return Exact(bool)
     if fn is sorted:
