@@ -528,11 +528,9 @@ class Context:
         return self._wrap(fn, fn), True, int(self.hooked)
 
     def _partial(self, p: functools.partial[Any]) -> Any:
-        func, args, keywords = p.func, p.args, p.keywords
-
-        def partial_call(*more: Any, **more_kwargs: Any) -> Any:
-            return self.table[func](*args, *more, **{**keywords, **more_kwargs})
-        return self._wrap(p, partial_call)
+        # a partial of the entry (C code: no splice frame between the caller and the
+        # callee), made again for every call, so the callee's latest entry is used
+        return self._wrap(p, functools.partial(self.table[p.func], *p.args, **p.keywords))
 
     def _nested_run(self, inner: Plugin) -> Any:
         composed = context_of((*self.plugins, *_plugins_of(inner)))

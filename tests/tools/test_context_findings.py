@@ -161,7 +161,6 @@ def test_r7_instantiation_adds_no_frame() -> None:
     assert under(Identity, _typevar_module) == _typevar_module() == __name__
 
 
-@bug("inserted-frames")
 def test_r7_partial_call_adds_no_frame() -> None:
     assert under(Identity, _warn_through_partial) == _warn_through_partial() == __file__
 
