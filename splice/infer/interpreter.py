@@ -206,7 +206,7 @@ class AbstractInterpreter:
         self._lowered: dict[Any, N.FunctionIR | None] = {}
         self._pending: dict[Any, list[Any]] = {}  # key -> [assumed return, used?]
         self._used_pending: set[Any] = set()
-        self._specs: dict[Any, int] = {}
+        self._specs: dict[Any, set[tuple[Abstract, ...]]] = {}
         self._depth = 0
         self._deadline = math.inf
         self._global_decls: dict[str, frozenset[str]] = {}
@@ -301,11 +301,14 @@ class AbstractInterpreter:
         ``max_specializations`` the arguments are widened."""
         if self.params.const_prop != "aggressive":
             args = tuple(_drop_consts(a) for a in args)
-        count = self._specs.get(fn, 0)
-        if count >= self.params.max_specializations * 2:
-            return tuple(ANY for _ in args)
-        if count >= self.params.max_specializations:
-            return tuple(a.widen() if not isinstance(a, (Exact, Sub)) else a for a in args)
+        known = self._specs.setdefault(fn, set())
+        if args not in known:
+            if len(known) >= self.params.max_specializations * 2:
+                args = tuple(ANY for _ in args)
+            elif len(known) >= self.params.max_specializations:
+                args = tuple(a.widen() if not isinstance(a, (Exact, Sub)) else a
+                             for a in args)
+            known.add(args)
         return args
 
     def cache_key(self, fn: Any, args: tuple[Abstract, ...]) -> Any:
@@ -680,7 +683,6 @@ class AbstractInterpreter:
             if top:
                 raise ValueError(f"cannot infer {fn!r}: no IR")
             return None
-        self._specs[fn] = self._specs.get(fn, 0) + 1
         if args:
             self._seen_self.add((fn, args[0]))
         entry: list[Any] = [NEVER, False, base, NEVER]
@@ -1496,6 +1498,8 @@ class AbstractInterpreter:
             return self.opaque([a, b])
         result = transfer.binop(name, a, b, self.params.const_prop != "none")
         if result is not None:
+            if name == "mod" and not self.inert(b):
+                self.escape(b)  # formatting runs __str__/__repr__/__format__
             return result
         ca, cb = a.exact_class, b.exact_class
         if ca is not None and _is_python_class(ca) and (

@@ -150,8 +150,16 @@ def binop(op: str, a: Abstract, b: Abstract, fold_consts: bool = True) -> Abstra
         return None
     if ca in _NUMERIC and cb in _NUMERIC:
         right = b.value if isinstance(b, Const) else None
-        return _num_result(op, ca, cb, right)
-    return _seq_binop(op, a, b)
+        result = _num_result(op, ca, cb, right)
+    else:
+        result = _seq_binop(op, a, b)
+    if result is None and ca in _CLOSED and cb in _CLOSED:
+        return NEVER  # these classes support no other operator: a TypeError
+    return result
+
+
+#: builtin classes whose operators are all described above (anything else raises)
+_CLOSED = frozenset({type(None), bool, int, float, complex, str, bytes})
 
 
 def inplace(op: str, a: Abstract, b: Abstract, fold_consts: bool = True) -> Abstract | None:
