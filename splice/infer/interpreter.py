@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import inspect
 import math
+import pickle
 import re
 import sys
 import time
 import types
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import splice.ir as splice_ir
@@ -106,31 +108,90 @@ class Edge:
         return f"Edge({self.kind}, {target}{', ' + self.name if self.name else ''})"
 
 
-@dataclass(eq=False)
 class Inference:
     """The result of inferring one function for given argument types.
 
     ``ir``: a copy of the lowered IR whose temps carry their abstract values
-    (``Temp.annotation``) and whose call ops carry their resolved callee (``Call.callee``);
-    ``types``: every temp's abstract value; ``callees``: call statement id → callee object;
-    ``edges``: the assumptions made; ``callee_inferences``: the callee specialisations used;
-    ``time``: seconds spent (callees included).
+    (``Temp.annotation``) and whose call ops carry their resolved callee (``Call.callee``),
+    made on first access; ``types``: every temp of ``ir`` with its abstract value;
+    ``callees``: call statement id → callee object; ``edges``: the assumptions made;
+    ``callee_inferences``: the callee specialisations used; ``time``: seconds spent
+    (callees included); ``return_type``, and ``yield_type`` for generators.
     """
 
-    function: Any
-    argtypes: tuple[Abstract, ...]
-    ir: N.FunctionIR
-    types: dict[N.Temp, Abstract] = field(default_factory=dict)
-    return_type: Abstract = NEVER
-    yield_type: Abstract = NEVER
-    edges: list[Edge] = field(default_factory=list)
-    callees: dict[int, object] = field(default_factory=dict)
-    callee_inferences: list[Inference] = field(default_factory=list)
-    time: float = 0.0
+    def __init__(self, function: Any, argtypes: tuple[Abstract, ...],
+                 base: N.FunctionIR) -> None:
+        self.function = function
+        self.argtypes = argtypes
+        #: the lowered IR inference ran over (shared with other specialisations)
+        self.base = base
+        #: abstract values of ``base``'s temps
+        self.base_types: dict[N.Temp, Abstract] = {}
+        self.return_type: Abstract = NEVER
+        self.yield_type: Abstract = NEVER
+        self.edges: list[Edge] = []
+        self.callees: dict[int, object] = {}
+        self.callee_inferences: list[Inference] = []
+        self.time = 0.0
+        self._ir: N.FunctionIR | None = None
+        self._types: dict[N.Temp, Abstract] = {}
+
+    @property
+    def ir(self) -> N.FunctionIR:
+        """The typed IR (a copy of ``base`` with annotations and callees)."""
+        if self._ir is None:
+            self._materialize()
+        assert self._ir is not None
+        return self._ir
+
+    @property
+    def types(self) -> dict[N.Temp, Abstract]:
+        """Every temp of ``ir`` with its abstract value."""
+        if self._ir is None:
+            self._materialize()
+        return self._types
+
+    def _materialize(self) -> None:
+        base = self.base
+        temps = list(self.base_types)
+        origin, function = base.origin, base.function
+        try:
+            base.origin = base.function = None
+            try:
+                data = pickle.dumps((base, temps), pickle.HIGHEST_PROTOCOL)
+            finally:
+                base.origin, base.function = origin, function
+            ir, copies = pickle.loads(data)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            memo: dict[int, Any] = {id(origin): origin, id(function): function}
+            ir, copies = copy.deepcopy((base, temps), memo)
+        ir.origin, ir.function = origin, function
+        self._types = {}
+        for temp, twin in zip(temps, copies, strict=True):
+            value = self.base_types[temp]
+            twin.annotation = value
+            self._types[twin] = value
+        for stmt in _walk_scopes(ir):
+            if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.Call):
+                stmt.op.callee = self.callees.get(stmt.id)
+        self._ir = ir
+
+    def __repr__(self) -> str:
+        name = getattr(self.function, "__qualname__", self.function)
+        args = ", ".join(map(str, self.argtypes))
+        return f"<Inference {name}({args}) -> {self.return_type}>"
 
     def __str__(self) -> str:
         from splice.ir.printer import format_function
         return format_function(self.ir) + f"\n  ::{self.return_type}"
+
+
+def _walk_scopes(ir: N.FunctionIR) -> Any:
+    """Statements of ``ir`` and of its comprehensions (inferred inline)."""
+    for stmt in ir.walk():
+        yield stmt
+        if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.MakeComprehension):
+            yield from _walk_scopes(stmt.op.fn)
 
 
 class _Unreachable(Exception):
@@ -421,8 +482,6 @@ class AbstractInterpreter:
             target = func.value
             if stmt is not None:
                 frame.result.callees[stmt.id] = target
-                if isinstance(stmt.op, N.Call):
-                    stmt.op.callee = target
             if isinstance(target, types.FunctionType):
                 bound = _bind(target, args, kwargs)
                 if bound is None:
@@ -439,8 +498,6 @@ class AbstractInterpreter:
             if isinstance(func.func, types.FunctionType):
                 if stmt is not None:
                     frame.result.callees[stmt.id] = func.func
-                    if isinstance(stmt.op, N.Call):
-                        stmt.op.callee = func.func
                 bound = _bind(func.func, [func.receiver, *args], kwargs)
                 if bound is None:
                     return self.opaque([func.receiver, *args, *kwargs.values()])
@@ -721,8 +778,8 @@ class AbstractInterpreter:
 
     def _run(self, fn: Any, base: N.FunctionIR, args: tuple[Abstract, ...]) -> Inference:
         start = time.perf_counter()
-        ir = base.copy()
-        result = Inference(fn, args, ir)
+        ir = base
+        result = Inference(fn, args, base)
         frame = _Frame(result, fn, local_names(ir) | set(ir.args.names()))
         frame.shared = _rebound_by_inner_scopes(ir)
         frame.captured = _captured_by_inner_functions(ir)
@@ -747,8 +804,6 @@ class AbstractInterpreter:
         result.return_type = frame.returns
         result.yield_type = frame.yields
         result.edges = list(frame.edges)
-        for temp, value in result.types.items():
-            temp.annotation = value
         result.time = time.perf_counter() - start
         return result
 
@@ -1044,7 +1099,7 @@ class AbstractInterpreter:
         """Assign a temp (its annotation is the join over every assignment)."""
         if state is not None:
             state.vals[temp] = value
-        types_ = frame.result.types
+        types_ = frame.result.base_types
         old = types_.get(temp)
         types_[temp] = value if old is None else self.join(old, value)
 
@@ -1113,7 +1168,7 @@ class AbstractInterpreter:
         if isinstance(operand, N.Temp):
             found = state.vals.get(operand)
             if found is None:
-                found = frame.result.types.get(operand, ANY)
+                found = frame.result.base_types.get(operand, ANY)
             return found
         if isinstance(operand, N.Const):
             return _object_abstract(operand.value)
@@ -1229,7 +1284,6 @@ class AbstractInterpreter:
             if args is None or kwargs is None:
                 if isinstance(func, Const):
                     frame.result.callees[stmt.id] = func.value
-                    op.callee = func.value
                 if func == Const(print):
                     return Const(None)
                 return ANY
@@ -1239,7 +1293,6 @@ class AbstractInterpreter:
                 found = self.zero_arg_super(state, frame)
                 if found is not None:
                     frame.result.callees[stmt.id] = super
-                    op.callee = super
                     return found
             return self.infer_call(func, args, kwargs, frame, stmt)
         if isinstance(op, N.GetAttr):
@@ -1518,7 +1571,7 @@ class AbstractInterpreter:
         if not isinstance(operand, N.Temp) or depth == 0:
             return False
         if frame.defs is None:
-            frame.defs = definitions(frame.result.ir)
+            frame.defs = definitions(frame.result.base)
         stmt = frame.defs.get(operand)
         if stmt is None:
             return False

@@ -42,13 +42,15 @@ class Violation:
 @dataclass
 class Report:
     """What an instrumented run checked: ``checks`` values, ``violations`` found,
-    ``instrumented`` functions, ``unmatched`` calls no specialisation accepted."""
+    ``instrumented`` functions, ``unmatched`` calls no specialisation accepted, and the
+    entry's ``result`` (or the exception it ``raised``)."""
 
     checks: int = 0
     violations: list[Violation] = field(default_factory=list)
     instrumented: int = 0
     unmatched: int = 0
     result: Any = None
+    raised: BaseException | None = None
 
 
 def _assigns(ir: N.FunctionIR) -> Iterator[tuple[N.Stmt, list[N.Stmt]]]:
@@ -183,14 +185,18 @@ def check_run(inference: Inference, fn: Any, *args: Any, **kwargs: Any) -> Repor
                 saved[function] = function.__code__
                 function.__code__ = code
                 report.instrumented += 1
-        report.result = fn(*args, **kwargs)
+        try:
+            report.result = fn(*args, **kwargs)
+        except Exception as exc:  # the program's own exception: values were still checked
+            report.raised = exc
     finally:
         for function, code in saved.items():
             function.__code__ = code
         for namespace in namespaces.values():
             namespace.pop(_CHECK, None)
             namespace.pop(_ENTER, None)
-    if inference.return_type is NEVER or not inference.return_type.accepts(report.result):
+    if report.raised is None and (inference.return_type is NEVER
+                                  or not inference.return_type.accepts(report.result)):
         report.violations.append(Violation(
             getattr(fn, "__qualname__", str(fn)), 0, _short(report.result),
             f"return {inference.return_type}"))
