@@ -390,7 +390,8 @@ class AbstractInterpreter:
         else:
             inert = all(self.inert(a) for a in (*args, *kwargs.values()))
         proxied = [self._proxy(a) for a in args]
-        result = self._materialize(fn, self._call_builtin(fn, proxied, kwargs), proxied)
+        result = self._materialize(fn, self._call_builtin(fn, proxied, kwargs), proxied, args,
+                                   kwargs)
         if not inert:
             for a in (*args, *kwargs.values()):
                 self.escape(a)
@@ -412,8 +413,48 @@ class AbstractInterpreter:
             result = join(result, m, 64)
         return result
 
-    def _materialize(self, fn: Any, result: Abstract, args: list[Abstract]) -> Abstract:
-        """New lists and sets a builtin returns get an allocation site (their items)."""
+    def summary(self, a: Alloc) -> Abstract:
+        """What the containers of ``a``'s sites hold (for dicts: tuple[keys, values])."""
+        result = NEVER
+        for site in a.sites:
+            self._site_reads.add(site)
+            item = ANY if site in self.escaped else self.sites.get(site, NEVER)
+            result = self.join(result, item)
+        return result
+
+    def dict_part(self, a: Abstract, index: int) -> Abstract:
+        """The keys (0) or values (1) of the dicts ``a`` may be."""
+        result = NEVER
+        for m in a.members():
+            if isinstance(m, Alloc) and m.cls is dict:
+                content = self.summary(m)
+                part = content.items[index] if isinstance(content, PartialTuple) else (
+                    NEVER if content is NEVER else ANY)
+                result = self.join(result, part)
+            else:
+                result = ANY
+        return result
+
+    def _materialize(self, fn: Any, result: Abstract, args: list[Abstract],
+                     original: Sequence[Abstract] = (),
+                     kwargs: dict[str, Abstract] | None = None) -> Abstract:
+        """New lists, sets and dicts a builtin returns get an allocation site."""
+        if result == Exact(dict) and fn is dict:
+            contents: Abstract = NEVER
+            if kwargs:
+                contents = PartialTuple((Exact(str), join_all_(list(kwargs.values()))))
+            if original:
+                source = original[0]
+                if isinstance(source, Alloc) and source.cls is dict:
+                    contents = self.join(contents, self.summary(source))
+                else:
+                    pairs = self.elements_of(source)
+                    if isinstance(pairs, PartialTuple) and len(pairs.items) == 2:
+                        contents = self.join(contents, pairs)
+                    elif pairs is not NEVER:
+                        self.escape(source)
+                        contents = ANY
+            return self.new_site(dict, contents)
         if isinstance(result, Elements) and result.cls in (list, set):
             return self.new_site(result.cls, result.elem)
         if result == Exact(list) and fn in (list, sorted):
@@ -511,7 +552,11 @@ class AbstractInterpreter:
         set methods update the receiver's allocation sites."""
         name = getattr(descriptor, "__name__", "")
         cls = receiver.exact_class
-        if cls in (list, set) or isinstance(receiver, Alloc):
+        if isinstance(receiver, Alloc) and cls is dict:
+            result = self.dict_method(name, receiver, args, kwargs)
+            if result is not None:
+                return result
+        elif cls in (list, set) or isinstance(receiver, Alloc):
             result = self.container_method(name, receiver, args, kwargs)
             if result is not None:
                 return result
@@ -560,6 +605,48 @@ class AbstractInterpreter:
             return Exact(int) if name in ("index", "count") else Const(None)
         if name == "copy" and n == 0 and receiver.exact_class is not None:
             return self.new_site(receiver.exact_class, self.elements_of(receiver))
+        return None
+
+    def dict_method(self, name: str, receiver: Alloc, args: list[Abstract],
+                    kwargs: dict[str, Abstract]) -> Abstract | None:
+        """Methods of a tracked dict: what goes in is recorded, what comes out is read."""
+        n = len(args)
+        if kwargs and name != "update":
+            return None
+        if args and not self.inert(args[0]) and name in ("get", "pop", "setdefault"):
+            self.opaque([receiver, args[0]])  # hashing and comparing run their code
+        keys, values = self.dict_part(receiver, 0), self.dict_part(receiver, 1)
+        default = args[1] if n == 2 else Const(None)
+        if name == "get" and n in (1, 2):
+            return self.join(values, default)
+        if name == "pop" and n in (1, 2):
+            return values if n == 1 else self.join(values, default)
+        if name == "setdefault" and n in (1, 2):
+            self.write(receiver, PartialTuple((args[0], default)))
+            return self.join(values, default)
+        if name == "keys" and n == 0:
+            return Elements(type({}.keys()), keys)
+        if name == "values" and n == 0:
+            return Elements(type({}.values()), values)
+        if name == "items" and n == 0:
+            return Elements(type({}.items()), PartialTuple((keys, values)))
+        if name == "popitem" and n == 0:
+            return PartialTuple((keys, values))
+        if name == "clear" and n == 0:
+            return Const(None)
+        if name == "copy" and n == 0:
+            return self.new_site(dict, self.summary(receiver))
+        if name == "update" and n <= 1:
+            if args:
+                other = args[0]
+                if isinstance(other, Alloc) and other.cls is dict:
+                    self.write(receiver, self.summary(other))
+                else:
+                    self.escape(other)
+                    self.write(receiver, PartialTuple((ANY, ANY)))
+            if kwargs:
+                self.write(receiver, PartialTuple((Exact(str), join_all_(list(kwargs.values())))))
+            return Const(None)
         return None
 
     def _builtin_method(self, descriptor: Any, receiver: Abstract, args: list[Abstract],
@@ -629,8 +716,10 @@ class AbstractInterpreter:
         """What iterating ``a`` yields (site summaries for tracked containers)."""
         result = NEVER
         for m in a.members():
-            if isinstance(m, Elements) and m.cls in (list, set, tuple, frozenset):
+            if isinstance(m, Elements) and m.cls in (list, set, tuple, frozenset, dict):
                 result = self.join(result, m.elem)
+            elif isinstance(m, Alloc) and m.cls is dict:
+                result = self.join(result, self.dict_part(m, 0))
             elif isinstance(m, Alloc):
                 for site in m.sites:
                     self._site_reads.add(site)
@@ -1255,7 +1344,7 @@ class AbstractInterpreter:
             if a.exact_class is not None and _is_python_class(a.exact_class):
                 name = f"__{op.op.rstrip('_')}__"
                 if _lookup(a.exact_class, name) is None:
-                    return self.binary(op.op[1:], a, b, frame)
+                    return self.binary(transfer.inplace_base(op.op), a, b, frame)
             return ANY
         if isinstance(op, N.UnaryOp):
             a = self.value(op.operand, state, frame)
@@ -1309,7 +1398,11 @@ class AbstractInterpreter:
             value = self.value(op.value, state, frame)
             obj = self.value(op.obj, state, frame)
             index = self.value(op.index, state, frame)
-            if isinstance(obj, Alloc) and obj.cls is list and index.exact_class in (
+            if isinstance(obj, Alloc) and obj.cls is dict:
+                if not self.inert(index):
+                    self.opaque([index, obj])
+                self.write(obj, PartialTuple((index, value)))
+            elif isinstance(obj, Alloc) and obj.cls is list and index.exact_class in (
                     int, bool, slice):
                 if index.exact_class is slice:
                     if not self.inert(value):
@@ -1337,9 +1430,7 @@ class AbstractInterpreter:
                 self.escape(contents)  # hashing runs __hash__/__eq__
             return self.new_site(container, contents)
         if isinstance(op, N.BuildDict):
-            for operand in op.operands():  # dicts are not tracked: what goes in escapes
-                self.escape(self.value(operand, state, frame))
-            return Exact(dict)
+            return self.build_dict(op, state, frame)
         if isinstance(op, N.BuildSlice):
             return Exact(slice)
         if isinstance(op, (N.JoinStr,)):
@@ -1406,10 +1497,32 @@ class AbstractInterpreter:
                 if target.exact_class is set and not self.inert(values[0]):
                     self.escape(values[0])
                 self.write(target, values[0])
+            elif len(values) == 2 and target.exact_class is dict:
+                if not self.inert(values[0]):
+                    self.escape(values[0])
+                self.write(target, PartialTuple((values[0], values[1])))
             else:
                 self.opaque(values)
             return Const(None)
         return ANY
+
+    def build_dict(self, op: N.BuildDict, state: _State, frame: _Frame) -> Abstract:
+        """``{k: v, **m}``: a new tracked dict."""
+        pairs: Abstract = NEVER
+        for key, item in op.items:
+            item_value = self.value(item, state, frame)
+            if key is None:
+                if isinstance(item_value, Alloc) and item_value.cls is dict:
+                    pairs = self.join(pairs, self.summary(item_value))
+                else:
+                    self.escape(item_value)
+                    pairs = ANY
+                continue
+            key_value = self.value(key, state, frame)
+            if not self.inert(key_value):
+                self.escape(key_value)  # hashing runs its code
+            pairs = self.join(pairs, PartialTuple((key_value, item_value)))
+        return self.new_site(dict, pairs)
 
     def _merge_into(self, state: _State, outs: list[tuple[_State, Abstract]]) -> Abstract:
         """Continue after lazily evaluated regions: ``state`` becomes their join."""
@@ -1456,8 +1569,9 @@ class AbstractInterpreter:
         inner = state.copy()
         fir = op.fn
         target: Abstract = ANY
-        if op.kind in ("list", "set"):
-            target = self.new_site(list if op.kind == "list" else set, NEVER)
+        if op.kind in ("list", "set", "dict"):
+            kinds: dict[str, type] = {"list": list, "set": set, "dict": dict}
+            target = self.new_site(kinds[op.kind], NEVER)
         frame.comp_sites.append(target)
         saved_locals = frame.locals
         frame.locals = saved_locals | local_names(fir) | set(fir.args.names())
@@ -1475,9 +1589,9 @@ class AbstractInterpreter:
         for stmt in fir.walk():
             if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.Walrus):
                 self.store(state, frame, stmt.op.var.name, ANY)
-        if op.kind in ("list", "set"):
+        if op.kind in ("list", "set", "dict"):
             return target
-        if op.kind == "dict":
+        if op.kind == "never":
             return Exact(dict)
         return Elements(types.GeneratorType, yields)
 
@@ -1750,6 +1864,10 @@ class AbstractInterpreter:
             return NEVER
         cls = obj.exact_class
         icls = index.exact_class
+        if isinstance(obj, Alloc) and cls is dict:
+            if not self.inert(index):
+                self.opaque([index, obj])
+            return self.dict_part(obj, 1)
         if isinstance(obj, Alloc) and cls is list:
             if icls in (int, bool):
                 return self.elements_of(obj)
@@ -1802,7 +1920,7 @@ _INERT_CLASSES: frozenset[Any] = frozenset(
      reversed, type(reversed([])), type(iter(set()))})
 #: builtins whose result holds (only) items of their arguments, which stay tracked
 _ELEMENT_BUILTINS: frozenset[Any] = frozenset(
-    {list, sorted, set, tuple, frozenset, min, max, iter, next, enumerate, zip, reversed,
+    {list, sorted, set, tuple, frozenset, dict, min, max, iter, next, enumerate, zip, reversed,
      len, sum, any, all, isinstance, print, abs, round})
 
 

@@ -15,7 +15,16 @@ import functools
 import types
 from typing import Any
 
-from splice.infer.lattice import ANY, Abstract, Const, Elements, Exact, Sub, join_all
+from splice.infer.lattice import (
+    ANY,
+    Abstract,
+    Const,
+    Elements,
+    Exact,
+    PartialTuple,
+    Sub,
+    join_all,
+)
 
 #: classes a C function declares and returns exactly (never a subclass instance)
 _EXACT_FROM_C: dict[str, type] = {
@@ -96,6 +105,12 @@ def _convert(node: ast.expr, exact: bool) -> Abstract:
         if exact and outer == Exact(list) and not isinstance(node.slice, ast.Tuple):
             # a new list of these items (the interpreter gives it an allocation site)
             return Elements(list, _convert(node.slice, exact))
+        if exact and outer == Exact(tuple) and isinstance(node.slice, ast.Tuple):
+            parts = node.slice.elts
+            if len(parts) == 2 and isinstance(parts[1], ast.Constant) and (
+                    parts[1].value is Ellipsis):
+                return Elements(tuple, _convert(parts[0], exact))
+            return PartialTuple(_convert(p, exact) for p in parts)
         return outer
     if isinstance(node, ast.Name):
         cls = _EXACT_FROM_C.get(node.id)

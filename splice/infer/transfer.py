@@ -162,10 +162,16 @@ def binop(op: str, a: Abstract, b: Abstract, fold_consts: bool = True) -> Abstra
 _CLOSED = frozenset({type(None), bool, int, float, complex, str, bytes})
 
 
+def inplace_base(op: str) -> str:
+    """The binary operator of an in-place one: "iadd" -> "add", "ior" -> "or_"."""
+    base = op[1:]
+    return base + "_" if base in ("and", "or") else base
+
+
 def inplace(op: str, a: Abstract, b: Abstract, fold_consts: bool = True) -> Abstract | None:
     """``a <op>= b`` (``op`` is "iadd", ...): the binary rule for immutable builtins, the
     receiver's class for in-place updates of lists, sets, dicts."""
-    base = op[1:]
+    base = inplace_base(op)
     ca = a.exact_class
     if ca is list and base in ("add", "mul"):
         return Exact(list) if base == "add" or b.exact_class in (int, bool) else None
@@ -340,6 +346,8 @@ _ITER_CLASS: dict[type, type] = {
     range: type(iter(range(0))), tuple: type(iter(())), list: type(iter([])),
     str: type(iter("")), bytes: type(iter(b"")), dict: type(iter({})),
     set: type(iter(set())), frozenset: type(iter(frozenset())),
+    type({}.keys()): type(iter({}.keys())), type({}.values()): type(iter({}.values())),
+    type({}.items()): type(iter({}.items())),
 }
 _ITERATOR_TYPES: frozenset[type] = frozenset(
     {*_ITER_CLASS.values(), types.GeneratorType, enumerate, zip, map, filter, reversed,

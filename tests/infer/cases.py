@@ -206,7 +206,8 @@ def closure_mutation(n):
 
 def opaque_mutation(n):
     xs = [1, 2]
-    helper = getattr(xs, "append")
+    name = "append"
+    helper = getattr(xs, name)
     helper("z")
     return xs[-1]
 
@@ -296,3 +297,33 @@ CONTAINERS = [(f, [int], (3,)) for f in (
     alias_mutation, closure_mutation, opaque_mutation, key_mutation, nested_lists,
     via_object, via_dict, via_global, list_ops, star_unpack, set_ops, in_tuple)]
 ALL += CONTAINERS
+
+
+def inplace_bits(a, b):
+    a |= b
+    a &= 3
+    a ^= 1
+    return a
+
+
+def dict_ops(n):
+    d = {"a": 1}
+    d["b"] = 2.5
+    e = dict(d)
+    e.setdefault("c", None)
+    counts = {}
+    for word in ("x", "y", "x"):
+        counts[word] = counts.get(word, 0) + 1
+    return d["a"], e.get("c"), sorted(counts.items()), {k: v for k, v in d.items()}
+
+
+def dict_escape(n):
+    inner = [1]
+    d = {"k": inner}
+    alias = d.copy()
+    alias["k"].append("s")
+    return inner[-1]
+
+
+ALL += [(inplace_bits, [int, int], (6, 1)), (inplace_bits, [bool, bool], (True, False)),
+        (dict_ops, [int], (1,)), (dict_escape, [int], (1,))]

@@ -132,11 +132,13 @@ def test_containers_tracked_through_aliases() -> None:
     assert infer(cases.alias_mutation, [int]).return_type == join(Exact(float), Exact(str))
     assert infer(cases.via_object, [int]).return_type == join(Exact(int), Exact(str))
     assert infer(cases.in_tuple, [int]).return_type == join(Exact(int), Exact(str))
+    assert infer(cases.via_dict, [int]).return_type == join(Exact(int), Exact(str))
+    assert infer(cases.dict_escape, [int]).return_type == join(Exact(int), Exact(str))
     nested = infer(cases.nested_lists, [int]).return_type
     assert isinstance(nested, PartialTuple) and Exact(str) <= nested.items[0]
 
 
 def test_containers_reaching_unseen_code_are_not_assumed() -> None:
     for fn in (cases.closure_mutation, cases.opaque_mutation, cases.key_mutation,
-               cases.via_dict, cases.via_global):
+               cases.via_global):
         assert infer(fn, [int]).return_type is ANY, fn.__name__
