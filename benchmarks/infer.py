@@ -3,6 +3,7 @@
 
     python benchmarks/infer.py            # full run
     python benchmarks/infer.py --quick    # a smoke run (a test calls it)
+    python benchmarks/infer.py --fuzz 500 # also the oracle over 500 random programs
 
 For each program in ``benchmarks/programs/``, ``main`` is inferred for an ``int`` argument
 (its whole call graph, from a fresh interpreter), then run under the soundness oracle
@@ -101,9 +102,37 @@ def _assigns(ir: N.FunctionIR) -> list[N.Assign]:
     return out
 
 
+def fuzz(seeds: range) -> tuple[int, int, int, float]:
+    """The oracle over random programs (``splice.tools.genprog``): each program's ``main``
+    is inferred and run instrumented. Returns (programs, checks, violations, seconds)."""
+    from splice.tools.genprog import forget_source, generate_program
+    from splice.tools.genprog import load as load_program
+
+    checks = violations = 0
+    spent = 0.0
+    for seed in seeds:
+        source = generate_program(seed)
+        filename = f"<splice-infer-fuzz-{seed}>"
+        try:
+            namespace = load_program(source, filename, f"splice_infer_fuzz_{seed}")
+            start = time.perf_counter()
+            inference = infer(namespace["main"], [])
+            spent += time.perf_counter() - start
+            report = check_run(inference, namespace["main"])
+            checks += report.checks
+            violations += len(report.violations)
+            for violation in report.violations[:3]:
+                print(f"   VIOLATION seed {seed}: {violation}")
+        finally:
+            forget_source(filename)
+    return len(seeds), checks, violations, spent
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run")
+    parser.add_argument("--fuzz", type=int, default=0, metavar="N",
+                        help="also run the oracle over N random programs")
     args = parser.parse_args(argv)
     names = sorted(f[:-3] for f in os.listdir(PROGRAMS) if f.endswith(".py"))
     if args.quick:
@@ -130,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     print("values not exact, by op:", ", ".join(f"{k} {v}" for k, v in losses.most_common(8)))
     violations = sum(len(r["violations"]) for r in rows)
     print(f"oracle: {sum(r['checks'] for r in rows)} checks, {violations} violations")
+    if args.fuzz:
+        programs, checks, found, spent = fuzz(range(args.fuzz))
+        print(f"random programs: {programs}, {checks} checks, {found} violations "
+              f"(inference {spent:.1f} s in all)")
+        violations += found
     return 1 if violations else 0
 
 

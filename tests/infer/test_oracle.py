@@ -65,3 +65,19 @@ def test_oracle_catches_a_wrong_inference() -> None:
     inference: Inference = infer(f, [list], interpreter=_Liar())
     report = check_run(inference, f, ["a", "b"])
     assert report.violations
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_program_is_sound(seed: int) -> None:
+    from splice.tools.genprog import forget_source, generate_program
+    from splice.tools.genprog import load as load_program
+
+    filename = f"<infer-oracle-{seed}>"
+    try:
+        namespace = load_program(generate_program(seed), filename, f"infer_oracle_{seed}")
+        inference = infer(namespace["main"], [])
+        report = check_run(inference, namespace["main"])
+    finally:
+        forget_source(filename)
+    assert report.instrumented >= 1
+    assert not report.violations, [str(v) for v in report.violations]
