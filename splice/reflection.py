@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from splice.ir import generate, lower
-from splice.ir.printer import Listing
+from splice.ir.nodes import Assign, BinOp, Call, Compare, Const, FunctionIR, InPlace, Stmt, UnaryOp
+from splice.ir.printer import Listing, Printer, operand_text
 
 
 def code_lowered(fn: object) -> Listing:
@@ -24,9 +26,51 @@ def code_python(fn: object, *argtypes: Any, plugin: Any = None, renest: bool = T
     return generate(lower(fn), renest=renest)
 
 
+def _operand(operand: object) -> str:
+    """An operand, with known functions, classes and modules shown by name."""
+    if isinstance(operand, Const):
+        value = operand.value
+        if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
+            return str(getattr(value, "__qualname__", value))
+        if isinstance(value, types.ModuleType):
+            return value.__name__
+    return operand_text(operand)
+
+
+class _TypedPrinter(Printer):
+    """The IR printer, with operators as calls of their ``operator`` names
+    (``%3 = add(%1, %2)::float``) and constant callees by name."""
+
+    def stmt(self, stmt: Stmt, depth: int) -> None:
+        if isinstance(stmt, Assign) and len(stmt.results) == 1:
+            op = stmt.op
+            text = None
+            if isinstance(op, (BinOp, Compare, UnaryOp)):
+                text = f"{op.op}({', '.join(_operand(o) for o in op.operands())})"
+            elif isinstance(op, InPlace):
+                text = f"i{op.op}({', '.join(_operand(o) for o in op.operands())})"
+            elif isinstance(op, Call) and isinstance(op.func, Const):
+                args = [_operand(a) for a in op.args]
+                args += [operand_text(k) for k in op.keywords]
+                text = f"call {_operand(op.func)}({', '.join(args)})"
+            if text is not None:
+                annotation = stmt.results[0].annotation
+                suffix = f"::{annotation}" if annotation is not None else ""
+                self.add(stmt.pos.lineno, depth, f"{stmt.results[0]!r} = {text}{suffix}")
+                return
+        super().stmt(stmt, depth)
+
+
+def format_typed(ir: FunctionIR) -> str:
+    """The listing of typed IR (see ``code_typed``)."""
+    printer = _TypedPrinter()
+    printer.function(ir)
+    return printer.render()
+
+
 class TypedListing(Listing):
     """What ``splice.code_typed`` returns: the typed IR listing (every value shown with its
-    abstract value, ``%3 = binop(add, %1, %2)::float``) and the inferred return type."""
+    abstract value, ``%3 = add(%1, %2)::float``) and the inferred return type."""
 
     def __init__(self, instance: Any, stage: str = "typed") -> None:
         super().__init__(getattr(instance, stage))
@@ -40,7 +84,7 @@ class TypedListing(Listing):
     def __str__(self) -> str:
         spec = self.instance.specialization
         header = f"# {self.stage} IR of {spec}"
-        return f"{header}\n{super().__str__()}\n=> {self.instance.return_type}"
+        return f"{header}\n{format_typed(self.ir)}\n=> {self.instance.return_type}"
 
 
 def code_typed(fn: object, *argtypes: Any, plugin: Any = None, optimize: bool = False

@@ -12,7 +12,9 @@ argument types, behind a guard that falls back to the ordinary call::
 The guard makes the direct call exactly the call the program makes: the same function
 object with the same code (a rebound name or a swapped ``__code__`` takes the generic path at
 once). The arguments' types were proven by inference for every execution the caller's own
-specialisation admits, so the callee instance needs no argument check. Only simple calls are
+specialisation admits, so the callee instance needs no argument check; its return type must
+lie within the type the caller's inference assumed for the call (typed passes in the callee
+may have changed it), else the call stays generic. Only simple calls are
 made direct: all of ``g``'s positional parameters passed positionally (so no default is
 read), no ``*args``/``**kwargs``/keyword-only parameters, no keywords or ``*`` at the call.
 The owner must run ``g`` under the same plugins (``recurse``) and have no per-call hooks
@@ -124,9 +126,15 @@ def plan_direct_calls(owner: Any, ir: FunctionIR,
         if all(t is ANY for t in argtypes) and argtypes:
             continue  # nothing known: the generic path is as good
         try:
-            plan[stmt.id] = compile_for(callee, argtypes)
+            instance = compile_for(callee, argtypes)
         except UnsupportedError:
             continue
+        # the caller was inferred with the callee as the context runs it: the instance
+        # (rewritten by typed passes) must return within the type the caller assumed
+        assumed = ANY if stmt.result is None else type_of(stmt.result)
+        if not instance.return_type <= assumed:
+            continue
+        plan[stmt.id] = instance
     return plan
 
 

@@ -104,19 +104,48 @@ def _argtypes(fn: types.FunctionType, argtypes: tuple[Any, ...]) -> tuple[Abstra
     return tuple(abstract(t) for t in argtypes)
 
 
-def _infer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, ...],
-           interpreter: Any) -> Any:
-    """Run inference on ``ir`` (the lowered IR after the plugins' ``lowered`` hooks)."""
+def _interpreter(plugins: tuple[Any, ...]) -> Any:
+    """The plugins' interpreter, or a fresh default one."""
     from splice.infer import AbstractInterpreter
 
-    if interpreter is None:
-        interpreter = AbstractInterpreter()
-    # ``AbstractInterpreter.lowered(fn)`` lowers ``fn`` itself; give it the IR after the
-    # plugins' ``lowered`` hooks instead (its cache of lowered IR, keyed by function and code)
+    chosen = interpreter_of(plugins)
+    return AbstractInterpreter() if chosen is None else chosen
+
+
+def _infer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, ...],
+           interpreter: Any) -> Any:
+    """Run inference on ``ir`` (the lowered IR after the plugins' ``lowered`` hooks).
+    ``AbstractInterpreter.lowered(fn)`` lowers ``fn`` itself; it is given ``ir`` instead,
+    through its cache of lowered IR (keyed by function and code), where it stays: callers
+    inferred later see ``fn`` as the context runs it (with its ``lowered`` hooks)."""
     lowered_cache = getattr(interpreter, "_lowered", None)
     if isinstance(lowered_cache, dict):
         lowered_cache[(fn, fn.__code__)] = ir
     return interpreter.infer(fn, argtypes)
+
+
+def _reinfer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, ...],
+             interpreter: Any) -> Any:
+    """Infer ``ir`` as rewritten by the ``typed`` hooks, so that its values' types are
+    those of the rewritten program (a replacement may return another type than the
+    original callee). The interpreter's caches are left as they were: other functions'
+    inferences must keep seeing ``fn`` as the context runs it."""
+    lowered_cache = getattr(interpreter, "_lowered", None)
+    cache = getattr(interpreter, "cache", None)
+    if not isinstance(lowered_cache, dict) or not isinstance(cache, dict):
+        return None  # an interpreter without the default's caches: cannot re-infer
+    lowered_key = (fn, fn.__code__)
+    key = interpreter.cache_key(fn, argtypes)
+    saved_ir = lowered_cache.get(lowered_key)
+    saved = cache.pop(key, None)
+    lowered_cache[lowered_key] = ir
+    try:
+        return interpreter.infer(fn, argtypes)
+    finally:
+        lowered_cache[lowered_key] = saved_ir
+        cache.pop(key, None)
+        if saved is not None:
+            cache[key] = saved
 
 
 #: call statement id -> the (load statement id, temp id, name) inserted before it
@@ -250,16 +279,32 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     times["lower"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    inference = _infer(fn, staged, argtypes, interpreter_of(plugins))
+    interpreter = _interpreter(plugins)
+    inference = _infer(fn, staged, argtypes, interpreter)
+    first_inference = inference
     typed: FunctionIR = inference.ir
     typed.function = fn
     times["infer"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    typed = _run_hooks(stage_hooks(plugins, "typed"), typed)
+    typed_hooks = stage_hooks(plugins, "typed")
+    typed = _run_hooks(typed_hooks, typed)
+    times["passes"] = time.perf_counter() - start
+    if typed_hooks:
+        start = time.perf_counter()
+        again = _reinfer(fn, typed, argtypes, interpreter)
+        if again is None:
+            raise SpliceError(f"cannot infer {describe(fn)} again after its typed hooks: "
+                              f"the interpreter {type(interpreter).__name__} lacks the "
+                              "caches of AbstractInterpreter")
+        inference = again
+        typed = inference.ir
+        typed.function = fn
+        times["infer"] += time.perf_counter() - start
+    start = time.perf_counter()
     typed_ir = typed.copy()
     optimizations = optimize(typed, inference)
-    times["passes"] = time.perf_counter() - start
+    times["passes"] += time.perf_counter() - start
     with building(fn.__code__):
         plan = plan_direct_calls(owner, typed, functools.partial(_callee_instance, owner))
     start = time.perf_counter()
@@ -276,7 +321,7 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     function = instantiate(compiled, fn, share_kwdefaults=True)
     times["codegen"] = time.perf_counter() - start
 
-    edges = list(walk_edges(inference))
+    edges = list(dict.fromkeys([*walk_edges(first_inference), *walk_edges(inference)]))
     guards, callees = _guards_and_callees(edges)
     for callee_instance in plan.values():
         # the caller runs the callee instance directly: it relies on its guards too

@@ -108,3 +108,20 @@ def test_code_python_of_an_instance() -> None:
     source = splice.code_python(program.outer, float, plugin=FastMath({math.sin: cheap_sin}))
     assert "def outer(x):" in source
     assert splice.code_python(program.outer).startswith("def outer(x):")
+
+
+def returns_complex(x):  # type: ignore[no-untyped-def]
+    return 1j * x
+
+
+def test_a_typed_pass_changing_a_return_type_is_reinferred_and_not_made_direct() -> None:
+    program = fresh()
+    plugin = FastMath({math.sin: returns_complex})
+    ci = splice.compile(plugin, program.outer, float)
+    # inner's own instance is rewritten and now returns a complex: the caller assumed float
+    # (inner as the context runs it), so its call of inner is not made direct
+    inner = next(i for i in instances_of(plugin.context) if i.fn is program.inner)
+    assert inner.return_type <= complex  # inferred on the rewritten program
+    assert not any("direct call of" in line and "inner" in line for line in ci.optimizations)
+    assert splice.invoke(ci, 0.5) == program.outer(0.5)
+    assert splice.invoke(inner, 0.5) == 1j * 0.5 * 2.0
