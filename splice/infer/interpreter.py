@@ -176,6 +176,21 @@ class Inference:
                 stmt.op.callee = self.callees.get(stmt.id)
         self._ir = ir
 
+    def all_edges(self) -> list[Edge]:
+        """The edges of this inference and of every callee specialisation it used
+        (transitively): everything its types rely on."""
+        seen: dict[Edge, None] = {}
+        done: set[int] = set()
+        todo: list[Inference] = [self]
+        while todo:
+            inference = todo.pop()
+            if id(inference) in done:
+                continue
+            done.add(id(inference))
+            seen.update(dict.fromkeys(inference.edges))
+            todo.extend(inference.callee_inferences)
+        return list(seen)
+
     def __repr__(self) -> str:
         name = getattr(self.function, "__qualname__", self.function)
         args = ", ".join(map(str, self.argtypes))
@@ -504,7 +519,8 @@ class AbstractInterpreter:
         if inference is None:
             return self.opaque(args)
         if frame is not None:
-            frame.result.callee_inferences.append(inference)
+            if not any(i is inference for i in frame.result.callee_inferences):
+                frame.result.callee_inferences.append(inference)
         if code.co_flags & inspect.CO_GENERATOR:
             return Elements(types.GeneratorType, inference.yield_type)
         return inference.return_type
@@ -1293,6 +1309,8 @@ class AbstractInterpreter:
         builtin_ns = namespace.get("__builtins__", builtins)
         builtin_ns = getattr(builtin_ns, "__dict__", builtin_ns)
         if name in builtin_ns:
+            # assumed: no global of that name shadows the builtin
+            frame.edges[Edge("global", namespace, name)] = None
             return Const(builtin_ns[name])
         return ANY  # unknown now: a NameError, or a name bound later (exec, setattr)
 

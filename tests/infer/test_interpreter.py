@@ -142,3 +142,14 @@ def test_containers_reaching_unseen_code_are_not_assumed() -> None:
     for fn in (cases.closure_mutation, cases.opaque_mutation, cases.key_mutation,
                cases.via_global):
         assert infer(fn, [int]).return_type is ANY, fn.__name__
+
+
+def test_edges_are_collected_transitively() -> None:
+    inf = infer(cases.points, [int])
+    direct = set(inf.edges)
+    everything = set(inf.all_edges())
+    assert direct <= everything
+    # Point.__add__ reads the global Point inside the callee: only a transitive edge
+    assert any(e.kind == "callee" and getattr(e.target, "__name__", "") == "__add__"
+               for e in everything)
+    assert any(e.kind == "global" and e.name == "float" for e in everything)
