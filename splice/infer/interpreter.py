@@ -518,9 +518,9 @@ class AbstractInterpreter:
         inference = self._infer_function(fn, args)
         if inference is None:
             return self.opaque(args)
-        if frame is not None:
-            if not any(i is inference for i in frame.result.callee_inferences):
-                frame.result.callee_inferences.append(inference)
+        if frame is not None and not any(
+                i is inference for i in frame.result.callee_inferences):
+            frame.result.callee_inferences.append(inference)
         if code.co_flags & inspect.CO_GENERATOR:
             return Elements(types.GeneratorType, inference.yield_type)
         return inference.return_type
