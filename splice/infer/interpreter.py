@@ -327,6 +327,10 @@ class AbstractInterpreter:
         finally:
             LOST_SITE_HOOKS.remove(self.escape)
         assert result is not None
+        if result._ir is None:
+            # the typed copy of the entry is made now: the lowered IR it copies may be
+            # rewritten by the caller afterwards (callees' copies are made on first use)
+            result._materialize()
         result.time = time.perf_counter() - start
         return result
 
