@@ -153,3 +153,16 @@ def test_edges_are_collected_transitively() -> None:
     assert any(e.kind == "callee" and getattr(e.target, "__name__", "") == "__add__"
                for e in everything)
     assert any(e.kind == "global" and e.name == "float" for e in everything)
+
+
+def test_params_union_width_depth_and_budget() -> None:
+    assert infer(cases.narrowing, [int | None]).return_type == Exact(int)
+    # a width of one cannot hold int | str: the union widens to Any
+    narrow = InferenceParams(union_width=1)
+    assert infer(cases.isinstance_narrowing, [int | str], params=narrow).return_type is ANY
+    # no call is entered at depth 0 (the entry itself is at depth 0)
+    shallow = InferenceParams(max_depth=1)
+    assert infer(cases.points, [int], params=shallow).return_type == PartialTuple([ANY, ANY])
+    # past the time budget no callee is entered either
+    hurried = InferenceParams(time_budget=0.0)
+    assert infer(cases.fib, [int], params=hurried).return_type is ANY
