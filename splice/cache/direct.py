@@ -4,17 +4,22 @@ A call whose callee inference resolved to a Python function ``g`` (and whose arg
 it inferred) is compiled as a call of ``g``'s own code instance, specialised on those
 argument types, behind a guard that falls back to the ordinary call::
 
-    %r = call %g(x, y)          becomes     if %g is <g> and %g.__code__ is <g's code>:
+    %r = call %g(x, y)          becomes     if %g is <instance>.holder[0]:
                                                 %r = call <instance of g(float, int)>(x, y)
                                             else:
                                                 %r = call %g(x, y)
 
-The guard makes the direct call exactly the call the program makes: the same function
-object with the same code (a rebound name or a swapped ``__code__`` takes the generic path at
-once). The arguments' types were proven by inference for every execution the caller's own
-specialisation admits, so the callee instance needs no argument check; its return type must
-lie within the type the caller's inference assumed for the call (typed passes in the callee
-may have changed it), else the call stays generic. Only simple calls are
+``holder[0]`` is ``g`` while the callee instance is valid and a sentinel once it is
+invalidated, which happens at once when ``g``'s ``__code__`` or defaults are replaced (the
+audit hook of ``splice.cache.world``). So the guard makes the direct call exactly the call
+the program makes: the same function object with the same code; a rebound name or a swapped
+``__code__`` takes the generic path at once, even in a caller already running. (Reading
+``g.__code__`` in the guard instead would raise an audit event on every call.) The
+arguments' types were proven by inference for every execution the caller's own
+specialisation admits, so the callee instance needs no argument check. The caller was
+inferred with the callee as the context runs it, so typed passes in the callee must not have
+widened its return type (``CodeInstance.preserves_return_type``), else the call stays
+generic. Only simple calls are
 made direct: all of ``g``'s positional parameters passed positionally (so no default is
 read), no ``*args``/``**kwargs``/keyword-only parameters, no keywords or ``*`` at the call.
 The owner must run ``g`` under the same plugins (``recurse``) and have no per-call hooks
@@ -30,18 +35,17 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from splice.cache.instances import erase_sites
 from splice.errors import UnsupportedError
-from splice.infer.lattice import ANY, Abstract, Exact
+from splice.infer.lattice import ANY, Abstract
 from splice.ir.nodes import (
     Assign,
-    BoolOp,
     Call,
     Compare,
     Const,
     FunctionIR,
-    GetAttr,
+    GetItem,
     If,
-    Region,
     Starred,
 )
 from splice.ir.source import describe
@@ -53,7 +57,6 @@ __all__ = ["MAX_DEPTH", "apply_direct_calls", "plan_direct_calls"]
 #: how deep callee instances are built below one top-level compile
 MAX_DEPTH = 8
 _CO_SIMPLE_FLAGS = 0x04 | 0x08  # CO_VARARGS | CO_VARKEYWORDS
-_VALUE_TYPES = (bool, int, float, complex, str, bytes)
 
 _building = threading.local()
 
@@ -80,10 +83,10 @@ class building:
 
 def _argument_type(value: Abstract) -> Abstract:
     """The type a callee is specialised on: plain value constants widen to their class
-    (as inference specialises callees), callables and other constants stay."""
-    if value.is_const and type(value.value) in _VALUE_TYPES:
-        return Exact(type(value.value))
-    return value
+    (as inference specialises callees), allocation sites (which belong to the caller's
+    inference) to the container's class; callables and other constants stay."""
+    result: Abstract = erase_sites(value)
+    return result
 
 
 def _eligible(owner: Any, callee: Any) -> bool:
@@ -130,9 +133,8 @@ def plan_direct_calls(owner: Any, ir: FunctionIR,
         except UnsupportedError:
             continue
         # the caller was inferred with the callee as the context runs it: the instance
-        # (rewritten by typed passes) must return within the type the caller assumed
-        assumed = ANY if stmt.result is None else type_of(stmt.result)
-        if not instance.return_type <= assumed:
+        # (rewritten by typed passes) must return only what that was inferred to return
+        if not instance.preserves_return_type:
             continue
         plan[stmt.id] = instance
     return plan
@@ -157,20 +159,14 @@ def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any]) -> list[str]:
             continue
         pos = stmt.pos
         func = op.func
+        current = ir.new_temp()
         same = ir.new_temp()
-        code = ir.new_temp()
-        same_code = ir.new_temp()
-        test = ir.new_temp()
-        check_code = Region([
-            Assign((code,), GetAttr(func, "__code__"), pos),
-            Assign((same_code,), Compare("is_", code, Const(callee.__code__, pos)), pos),
-        ], same_code)
         direct = Assign(stmt.results, Call(Const(instance.compiled, pos), list(op.args), []),
                         pos)
         guarded = [
-            Assign((same,), Compare("is_", func, Const(callee, pos)), pos),
-            Assign((test,), BoolOp("and", same, [check_code], in_test=True), pos),
-            If(test, [direct], [stmt], pos),
+            Assign((current,), GetItem(Const(instance.holder, pos), Const(0, pos)), pos),
+            Assign((same,), Compare("is_", func, current), pos),
+            If(same, [direct], [stmt], pos),
         ]
         index = loc.block.index(stmt)
         loc.block[index:index + 1] = guarded

@@ -45,11 +45,21 @@ from splice.ir.nodes import FunctionIR
 if TYPE_CHECKING:
     from splice.runtime.context import Context
 
-__all__ = ["ArgumentTypeError", "CodeInstance", "InvalidatedError", "Specialization",
+__all__ = ["INVALID", "ArgumentTypeError", "CodeInstance", "InvalidatedError", "Specialization",
            "instances_of", "invoke", "revalidate"]
 
 #: ``max_world`` of an instance that has not been invalidated
 MAX_WORLD = sys.maxsize
+
+
+class _Invalid:
+    """What an invalidated instance's ``holder`` holds (never a callee)."""
+
+    def __repr__(self) -> str:
+        return "<invalidated>"
+
+
+INVALID: Any = _Invalid()
 
 
 class InvalidatedError(SpliceError):
@@ -97,6 +107,10 @@ class CodeInstance:
     edges: tuple[Any, ...]
     guards: tuple[Guard, ...]
     inference: Any = None
+    #: the return type inferred before the ``typed`` hooks (the function as the context
+    #: runs it) and whether typed hooks ran (the types were inferred again after them)
+    untyped_return_type: Any = None
+    retyped: bool = False
     #: seconds spent in each stage
     times: dict[str, float] = field(default_factory=dict)
     #: what the optimisation stage did (one line per rewrite)
@@ -107,6 +121,15 @@ class CodeInstance:
     invalidated_because: str | None = None
     _dependents: list[weakref.ref[CodeInstance]] = field(default_factory=list, repr=False)
     _source: str | None = field(default=None, repr=False)
+    #: ``[fn]`` while the instance is valid, ``[INVALID]`` after: what guarded direct calls
+    #: compare the callee with (one subscript, no attribute read that raises audit events)
+    holder: list[Any] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self.holder[:] = [self.fn]
+        code = self.specialization.code
+        self._names = code.co_varnames
+        self._argcount = code.co_argcount
 
     # ------------------------------------------------------------------------ validity
 
@@ -138,6 +161,7 @@ class CodeInstance:
                 return
             self.max_world = world()
             self.invalidated_because = reason
+            self.holder[0] = INVALID
             dependents = [ref() for ref in self._dependents]
             self._dependents.clear()
             cache = self.owner.__dict__.get(_CACHE_ATTRIBUTE)
@@ -168,6 +192,15 @@ class CodeInstance:
         return self.specialization.argtypes
 
     @property
+    def preserves_return_type(self) -> bool:
+        """Whether the instance returns only what the function as the context runs it
+        (without typed hooks) was inferred to return, allocation sites and constants
+        aside: callers inferred with the latter may call the instance instead."""
+        if not self.retyped:
+            return True
+        return bool(erase_sites(self.return_type) <= erase_sites(self.untyped_return_type))
+
+    @property
     def source(self) -> str:
         """The Python source generated from the optimized IR (calls shown as the program
         makes them; ``routed_source`` shows them going through the dispatch table)."""
@@ -195,9 +228,10 @@ class CodeInstance:
     def mismatch(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str | None:
         """Why ``args``/``kwargs`` do not fit the specialization (None if they do, or if
         they do not bind to the signature at all: the call then raises as natively)."""
+        # (``fn.__code__`` is not read here: reading it raises an audit event, slow)
         argtypes = self.specialization.argtypes
-        code = self.fn.__code__
-        if not kwargs and len(argtypes) <= len(args) <= code.co_argcount:
+        names = self._names
+        if not kwargs and len(argtypes) <= len(args) <= self._argcount:
             values: Sequence[Any] = args
         else:
             try:
@@ -205,9 +239,7 @@ class CodeInstance:
             except TypeError:
                 return None
             bound.apply_defaults()
-            names = code.co_varnames[:len(argtypes)]
-            values = [bound.arguments[name] for name in names]
-        names = code.co_varnames
+            values = [bound.arguments[name] for name in names[:len(argtypes)]]
         for index, expected in enumerate(argtypes):
             value = values[index]
             if not expected.accepts(value):
@@ -221,6 +253,25 @@ class CodeInstance:
                 return (f"{self.fn.__qualname__}(): the runtime key is {now!r}, but this "
                         f"instance is specialized for key {key!r}")
         return None
+
+
+def erase_sites(value: Any) -> Any:
+    """``value`` with what depends on one inference run forgotten: allocation sites
+    (``list@1`` becomes ``list``) and plain value constants (``Const(2)`` becomes ``int``),
+    so that results of two inferences can be compared."""
+    from splice.infer import lattice as L
+
+    if isinstance(value, L.Alloc):
+        return L.Exact(value.cls)
+    if isinstance(value, L.Elements):
+        return L.Elements(value.cls, erase_sites(value.elem))
+    if isinstance(value, L.PartialTuple):
+        return L.PartialTuple(erase_sites(item) for item in value.items)
+    if isinstance(value, L.Union):
+        return L.join_all(erase_sites(m) for m in value.members())
+    if isinstance(value, L.Const) and L.is_value_constant(value.value):
+        return L.Exact(type(value.value))
+    return value
 
 
 def _short(value: Any) -> str:

@@ -331,6 +331,7 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
         specialization=Specialization(fn.__code__, argtypes, key), owner=owner, fn=fn,
         lowered=lowered_ir, typed=typed_ir, optimized=optimized_ir, routed=routed,
         compiled=function, return_type=inference.return_type, edges=tuple(edges),
+        untyped_return_type=first_inference.return_type, retyped=bool(typed_hooks),
         guards=tuple(guards), inference=inference, times=times, optimizations=optimizations)
     _connect(ci, fn, callees)
     return ci
