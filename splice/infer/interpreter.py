@@ -421,6 +421,55 @@ class AbstractInterpreter:
                     self.escape(Alloc(cls, (site,)))
         return result
 
+    def native_callbacks(self, fn: Any, args: list[Abstract], kwargs: dict[str, Abstract],
+                         frame: _Frame) -> Abstract | None:
+        """``sorted``/``min``/``max`` with a ``key=`` function, ``map`` and ``filter``:
+        the builtin calls a Python function on the items; that call is inferred like any
+        other (so it is not code inference cannot see). ``None``: not such a call."""
+        def items_of(value: Abstract) -> Abstract | None:
+            ok = any(isinstance(m, (Alloc, Elements, PartialTuple)) or m.exact_class in (
+                range, str) or (isinstance(m, Const) and is_value_constant(m.value))
+                for m in value.members())
+            return self.elements_of(self._proxy(value)) if ok else None
+
+        def callable_(value: Abstract) -> bool:
+            return all(isinstance(m, Const) and isinstance(m.value, types.FunctionType)
+                       or isinstance(m, Method) and isinstance(m.func, types.FunctionType)
+                       for m in value.members())
+
+        if fn in (sorted, min, max):
+            key = kwargs.get("key")
+            extra = set(kwargs) - {"key", "reverse", "default"}
+            if key is None or extra or not callable_(key) or not args:
+                return None
+            if fn is sorted and len(args) != 1:
+                return None
+            items = items_of(args[0]) if len(args) == 1 else join_all_(args)
+            if items is None or items is NEVER:
+                return None
+            keys = self.infer_call(key, [items], {}, frame)
+            if not self.inert(keys):
+                self.escape(keys)  # comparing them runs their methods
+                self.escape(items)
+            if fn is sorted:
+                return self.new_site(list, items)
+            default = kwargs.get("default")
+            return items if default is None else self.join(items, default)
+        if fn in (map, filter) and len(args) >= 2 and not kwargs and callable_(args[0]):
+            if fn is filter and len(args) != 2:
+                return None
+            columns = [items_of(a) for a in args[1:]]
+            if any(c is None for c in columns):
+                return None
+            inputs = [c for c in columns if c is not None]
+            result = self.infer_call(args[0], inputs, {}, frame)
+            if fn is map:
+                return Elements(map, result)
+            if not self.inert(result):
+                self.escape(result)  # its truth is tested
+            return Elements(filter, inputs[0])
+        return None
+
     def _proxy(self, a: Abstract) -> Abstract:
         """A container argument as what a builtin sees: its class and its items."""
         if not any(isinstance(m, Alloc) for m in a.members()):
@@ -543,6 +592,10 @@ class AbstractInterpreter:
             target = func.value
             if stmt is not None:
                 frame.result.callees[stmt.id] = target
+            if target in _CALLBACK_BUILTINS:
+                called = self.native_callbacks(target, args, kwargs, frame)
+                if called is not None:
+                    return called
             if isinstance(target, types.FunctionType):
                 bound = _bind(target, args, kwargs)
                 if bound is None:
@@ -1968,6 +2021,10 @@ def _builtin_shallow(value: Abstract) -> bool:
                 types.FunctionType, types.MethodType):
             return False
     return True
+
+
+#: builtins that call a Python function given to them on the items of an iterable
+_CALLBACK_BUILTINS: frozenset[Any] = frozenset({sorted, min, max, map, filter})
 
 
 def _atomic(value: Abstract) -> bool:

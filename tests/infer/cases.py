@@ -327,3 +327,45 @@ def dict_escape(n):
 
 ALL += [(inplace_bits, [int, int], (6, 1)), (inplace_bits, [bool, bool], (True, False)),
         (dict_ops, [int], (1,)), (dict_escape, [int], (1,))]
+
+
+def by_length(word):
+    return len(word)
+
+
+def callbacks(n):
+    words = ["bb", "a", "ccc"]
+    ordered = sorted(words, key=by_length)
+    longest = max(words, key=by_length)
+    lengths = list(map(by_length, words))
+    short = list(filter(is_short, words))
+    return ordered[0], longest, lengths[0], short[0]
+
+
+def is_short(word):
+    return len(word) < 3
+
+
+def lambda_escape(n):
+    words = ["bb", "a"]
+    short = list(filter(lambda w: words.append(3) or len(w) < 3, words[:]))
+    return words[-1], short
+
+
+SEEN = []
+
+
+def remember(item):
+    SEEN.append(item)
+    return item
+
+
+def callback_effects(n):
+    xs = [[1], [2]]
+    ys = sorted(xs, key=remember)
+    SEEN[0].append("s")
+    return xs[0][-1], ys
+
+
+ALL += [(callbacks, [int], (1,)), (callback_effects, [int], (1,)),
+        (lambda_escape, [int], (1,))]

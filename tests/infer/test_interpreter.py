@@ -166,3 +166,12 @@ def test_params_union_width_depth_and_budget() -> None:
     # past the time budget no callee is entered either
     hurried = InferenceParams(time_budget=0.0)
     assert infer(cases.fib, [int], params=hurried).return_type is ANY
+
+
+def test_native_callbacks_are_inferred() -> None:
+    inf = infer(cases.callbacks, [int])
+    assert inf.return_type == PartialTuple([Exact(str), Exact(str), Exact(int), Exact(str)])
+    assert any(e.kind == "callee" and e.target is cases.by_length for e in inf.all_edges())
+    # an item the callback stores into a global escapes; a lambda is not entered
+    assert infer(cases.callback_effects, [int]).return_type.items[0] is ANY  # type: ignore[attr-defined]
+    assert infer(cases.lambda_escape, [int]).return_type.items[0] is ANY  # type: ignore[attr-defined]
