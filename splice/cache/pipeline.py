@@ -2,13 +2,16 @@
 
 ::
 
-    lower (cached) -> plugin.lowered -> infer (plugin.interpreter) -> plugin.typed
-      -> optimize -> plugin.optimized -> route calls through the owner's table -> codegen
+    lower (cached) -> plugin.lowered -> load call arguments -> infer (plugin.interpreter)
+      -> plugin.typed -> infer again (if there were typed hooks) -> optimize, plan direct
+      calls (callee instances built) -> plugin.optimized -> put call arguments back
+      -> guarded direct calls -> route calls through the owner's table -> codegen
 
 Each stage's hooks run for every plugin of the owner's context, outermost first; a hook
-rewrites the IR in place or returns new IR. Calls in the compiled code go through the
-owner's dispatch table, as in code the context transforms, so everything the instance
-reaches runs under the plugin (with the plugin's ``recurse`` deciding per callee).
+rewrites the IR in place or returns new IR. Calls not made direct go through the owner's
+dispatch table, as in code the context transforms, so everything the instance reaches runs
+under the plugin (with the plugin's ``recurse`` deciding per callee). docs/instances.md
+explains each step.
 
 ``build_instance(owner, fn, argtypes, key)`` is the entry point a context can call; it
 does not cache (``splice.compile`` does).
