@@ -67,3 +67,10 @@ def test_fastmath_benchmark_quick_run(tmp_path: Path) -> None:
     results = json.loads(out.read_text())
     assert len(results["rewrites"]) == 3
     assert set(results["ratios"]) >= {"fastmath/hand", "fastmath/hand_native"}
+
+
+def test_show_under_a_plugin() -> None:
+    result = run("show", f"{PROGRAM}:uses_callee", "--stage", "optimized", "--types", "int",
+                 "-p", "splice:Plugin")
+    assert result.exit_code == 0, result.output
+    assert "optimized IR of uses_callee(int)" in result.output
