@@ -19,6 +19,7 @@ import ast
 import builtins
 import copy
 import inspect
+import itertools
 import math
 import pickle
 import re
@@ -249,7 +250,6 @@ class _Frame:
         self.finals: list[list[_State]] = []  # states leaving through a finally
         self.facts: dict[N.Temp, list[tuple[Any, int, Abstract, Abstract]]] = {}
         self.type_of: dict[N.Temp, Any] = {}
-        self.version = 0
         self.edges: dict[Edge, None] = {}
         self.shared: set[str] = set()  # locals that inner scopes rebind (nonlocal)
         self.captured: set[str] = set()  # names inner functions (not comprehensions) use
@@ -992,8 +992,11 @@ class AbstractInterpreter:
                 if isinstance(k, str):
                     vals[k] = self.join(vals.get(k, NEVER), s.vals[k])
         vers: dict[str, int] = {}
-        for k, v in live[0].vers.items():
-            vers[k] = v if all(s.vers.get(k) == v for s in live[1:]) else -1
+        for k in set().union(*(s.vers for s in live)):
+            v = live[0].vers.get(k, 0)
+            # bindings that differ between the paths get a new version: a test made on
+            # one of them says nothing about the merged binding
+            vers[k] = v if all(s.vers.get(k, 0) == v for s in live[1:]) else next(_VERSIONS)
         return _State(vals, vers)
 
     def exec_block(self, block: list[N.Stmt], state: _State | None, frame: _Frame
@@ -1090,8 +1093,7 @@ class AbstractInterpreter:
         self._bump(state, frame, name)
 
     def _bump(self, state: _State, frame: _Frame, name: str) -> None:
-        frame.version += 1
-        state.vers[name] = frame.version
+        state.vers[name] = next(_VERSIONS)
 
     def _leave_finally(self, state: _State, frame: _Frame) -> None:
         for finals in frame.finals:
@@ -1149,7 +1151,7 @@ class AbstractInterpreter:
             old = b.vals.get(k)
             if old is None or not (v <= old):
                 return False
-        return all(b.vers.get(k) == v for k, v in a.vers.items())
+        return True
 
     def exec_try(self, stmt: N.Try, state: _State, frame: _Frame) -> _State | None:
         """``try``: handlers start from any state of the body; ``finally`` from every exit."""
@@ -1984,6 +1986,8 @@ class AbstractInterpreter:
 
 
 _ALL: frozenset[str] = frozenset({"*"})
+#: versions of local bindings (unique across the process: a fact names one binding)
+_VERSIONS = itertools.count(1)
 #: ops whose handlers deal with escaping themselves (their ANY results hide nothing)
 _MANAGED_OPS = (N.Call, N.Copy, N.Load, N.BuildTuple, N.BuildList, N.BuildSet, N.BuildDict,
                 N.SetItem, N.Unpack, N.Iter, N.BoolOp, N.IfExp, N.Walrus, N.MakeComprehension,

@@ -369,3 +369,27 @@ def callback_effects(n):
 
 ALL += [(callbacks, [int], (1,)), (callback_effects, [int], (1,)),
         (lambda_escape, [int], (1,))]
+
+
+def stale_fact(x, flag):
+    test = x is None
+    if flag:
+        x = 5
+    if test:
+        return x
+    return 0
+
+
+def stale_fact_2(x, flag):
+    test = x is None
+    if flag:
+        pass
+    else:
+        x = 5
+    if test:
+        return x
+    return 0
+
+
+ALL += [(stale_fact, [int | None, bool], (None, True)),
+        (stale_fact_2, [int | None, bool], (None, False))]
