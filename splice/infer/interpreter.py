@@ -1212,6 +1212,11 @@ class AbstractInterpreter:
                ) -> tuple[_State | None, _State | None]:
         """The states where ``test`` is true and where it is false (narrowed)."""
         value = self.value(test, state, frame)
+        for m in value.members():
+            cls = m.exact_class
+            if cls is not None and _is_python_class(cls) and (
+                    _lookup(cls, "__bool__") is not None or _lookup(cls, "__len__") is not None):
+                self.escape(m)  # the truth test runs its __bool__/__len__
         yes_v, no_v = narrow_truth(value)
         yes: _State | None = state.copy() if yes_v is not NEVER else None
         no: _State | None = state.copy() if no_v is not NEVER else None
@@ -1926,6 +1931,19 @@ class AbstractInterpreter:
                 if cls is not None and _is_python_class(cls):
                     self.escape(m)
                 if cls is None or not _is_python_class(cls):
+                    continue
+            if not isinstance(m, Const):
+                attr = _lookup(cls, name)
+                if isinstance(attr, property):
+                    frame.edges[Edge("attribute", cls, name)] = None
+                    if isinstance(attr.fset, types.FunctionType):
+                        self.call_function(attr.fset, (m, value), frame)
+                    else:
+                        self.opaque([m, value])
+                    continue
+                if (attr is not None and hasattr(type(attr), "__set__")
+                        and not isinstance(attr, types.MemberDescriptorType)):
+                    self.opaque([m, value])  # another data descriptor runs its __set__
                     continue
             table = self.attr_table.setdefault(cls, {})
             old = table.get(name, NEVER)

@@ -393,3 +393,44 @@ def stale_fact_2(x, flag):
 
 ALL += [(stale_fact, [int | None, bool], (None, True)),
         (stale_fact_2, [int | None, bool], (None, False))]
+
+
+class Celsius:
+    def __init__(self):
+        self._kelvin = 273.15
+        self.log = []
+
+    @property
+    def degrees(self):
+        return self._kelvin - 273.15
+
+    @degrees.setter
+    def degrees(self, value):
+        self.log.append(value)
+        self._kelvin = value + 273.15
+
+
+class Truthy:
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        self.items.append("len")
+        return len(self.items)
+
+
+def properties(n):
+    c = Celsius()
+    c.degrees = 20
+    return c.degrees, c.log[-1]
+
+
+def truth_runs_len(n):
+    xs = [1]
+    t = Truthy(xs)
+    if t:
+        pass
+    return xs[-1]
+
+
+ALL += [(properties, [int], (1,)), (truth_runs_len, [int], (1,))]
