@@ -262,3 +262,25 @@ def test_a_dropped_plugin_frees_its_instances() -> None:
     del plugin, ci
     gc.collect()
     assert [r() for r in refs] == [None, None, None]
+
+
+def test_concurrent_compiles_agree_on_one_instance() -> None:
+    import threading
+
+    plugin = splice.Plugin()
+    barrier = threading.Barrier(8)
+    found: list[Any] = []
+
+    def work() -> None:
+        barrier.wait()
+        ci = splice.compile(plugin, poly, float, int)
+        found.append((ci, splice.invoke(ci, 0.5, 6)))
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({id(ci) for ci, _ in found}) == 1
+    assert {result for _, result in found} == {poly(0.5, 6)}
+    assert len([i for i in instances_of(plugin.context) if i.fn is poly]) == 1
