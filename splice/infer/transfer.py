@@ -60,6 +60,17 @@ def _safe_to_fold(op: str, x: object, y: object) -> bool:
     return True
 
 
+def safe_call_fold(fn: Any, args: list[Any]) -> bool:
+    """Refuse folding calls that could take long or build huge values."""
+    if fn in (pow, math.pow) and len(args) >= 2:
+        return _safe_to_fold("pow", args[0], args[1])
+    if fn in (math.factorial, math.comb, math.perm):
+        return all(isinstance(a, int) and abs(a) <= 1000 for a in args)
+    if fn in (math.lcm, math.gcd, math.prod, sum, min, max, sorted, tuple, frozenset):
+        return all(not hasattr(a, "__len__") or len(a) <= MAX_CONST_SIZE for a in args)
+    return True
+
+
 def fold(fn: Callable[..., Any], *args: object) -> Abstract | None:
     """``Const(fn(*args))`` (``NEVER`` if it raises); ``None`` when the result is not a
     constant worth keeping."""
@@ -280,7 +291,7 @@ def call_builtin(fn: Any, args: list[Abstract], kwargs: dict[str, Abstract],
         return NEVER
     if (fold_consts and fn in PURE_BUILTINS and not kwargs
             and all(isinstance(a, Const) and is_value_constant(a.value) for a in args)
-            and fn is not type):
+            and fn is not type and safe_call_fold(fn, [a.value for a in args])):
         folded = fold(fn, *(a.value for a in args))
         if folded is not None:
             return folded

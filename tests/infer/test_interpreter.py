@@ -175,3 +175,13 @@ def test_native_callbacks_are_inferred() -> None:
     # an item the callback stores into a global escapes; a lambda is not entered
     assert infer(cases.callback_effects, [int]).return_type.items[0] is ANY  # type: ignore[attr-defined]
     assert infer(cases.lambda_escape, [int]).return_type.items[0] is ANY  # type: ignore[attr-defined]
+
+
+def test_folding_refuses_huge_results() -> None:
+    def huge():
+        return pow(10, 10**8), 2 ** 10**8, math.factorial(10**6)
+
+    # as a module-level function would be: lower it from this file
+    inf = infer(huge, [])
+    assert inf.return_type == PartialTuple([Exact(int), Exact(int), Exact(int)])
+    assert inf.time < 2.0
