@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     infer(load("recursion").main, [int])  # parse typeshed's builtins stub once
     rows = [measure(name, 1 if args.quick else 5) for name in names]
     print(f"{'program':15} {'funcs':>5} {'specs':>5} {'values':>6} {'exact%':>7} "
-          f"{'graph ms':>9} {'median fn ms':>12} {'checks':>7} {'violations':>10}")
+          f"{'graph ms':>9} {'median fn ms':>12} {'checks':>7} {'violations':>10}  most lost")
     all_fn: list[float] = []
     losses: collections.Counter[str] = collections.Counter()
     for row in rows:
@@ -149,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         med = statistics.median(row["per_function_ms"]) * 1000 if row["per_function_ms"] else 0
         print(f"{row['name']:15} {row['functions']:5} {row['specialisations']:5} "
               f"{row['values']:6} {row['precision'] * 100:6.1f}% {row['total_ms']:9.2f} "
-              f"{med:12.3f} {row['checks']:7} {len(row['violations']):10}")
+              f"{med:12.3f} {row['checks']:7} {len(row['violations']):10}  "
+              + ", ".join(f"{k} {v}" for k, v in row["losses"].most_common(2)))
         for violation in row["violations"][:5]:
             print("   VIOLATION", violation)
     mean = statistics.mean(r["precision"] for r in rows)
