@@ -7,13 +7,7 @@
 
 from __future__ import annotations
 
-from splice.infer.interpreter import (
-    AbstractInterpreter,
-    Edge,
-    Inference,
-    InferenceParams,
-    infer,
-)
+from splice.infer.interpreter import AbstractInterpreter, infer
 from splice.infer.lattice import (
     ANY,
     NEVER,
@@ -33,6 +27,7 @@ from splice.infer.lattice import (
     narrow_truth,
     narrow_type_is,
 )
+from splice.infer.results import Edge, Inference, InferenceParams
 
 __all__ = ["ANY", "NEVER", "Abstract", "AbstractInterpreter", "Const", "Edge", "Elements",
            "Exact", "Inference", "InferenceParams", "Method", "PartialTuple", "Sub", "Union",

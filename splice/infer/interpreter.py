@@ -1,12 +1,14 @@
 """The abstract interpreter: an abstract value for every IR value of a function.
 
-``infer(fn, argtypes)`` lowers ``fn``, copies its IR and runs the interpreter over the copy:
-statements in order, both branches of an ``if`` (narrowed by ``isinstance``, ``is None``,
+``infer(fn, argtypes)`` lowers ``fn`` and runs the interpreter over its IR (the typed copy
+is made for the result): statements in order, both branches of an ``if`` (narrowed by ``isinstance``, ``is None``,
 ``type(x) is``, truth tests), loops to a fixpoint (widening after a few rounds), exception
 handlers entered from every point of their ``try`` body, ``finally`` from every exit.
 Calls of known Python functions are inferred as the callee's own specialisation (recursively,
 within limits) and recorded as edges; builtins go through :mod:`splice.infer.transfer` and
-typeshed stubs (:mod:`splice.infer.stubs`). Soundness first: where unsure, ``ANY``.
+typeshed stubs (:mod:`splice.infer.stubs`); lists, sets and dicts are tracked per allocation
+site (:mod:`splice.infer.containers`); classes and arguments are looked at without running
+code (:mod:`splice.infer.objects`). Soundness first: where unsure, ``ANY``.
 
 Plugins customise inference by subclassing :class:`AbstractInterpreter` and overriding its
 documented methods (``infer_call``, ``call_builtin``, ``call_function``, ``join``,
@@ -15,23 +17,27 @@ documented methods (``infer_call``, ``call_builtin``, ``call_function``, ``join`
 
 from __future__ import annotations
 
-import ast
 import builtins
-import copy
 import inspect
 import itertools
 import math
-import pickle
 import re
 import sys
 import time
 import types
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import splice.ir as splice_ir
 from splice.infer import transfer
+from splice.infer.containers import (
+    _CALLBACK_BUILTINS,
+    _ELEMENT_BUILTINS,
+    _NO_ELEMENT_CODE,
+    ContainerTracking,
+    _atomic,
+    _builtin_shallow,
+)
 from splice.infer.lattice import (
     ANY,
     LOST_SITE_HOOKS,
@@ -54,160 +60,29 @@ from splice.infer.lattice import (
     narrow_truth,
     narrow_type_is,
 )
+from splice.infer.objects import (
+    _attribute_writers,
+    _bind,
+    _class_of_object,
+    _drop_consts,
+    _exception_of,
+    _is_definition,
+    _is_python_class,
+    _lookup,
+    _object_abstract,
+    join_all_,
+)
+from splice.infer.results import Edge, Inference, InferenceParams
+from splice.infer.scopes import (
+    _captured_by_inner_functions,
+    _pattern_names,
+    _rebound_by_inner_scopes,
+)
 from splice.infer.stubs import stub_return
 from splice.ir import nodes as N
 from splice.ir.tools import definitions, local_names
 
-
-@dataclass(frozen=True)
-class InferenceParams:
-    """Knobs of inference.
-
-    ``union_width``: members a union keeps before widening. ``const_prop``: "none" (no
-    constant folding), "pure" (fold pure builtins and operators, specialise callees on
-    classes only) or "aggressive" (also specialise callees on constant arguments).
-    ``max_depth``: interprocedural call depth. ``max_specializations``: specialisations of
-    one function before its arguments are widened to their classes, then to ``ANY``.
-    ``max_rounds``: recursion fixpoint rounds before a recursive result becomes ``ANY``.
-    ``attribute_rounds``: whole-graph rounds while attribute tables still grow (then the
-    attributes are ``ANY``).
-    ``loop_widen_after``: loop rounds before values are widened. ``max_statements``: callees
-    larger than this are not entered. ``time_budget``: seconds for one top-level ``infer``;
-    beyond it calls are no longer entered (results ``ANY``).
-    """
-
-    union_width: int = 4
-    const_prop: str = "pure"
-    max_depth: int = 12
-    max_specializations: int = 6
-    max_rounds: int = 4
-    attribute_rounds: int = 12
-    loop_widen_after: int = 3
-    max_statements: int = 3000
-    time_budget: float = 2.0
-
-
-@dataclass(frozen=True, eq=False)
-class Edge:
-    """An assumption inference relied on: ``kind`` "callee" (target: a Python function whose
-    inference was used), "global" (target: a module's globals dict, ``name``: the global
-    name) or "attribute" (target: a class, ``name``: the attribute)."""
-
-    kind: str
-    target: Any
-    name: str | None = None
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Edge) and other.kind == self.kind
-                and other.target is self.target and other.name == self.name)
-
-    def __hash__(self) -> int:
-        return hash((self.kind, id(self.target), self.name))
-
-    def __repr__(self) -> str:
-        target = getattr(self.target, "__qualname__", None) or type(self.target).__name__
-        return f"Edge({self.kind}, {target}{', ' + self.name if self.name else ''})"
-
-
-class Inference:
-    """The result of inferring one function for given argument types.
-
-    ``ir``: a copy of the lowered IR whose temps carry their abstract values
-    (``Temp.annotation``) and whose call ops carry their resolved callee (``Call.callee``),
-    made on first access; ``types``: every temp of ``ir`` with its abstract value;
-    ``callees``: call statement id → callee object; ``edges``: the assumptions made;
-    ``callee_inferences``: the callee specialisations used; ``time``: seconds spent
-    (callees included); ``return_type``, and ``yield_type`` for generators.
-    """
-
-    def __init__(self, function: Any, argtypes: tuple[Abstract, ...],
-                 base: N.FunctionIR) -> None:
-        self.function = function
-        self.argtypes = argtypes
-        #: the lowered IR inference ran over (shared with other specialisations)
-        self.base = base
-        #: abstract values of ``base``'s temps
-        self.base_types: dict[N.Temp, Abstract] = {}
-        self.return_type: Abstract = NEVER
-        self.yield_type: Abstract = NEVER
-        self.edges: list[Edge] = []
-        self.callees: dict[int, object] = {}
-        self.callee_inferences: list[Inference] = []
-        self.time = 0.0
-        self._ir: N.FunctionIR | None = None
-        self._types: dict[N.Temp, Abstract] = {}
-
-    @property
-    def ir(self) -> N.FunctionIR:
-        """The typed IR (a copy of ``base`` with annotations and callees)."""
-        if self._ir is None:
-            self._materialize()
-        assert self._ir is not None
-        return self._ir
-
-    @property
-    def types(self) -> dict[N.Temp, Abstract]:
-        """Every temp of ``ir`` with its abstract value."""
-        if self._ir is None:
-            self._materialize()
-        return self._types
-
-    def _materialize(self) -> None:
-        base = self.base
-        temps = list(self.base_types)
-        origin, function = base.origin, base.function
-        try:
-            base.origin = base.function = None
-            try:
-                data = pickle.dumps((base, temps), pickle.HIGHEST_PROTOCOL)
-            finally:
-                base.origin, base.function = origin, function
-            ir, copies = pickle.loads(data)
-        except (pickle.PicklingError, TypeError, AttributeError):
-            memo: dict[int, Any] = {id(origin): origin, id(function): function}
-            ir, copies = copy.deepcopy((base, temps), memo)
-        ir.origin, ir.function = origin, function
-        self._types = {}
-        for temp, twin in zip(temps, copies, strict=True):
-            value = self.base_types[temp]
-            twin.annotation = value
-            self._types[twin] = value
-        for stmt in _walk_scopes(ir):
-            if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.Call):
-                stmt.op.callee = self.callees.get(stmt.id)
-        self._ir = ir
-
-    def all_edges(self) -> list[Edge]:
-        """The edges of this inference and of every callee specialisation it used
-        (transitively): everything its types rely on."""
-        seen: dict[Edge, None] = {}
-        done: set[int] = set()
-        todo: list[Inference] = [self]
-        while todo:
-            inference = todo.pop()
-            if id(inference) in done:
-                continue
-            done.add(id(inference))
-            seen.update(dict.fromkeys(inference.edges))
-            todo.extend(inference.callee_inferences)
-        return list(seen)
-
-    def __repr__(self) -> str:
-        name = getattr(self.function, "__qualname__", self.function)
-        args = ", ".join(map(str, self.argtypes))
-        return f"<Inference {name}({args}) -> {self.return_type}>"
-
-    def __str__(self) -> str:
-        from splice.ir.printer import format_function
-        return format_function(self.ir) + f"\n  ::{self.return_type}"
-
-
-def _walk_scopes(ir: N.FunctionIR) -> Any:
-    """Statements of ``ir`` and of its comprehensions (inferred inline)."""
-    for stmt in ir.walk():
-        yield stmt
-        if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.MakeComprehension):
-            yield from _walk_scopes(stmt.op.fn)
+__all__ = ["AbstractInterpreter", "Edge", "Inference", "InferenceParams", "infer"]
 
 
 class _Unreachable(Exception):
@@ -261,7 +136,7 @@ class _Frame:
 _GLOBAL_DECL = re.compile(r"^\s*global\s+(.*)$", re.M)
 
 
-class AbstractInterpreter:
+class AbstractInterpreter(ContainerTracking):
     """Infers functions over splice's IR. One instance keeps a cache of specialisations
     (``cache``) and of class attribute tables; reuse it to share work across ``infer`` calls.
 
@@ -421,117 +296,10 @@ class AbstractInterpreter:
                     self.escape(Alloc(cls, (site,)))
         return result
 
-    def native_callbacks(self, fn: Any, args: list[Abstract], kwargs: dict[str, Abstract],
-                         frame: _Frame) -> Abstract | None:
-        """``sorted``/``min``/``max`` with a ``key=`` function, ``map`` and ``filter``:
-        the builtin calls a Python function on the items; that call is inferred like any
-        other (so it is not code inference cannot see). ``None``: not such a call."""
-        def items_of(value: Abstract) -> Abstract | None:
-            ok = any(isinstance(m, (Alloc, Elements, PartialTuple)) or m.exact_class in (
-                range, str) or (isinstance(m, Const) and is_value_constant(m.value))
-                for m in value.members())
-            return self.elements_of(self._proxy(value)) if ok else None
 
-        def callable_(value: Abstract) -> bool:
-            return all(isinstance(m, Const) and isinstance(m.value, types.FunctionType)
-                       or isinstance(m, Method) and isinstance(m.func, types.FunctionType)
-                       for m in value.members())
 
-        if fn in (sorted, min, max):
-            key = kwargs.get("key")
-            extra = set(kwargs) - {"key", "reverse", "default"}
-            if key is None or extra or not callable_(key) or not args:
-                return None
-            if fn is sorted and len(args) != 1:
-                return None
-            items = items_of(args[0]) if len(args) == 1 else join_all_(args)
-            if items is None or items is NEVER:
-                return None
-            keys = self.infer_call(key, [items], {}, frame)
-            if not self.inert(keys):
-                self.escape(keys)  # comparing them runs their methods
-                self.escape(items)
-            if fn is sorted:
-                return self.new_site(list, items)
-            default = kwargs.get("default")
-            return items if default is None else self.join(items, default)
-        if fn in (map, filter) and len(args) >= 2 and not kwargs and callable_(args[0]):
-            if fn is filter and len(args) != 2:
-                return None
-            columns = [items_of(a) for a in args[1:]]
-            if any(c is None for c in columns):
-                return None
-            inputs = [c for c in columns if c is not None]
-            result = self.infer_call(args[0], inputs, {}, frame)
-            if fn is map:
-                return Elements(map, result)
-            if not self.inert(result):
-                self.escape(result)  # its truth is tested
-            return Elements(filter, inputs[0])
-        return None
 
-    def _proxy(self, a: Abstract) -> Abstract:
-        """A container argument as what a builtin sees: its class and its items."""
-        if not any(isinstance(m, Alloc) for m in a.members()):
-            return a
-        result = NEVER
-        for m in a.members():
-            if isinstance(m, Alloc):
-                m = Elements(m.cls, self.elements_of(m))
-            result = join(result, m, 64)
-        return result
 
-    def summary(self, a: Alloc) -> Abstract:
-        """What the containers of ``a``'s sites hold (for dicts: tuple[keys, values])."""
-        result = NEVER
-        for site in a.sites:
-            self._site_reads.add(site)
-            item = ANY if site in self.escaped else self.sites.get(site, NEVER)
-            result = self.join(result, item)
-        return result
-
-    def dict_part(self, a: Abstract, index: int) -> Abstract:
-        """The keys (0) or values (1) of the dicts ``a`` may be."""
-        result = NEVER
-        for m in a.members():
-            if isinstance(m, Alloc) and m.cls is dict:
-                content = self.summary(m)
-                part = content.items[index] if isinstance(content, PartialTuple) else (
-                    NEVER if content is NEVER else ANY)
-                result = self.join(result, part)
-            else:
-                result = ANY
-        return result
-
-    def _materialize(self, fn: Any, result: Abstract, args: list[Abstract],
-                     original: Sequence[Abstract] = (),
-                     kwargs: dict[str, Abstract] | None = None) -> Abstract:
-        """New lists, sets and dicts a builtin returns get an allocation site."""
-        if result == Exact(dict) and fn is dict:
-            contents: Abstract = NEVER
-            if kwargs:
-                contents = PartialTuple((Exact(str), join_all_(list(kwargs.values()))))
-            if original:
-                source = original[0]
-                if isinstance(source, Alloc) and source.cls is dict:
-                    contents = self.join(contents, self.summary(source))
-                else:
-                    pairs = self.elements_of(source)
-                    if isinstance(pairs, PartialTuple) and len(pairs.items) == 2:
-                        contents = self.join(contents, pairs)
-                    elif pairs is not NEVER:
-                        self.escape(source)
-                        contents = ANY
-            return self.new_site(dict, contents)
-        if isinstance(result, Elements) and result.cls in (list, set):
-            return self.new_site(result.cls, result.elem)
-        if result == Exact(list) and fn in (list, sorted):
-            return self.new_site(list, self.elements_of(args[0]) if args else NEVER)
-        if result == Exact(set) and fn is set:
-            return self.new_site(set, self.elements_of(args[0]) if args else NEVER)
-        if result == Exact(tuple) and fn is tuple and args:
-            return Elements(tuple, self.elements_of(args[0]))
-        return result
 
     def _call_builtin(self, fn: Any, args: list[Abstract], kwargs: dict[str, Abstract]
                       ) -> Abstract:
@@ -647,80 +415,7 @@ class AbstractInterpreter:
                     self.escape(Alloc(klass, (site,)))
         return self._materialize(descriptor, result, args)
 
-    def container_method(self, name: str, receiver: Abstract, args: list[Abstract],
-                         kwargs: dict[str, Abstract]) -> Abstract | None:
-        """``list.append`` and friends on a list or set: record what goes in."""
-        n = len(args)
-        if kwargs and name != "sort":
-            return None
-        if name in ("append", "add") and n == 1:
-            if name == "add" and not self.inert(args[0]):
-                self.escape(args[0])
-            self.write(receiver, args[0])
-            return Const(None)
-        if name == "insert" and n == 2:
-            self.write(receiver, args[1])
-            return Const(None)
-        if name in ("extend", "update") and n == 1:
-            if not self.inert(args[0]):
-                self.escape(args[0])
-            self.write(receiver, self.elements_of(args[0]))
-            return Const(None)
-        if name == "pop" and n <= 1:
-            return self.elements_of(receiver)
-        if name in ("clear", "reverse") and n == 0:
-            return Const(None)
-        if name in ("remove", "discard", "index", "count", "sort"):
-            if not all(self.inert(a) for a in (receiver, *args, *kwargs.values())):
-                self.escape(receiver)
-                for a in (*args, *kwargs.values()):
-                    self.escape(a)
-            return Exact(int) if name in ("index", "count") else Const(None)
-        if name == "copy" and n == 0 and receiver.exact_class is not None:
-            return self.new_site(receiver.exact_class, self.elements_of(receiver))
-        return None
 
-    def dict_method(self, name: str, receiver: Alloc, args: list[Abstract],
-                    kwargs: dict[str, Abstract]) -> Abstract | None:
-        """Methods of a tracked dict: what goes in is recorded, what comes out is read."""
-        n = len(args)
-        if kwargs and name != "update":
-            return None
-        if args and not self.inert(args[0]) and name in ("get", "pop", "setdefault"):
-            self.opaque([receiver, args[0]])  # hashing and comparing run their code
-        keys, values = self.dict_part(receiver, 0), self.dict_part(receiver, 1)
-        default = args[1] if n == 2 else Const(None)
-        if name == "get" and n in (1, 2):
-            return self.join(values, default)
-        if name == "pop" and n in (1, 2):
-            return values if n == 1 else self.join(values, default)
-        if name == "setdefault" and n in (1, 2):
-            self.write(receiver, PartialTuple((args[0], default)))
-            return self.join(values, default)
-        if name == "keys" and n == 0:
-            return Elements(type({}.keys()), keys)
-        if name == "values" and n == 0:
-            return Elements(type({}.values()), values)
-        if name == "items" and n == 0:
-            return Elements(type({}.items()), PartialTuple((keys, values)))
-        if name == "popitem" and n == 0:
-            return PartialTuple((keys, values))
-        if name == "clear" and n == 0:
-            return Const(None)
-        if name == "copy" and n == 0:
-            return self.new_site(dict, self.summary(receiver))
-        if name == "update" and n <= 1:
-            if args:
-                other = args[0]
-                if isinstance(other, Alloc) and other.cls is dict:
-                    self.write(receiver, self.summary(other))
-                else:
-                    self.escape(other)
-                    self.write(receiver, PartialTuple((ANY, ANY)))
-            if kwargs:
-                self.write(receiver, PartialTuple((Exact(str), join_all_(list(kwargs.values())))))
-            return Const(None)
-        return None
 
     def _builtin_method(self, descriptor: Any, receiver: Abstract, args: list[Abstract],
                         kwargs: dict[str, Abstract]) -> Abstract:
@@ -756,114 +451,12 @@ class AbstractInterpreter:
 
     # ------------------------------------------------------------------ containers
 
-    def new_site(self, cls: type, contents: Abstract) -> Abstract:
-        """A new list or set made by the statement being inferred, holding ``contents``."""
-        site = (self._site_hint, cls)
-        self.write_site(site, contents)
-        return Alloc(cls, (site,))
 
-    def write_site(self, site: Any, value: Abstract) -> None:
-        """Join ``value`` into what the containers of ``site`` hold."""
-        if value is NEVER:
-            return
-        if site in self.escaped:
-            self.escape(value)
-            return
-        old = self.sites.get(site, NEVER)
-        new = self.join(old, _drop_consts(value))
-        if new != old:
-            self.sites[site] = new
-            if site in self._site_reads:
-                self._attr_changed = True
 
-    def write(self, container: Abstract, value: Abstract) -> None:
-        """``value`` goes into ``container`` (append, item assignment...)."""
-        for m in container.members():
-            if isinstance(m, Alloc):
-                for site in m.sites:
-                    self.write_site(site, value)
-            else:
-                self.escape(value)
 
-    def elements_of(self, a: Abstract) -> Abstract:
-        """What iterating ``a`` yields (site summaries for tracked containers)."""
-        result = NEVER
-        for m in a.members():
-            if isinstance(m, Elements) and m.cls in (list, set, tuple, frozenset, dict):
-                result = self.join(result, m.elem)
-            elif isinstance(m, Alloc) and m.cls is dict:
-                result = self.join(result, self.dict_part(m, 0))
-            elif isinstance(m, Alloc):
-                for site in m.sites:
-                    self._site_reads.add(site)
-                    item = ANY if site in self.escaped else self.sites.get(site, NEVER)
-                    result = self.join(result, item)
-            else:
-                result = self.join(result, transfer.elements(m))
-        return result
 
-    def escape(self, value: Abstract) -> None:
-        """``value`` reaches code inference does not see: the containers and objects it
-        can reach are no longer tracked (they hold ``ANY`` from now on)."""
-        todo = [value]
-        while todo:
-            for m in todo.pop().members():
-                if isinstance(m, Alloc):
-                    for site in m.sites:
-                        if site not in self.escaped:
-                            self.escaped.add(site)
-                            if site in self._site_reads:
-                                self._attr_changed = True
-                            todo.append(self.sites.get(site, NEVER))
-                elif isinstance(m, PartialTuple):
-                    todo.extend(m.items)
-                elif isinstance(m, Elements):
-                    todo.append(m.elem)
-                elif isinstance(m, (Method, SuperOf)):
-                    todo.append(m.receiver)
-                else:
-                    cls = m.exact_class
-                    if (cls is not None and _is_python_class(cls)
-                            and cls not in self.escaped_classes):
-                        self.escaped_classes.add(cls)
-                        todo.extend(self.attr_table.get(cls, {}).values())
 
-    def opaque(self, values: Sequence[Abstract]) -> Abstract:
-        """Values passed to code inference does not enter: they escape; the result is
-        ``ANY``."""
-        for value in values:
-            self.escape(value)
-        return ANY
 
-    def inert(self, value: Abstract) -> bool:
-        """True when a builtin given ``value`` runs no Python code of the program (plain
-        numbers and strings, and tracked containers of those)."""
-        todo = [value]
-        seen: set[Any] = set()
-        while todo:
-            for m in todo.pop().members():
-                if isinstance(m, Alloc):
-                    for site in m.sites:
-                        if site in self.escaped:
-                            return False
-                        if site not in seen:
-                            seen.add(site)
-                            todo.append(self.sites.get(site, NEVER))
-                elif isinstance(m, PartialTuple):
-                    todo.extend(m.items)
-                elif isinstance(m, Elements):
-                    if m.cls is types.GeneratorType:
-                        return False
-                    todo.append(m.elem)
-                elif isinstance(m, Const):
-                    v = m.value
-                    if not (is_value_constant(v) or isinstance(
-                            v, (types.BuiltinFunctionType, types.ModuleType))
-                            or (isinstance(v, type) and not _is_python_class(v))):
-                        return False
-                elif m.exact_class not in _INERT_CLASSES:
-                    return False
-        return True
 
     # ------------------------------------------------------------------ functions
 
@@ -2010,261 +1603,48 @@ _VERSIONS = itertools.count(1)
 _MANAGED_OPS = (N.Call, N.Copy, N.Load, N.BuildTuple, N.BuildList, N.BuildSet, N.BuildDict,
                 N.SetItem, N.Unpack, N.Iter, N.BoolOp, N.IfExp, N.Walrus, N.MakeComprehension,
                 N.ComprehensionAppend, N.Yield, N.Splat, N.DoubleSplat, N.GetItem)
-#: classes whose instances run no program code when a builtin uses them
-_INERT_CLASSES: frozenset[Any] = frozenset(
-    {int, float, complex, bool, str, bytes, type(None), range, slice, type(Ellipsis),
-     type(iter(range(0))), type(iter("")), type(iter([])), type(iter(())), enumerate, zip,
-     reversed, type(reversed([])), type(iter(set()))})
-#: builtins whose result holds (only) items of their arguments, which stay tracked
-_ELEMENT_BUILTINS: frozenset[Any] = frozenset(
-    {list, sorted, set, tuple, frozenset, dict, min, max, iter, next, enumerate, zip, reversed,
-     len, sum, any, all, isinstance, print, abs, round})
 
 
-#: builtins that use their arguments' items without running any of their methods
-_NO_ELEMENT_CODE: frozenset[Any] = frozenset(
-    {len, isinstance, id, type, iter, enumerate, zip, reversed, list, tuple, str.join,
-     bytes.join, callable})
 
 
-def _builtin_shallow(value: Abstract) -> bool:
-    """The value itself is a builtin object (its items may be anything)."""
-    for m in value.members():
-        if isinstance(m, Const):
-            v = m.value
-            if not (is_value_constant(v) or isinstance(v, (types.BuiltinFunctionType, type))):
-                return False
-        elif isinstance(m, (Alloc, PartialTuple)):
-            continue
-        elif isinstance(m, Elements):
-            if m.cls is types.GeneratorType:
-                return False
-        elif m.exact_class is None or _is_python_class(m.exact_class) or m.exact_class in (
-                types.FunctionType, types.MethodType):
-            return False
-    return True
 
 
-#: builtins that call a Python function given to them on the items of an iterable
-_CALLBACK_BUILTINS: frozenset[Any] = frozenset({sorted, min, max, map, filter})
 
 
-def _atomic(value: Abstract) -> bool:
-    """True for values that hold no other objects (numbers, strings, None...)."""
-    return all(m.exact_class in _ATOMIC for m in value.members())
 
 
-_ATOMIC: frozenset[Any] = frozenset(
-    {int, float, complex, bool, str, bytes, type(None), range, slice})
 _COMPARE_DUNDER = {"lt": "__lt__", "le": "__le__", "eq": "__eq__", "ne": "__ne__",
                    "gt": "__gt__", "ge": "__ge__"}
 
 
-def join_all_(values: Sequence[Abstract]) -> Abstract:
-    result = NEVER
-    for value in values:
-        result = join(result, value)
-    return result
 
 
-def _drop_consts(a: Abstract) -> Abstract:
-    """Constants of plain values become their class (callables stay constants)."""
-    if isinstance(a, Const):
-        return a.widen() if is_value_constant(a.value) else a
-    if isinstance(a, PartialTuple):
-        return PartialTuple(_drop_consts(x) for x in a.items)
-    if len(a.members()) > 1:
-        result = NEVER
-        for m in a.members():
-            result = join(result, _drop_consts(m))
-        return result
-    return a
 
 
-def _class_of_object(value: object) -> Abstract:
-    """What a binding that may be rebound to a value of the same class holds: the class
-    (tuples item by item when short)."""
-    if type(value) is tuple:
-        items: tuple[object, ...] = value  # type: ignore[assignment,unused-ignore]
-        if len(items) <= 16:
-            return PartialTuple(_class_of_object(v) for v in items)
-    if _is_definition(value):
-        return Exact(type(value))
-    return Exact(type(value))
 
 
-def _is_definition(value: object) -> bool:
-    return isinstance(value, (types.FunctionType, type, types.ModuleType,
-                              types.BuiltinFunctionType))
 
 
-def _object_abstract(value: object) -> Abstract:
-    """The abstract value of a known object (a constant, a default, a global's value)."""
-    if is_value_constant(value) or _is_definition(value) or isinstance(
-            value, (types.MethodDescriptorType, types.WrapperDescriptorType)):
-        return Const(value)
-    if isinstance(value, tuple) and type(value) is tuple and len(value) <= 16:
-        return PartialTuple(_object_abstract(v) for v in value)
-    return Exact(type(value))
 
 
-def _is_python_class(cls: type) -> bool:
-    """A class created by a class statement (a heap type), not a builtin."""
-    return bool(cls.__flags__ & (1 << 9)) and cls.__module__ != "builtins"
 
 
-def _lookup(cls: type, name: str) -> Any:
-    for klass in cls.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return None
 
 
-_WRITERS: dict[type, dict[str, list[types.FunctionType]]] = {}
 
 
-def _attribute_writers(cls: type) -> dict[str, list[types.FunctionType]]:
-    """Attribute name -> the functions along ``cls``'s MRO that store an attribute of that
-    name (``x.name = ...`` on any object: a conservative superset of the self stores)."""
-    found = _WRITERS.get(cls)
-    if found is not None:
-        return found
-    names: dict[str, list[types.FunctionType]] = {}
-    for klass in cls.__mro__:
-        for attr in vars(klass).values():
-            fn = getattr(attr, "__func__", attr)
-            if isinstance(attr, property):
-                fn = attr.fset
-            if not isinstance(fn, types.FunctionType):
-                continue
-            try:
-                ir = splice_ir.lower(fn)
-            except Exception:
-                continue
-            for stmt in ir.walk():
-                if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.SetAttr):
-                    writers = names.setdefault(stmt.op.name, [])
-                    if fn not in writers:
-                        writers.append(fn)
-    _WRITERS[cls] = names
-    return names
 
 
-def _captured_by_inner_functions(ir: N.FunctionIR) -> set[str]:
-    """Names used by nested functions, lambdas and classes (not comprehensions, which
-    inference runs inline)."""
-    names: set[str] = set()
-    for stmt in ir.walk():
-        inner: N.FunctionIR | None = None
-        if isinstance(stmt, (N.FunctionDef, N.ClassDef)):
-            inner = stmt.fn
-        elif isinstance(stmt, N.Assign) and isinstance(stmt.op, N.MakeLambda):
-            inner = stmt.op.fn
-        elif isinstance(stmt, N.Assign) and isinstance(stmt.op, N.MakeComprehension):
-            names |= _captured_by_inner_functions(stmt.op.fn)
-        if inner is not None:
-            names |= _all_names(inner)
-    return names
 
 
-def _all_names(ir: N.FunctionIR) -> set[str]:
-    names: set[str] = set(ir.args.names())
-    for stmt in ir.walk():
-        for operand in stmt.operands():
-            if isinstance(operand, N.Var):
-                names.add(operand.name)
-        if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.Load):
-            names.add(stmt.op.var.name)
-        if isinstance(stmt, N.Store):
-            names.add(stmt.var.name)
-        for region in stmt.regions():
-            if isinstance(region.value, N.Var):
-                names.add(region.value.name)
-        if isinstance(stmt, (N.FunctionDef, N.ClassDef)):
-            names |= _all_names(stmt.fn)
-        elif isinstance(stmt, N.Assign) and isinstance(stmt.op, (N.MakeLambda,
-                                                                 N.MakeComprehension)):
-            names |= _all_names(stmt.op.fn)
-    return names
 
 
-def _rebound_by_inner_scopes(ir: N.FunctionIR) -> set[str]:
-    """Names that nested scopes declare ``nonlocal`` (any call may rebind them)."""
-    names: set[str] = set()
-    for stmt in ir.walk():
-        inner: N.FunctionIR | None = None
-        if isinstance(stmt, (N.FunctionDef, N.ClassDef)):
-            inner = stmt.fn
-        elif isinstance(stmt, N.Assign) and isinstance(stmt.op, (N.MakeLambda,
-                                                                 N.MakeComprehension)):
-            inner = stmt.op.fn
-        if inner is not None:
-            names.update(inner.nonlocals)
-            names.update(_rebound_by_inner_scopes(inner))
-    return names
 
 
-def _exception_of(exc: Abstract) -> Abstract:
-    if isinstance(exc, Const) and isinstance(exc.value, type) and issubclass(
-            exc.value, BaseException):
-        return Sub(exc.value)
-    return ANY
 
 
-def _pattern_names(pattern: ast.pattern) -> list[str]:
-    names = []
-    for node in ast.walk(pattern):
-        name = getattr(node, "name", None) or getattr(node, "rest", None)
-        if isinstance(name, str):
-            names.append(name)
-    return names
 
 
-def _bind(fn: types.FunctionType, args: list[Abstract], kwargs: dict[str, Abstract]
-          ) -> tuple[Abstract, ...] | None:
-    """Bind abstract arguments to ``fn``'s parameters (in ``ir.args.names()`` order);
-    ``None`` when the binding is not simple (the call then gets ``ANY``)."""
-    code = fn.__code__
-    nargs = code.co_argcount
-    nkw = code.co_kwonlyargcount
-    names = code.co_varnames[:nargs + nkw]
-    has_var = bool(code.co_flags & inspect.CO_VARARGS)
-    has_kw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    if has_kw and kwargs:
-        return None
-    bound: list[Abstract | None] = [None] * (nargs + nkw)
-    for i, a in enumerate(args[:nargs]):
-        bound[i] = a
-    extra = args[nargs:]
-    if extra and not has_var:
-        return None
-    posonly = code.co_posonlyargcount
-    for name, value in kwargs.items():
-        if name not in names or names.index(name) < posonly:
-            return None
-        index = names.index(name)
-        if bound[index] is not None:
-            return None
-        bound[index] = value
-    defaults = fn.__defaults__ or ()
-    for i in range(nargs):
-        if bound[i] is None:
-            j = i - (nargs - len(defaults))
-            if j < 0:
-                return None
-            bound[i] = _object_abstract(defaults[j])
-    kwdefaults = fn.__kwdefaults__ or {}
-    for i in range(nargs, nargs + nkw):
-        if bound[i] is None:
-            if names[i] not in kwdefaults:
-                return None
-            bound[i] = _object_abstract(kwdefaults[names[i]])
-    out: list[Abstract] = [b for b in bound if b is not None]
-    if has_var:
-        out.insert(nargs, PartialTuple(extra))
-    if has_kw:
-        out.append(Exact(dict))
-    return tuple(out)
 
 
 def infer(fn: Any, argtypes: Sequence[Any] = (), *,

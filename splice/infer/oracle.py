@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import splice.ir as splice_ir
-from splice.infer.interpreter import Inference
 from splice.infer.lattice import ANY, NEVER, Abstract
+from splice.infer.results import Inference
 from splice.ir import nodes as N
 
 _SPEC_VAR = "__splice_oracle_spec"
