@@ -2,8 +2,9 @@
 
 ``infer(fn, argtypes)`` lowers ``fn`` and runs the interpreter over its IR (the typed copy
 is made for the result): statements in order, both branches of an ``if`` (narrowed by
-``isinstance``, ``is None``, ``type(x) is``, truth tests), loops to a fixpoint (widening after a few rounds), exception
-handlers entered from every point of their ``try`` body, ``finally`` from every exit.
+``isinstance``, ``is None``, ``type(x) is``, truth tests), loops to a fixpoint (widening
+after a few rounds), exception handlers entered from every point of their ``try`` body,
+``finally`` from every exit.
 Calls of known Python functions are inferred as the callee's own specialisation (recursively,
 within limits) and recorded as edges; builtins go through :mod:`splice.infer.transfer` and
 typeshed stubs (:mod:`splice.infer.stubs`); lists, sets and dicts are tracked per allocation
