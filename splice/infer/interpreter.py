@@ -439,7 +439,7 @@ class AbstractInterpreter(ContainerTracking):
             return self.call_builtin(cls, args, kwargs)
         if type(cls) is not type or _lookup(cls, "__new__") is not object.__new__:
             return self.opaque([*args, *kwargs.values()])
-        frame.edges[Edge("attribute", cls, "__init__")] = None
+        _attribute_edges(frame, cls, "__init__")
         init = _lookup(cls, "__init__")
         instance = Exact(cls)
         if isinstance(init, types.FunctionType):
@@ -920,7 +920,7 @@ class AbstractInterpreter(ContainerTracking):
         if cls is not None and _is_python_class(cls):
             method = _lookup(cls, "__next__")
             if isinstance(method, types.FunctionType):
-                frame.edges[Edge("attribute", cls, "__next__")] = None
+                _attribute_edges(frame, cls, "__next__")
                 return self.infer_call(Method(method, iterator), [], {}, frame)
         return ANY
 
@@ -1130,7 +1130,7 @@ class AbstractInterpreter(ContainerTracking):
             if cls is not None and _is_python_class(cls):
                 method = _lookup(cls, "__iter__")
                 if isinstance(method, types.FunctionType):
-                    frame.edges[Edge("attribute", cls, "__iter__")] = None
+                    _attribute_edges(frame, cls, "__iter__")
                     return self.infer_call(Method(method, value), [], {}, frame)
             return self.opaque([value])
         if isinstance(op, N.Yield):
@@ -1403,7 +1403,7 @@ class AbstractInterpreter(ContainerTracking):
         method = _lookup(cls, name)
         if not isinstance(method, types.FunctionType):
             return ANY
-        frame.edges[Edge("attribute", cls, name)] = None
+        _attribute_edges(frame, cls, name)
         return self.infer_call(Method(method, receiver), args, {}, frame)
 
     def getattr(self, obj: Abstract, name: str, frame: _Frame) -> Abstract:
@@ -1432,7 +1432,7 @@ class AbstractInterpreter(ContainerTracking):
             klass: type = obj.value
             if _is_python_class(klass) and type(klass) is type:
                 attr = _lookup(klass, name)
-                frame.edges[Edge("attribute", klass, name)] = None
+                _attribute_edges(frame, klass, name)
                 if isinstance(attr, (types.FunctionType, type)):
                     return Const(attr)
                 if isinstance(attr, staticmethod):
@@ -1461,7 +1461,7 @@ class AbstractInterpreter(ContainerTracking):
                 object.__getattribute__:
             return ANY
         attr = _lookup(cls, name)
-        frame.edges[Edge("attribute", cls, name)] = None
+        _attribute_edges(frame, cls, name)
         if isinstance(attr, types.FunctionType):
             return Method(attr, obj)
         if isinstance(attr, staticmethod):
@@ -1470,7 +1470,7 @@ class AbstractInterpreter(ContainerTracking):
             return Method(attr.__func__, Const(cls))
         if isinstance(attr, property):
             if isinstance(attr.fget, types.FunctionType):
-                frame.edges[Edge("attribute", cls, name)] = None
+                _attribute_edges(frame, cls, name)
                 return self.call_function(attr.fget, (obj,), frame)
             return ANY
         if attr is not None and hasattr(type(attr), "__get__") and not isinstance(
@@ -1529,7 +1529,7 @@ class AbstractInterpreter(ContainerTracking):
             if not isinstance(m, Const):
                 attr = _lookup(cls, name)
                 if isinstance(attr, property):
-                    frame.edges[Edge("attribute", cls, name)] = None
+                    _attribute_edges(frame, cls, name)
                     if isinstance(attr.fset, types.FunctionType):
                         self.call_function(attr.fset, (m, value), frame)
                     else:
@@ -1595,6 +1595,17 @@ class AbstractInterpreter(ContainerTracking):
         if cls is not None and _is_python_class(cls):
             return self.dunder(obj, "__getitem__", [index], frame)
         return ANY
+
+
+def _attribute_edges(frame: _Frame, cls: type, name: str) -> None:
+    """Record that ``cls.name`` was assumed: on ``cls`` and on the class along its MRO that
+    defines ``name`` (a redefinition there changes what ``cls.name`` is too)."""
+    frame.edges[Edge("attribute", cls, name)] = None
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            if klass is not cls:
+                frame.edges[Edge("attribute", klass, name)] = None
+            break
 
 
 _ALL: frozenset[str] = frozenset({"*"})

@@ -434,3 +434,19 @@ def truth_runs_len(n):
 
 
 ALL += [(properties, [int], (1,)), (truth_runs_len, [int], (1,))]
+
+
+class Base:
+    def greet(self):
+        return "hi"
+
+
+class Derived(Base):
+    pass
+
+
+def inherited(n):
+    return Derived().greet()
+
+
+ALL += [(inherited, [int], (1,))]

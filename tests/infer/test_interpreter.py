@@ -185,3 +185,17 @@ def test_folding_refuses_huge_results() -> None:
     inf = infer(huge, [])
     assert inf.return_type == PartialTuple([Exact(int), Exact(int), Exact(int)])
     assert inf.time < 2.0
+
+
+def test_attribute_edges_name_the_defining_class() -> None:
+    inf = infer(cases.properties, [int])
+    edges = {(e.kind, getattr(e.target, "__name__", None), e.name) for e in inf.all_edges()}
+    assert ("attribute", "Celsius", "degrees") in edges
+    inf = infer(cases.via_object, [int])
+    edges = {(e.kind, getattr(e.target, "__name__", None), e.name) for e in inf.all_edges()}
+    assert ("attribute", "Holder", "add") in edges
+    assert ("attribute", "object", "__new__") not in edges
+    inf = infer(cases.inherited, [int])
+    edges = {(e.kind, getattr(e.target, "__name__", None), e.name) for e in inf.all_edges()}
+    assert ("attribute", "Derived", "greet") in edges and ("attribute", "Base", "greet") in edges
+    assert inf.return_type == Const("hi")
