@@ -20,6 +20,7 @@ does not cache (``splice.compile`` does).
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import types
 import weakref
@@ -107,36 +108,38 @@ def _argtypes(fn: types.FunctionType, argtypes: tuple[Any, ...]) -> tuple[Abstra
     return tuple(abstract(t) for t in argtypes)
 
 
+_current = threading.local()
+
+
 def _interpreter(plugins: tuple[Any, ...]) -> Any:
-    """The plugins' interpreter, or a fresh default one."""
+    """The plugins' interpreter, or the default one of the compile under way on this
+    thread (callee instances built for direct calls reuse the caller's, whose cache
+    already holds their inferences), or a fresh default one."""
     from splice.infer import AbstractInterpreter
 
     chosen = interpreter_of(plugins)
-    return AbstractInterpreter() if chosen is None else chosen
+    if chosen is not None:
+        return chosen
+    current = getattr(_current, "interpreter", None)
+    return AbstractInterpreter() if current is None else current
 
 
 def _infer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, ...],
-           interpreter: Any) -> Any:
-    """Run inference on ``ir`` (the lowered IR after the plugins' ``lowered`` hooks).
-    ``AbstractInterpreter.lowered(fn)`` lowers ``fn`` itself; it is given ``ir`` instead,
-    through its cache of lowered IR (keyed by function and code), where it stays: callers
-    inferred later see ``fn`` as the context runs it (with its ``lowered`` hooks)."""
-    lowered_cache = getattr(interpreter, "_lowered", None)
-    if isinstance(lowered_cache, dict):
-        lowered_cache[(fn, fn.__code__)] = ir
-    return interpreter.infer(fn, argtypes)
-
-
-def _reinfer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, ...],
-             interpreter: Any) -> Any:
-    """Infer ``ir`` as rewritten by the ``typed`` hooks, so that its values' types are
-    those of the rewritten program (a replacement may return another type than the
-    original callee). The interpreter's caches are left as they were: other functions'
-    inferences must keep seeing ``fn`` as the context runs it."""
+           interpreter: Any, *, keep: bool = True) -> Any:
+    """Infer ``fn`` from ``ir`` for ``argtypes``: always anew, never an inference the
+    interpreter cached earlier (it was made from other IR: without the plugins' hooks or
+    the argument loads). ``AbstractInterpreter.lowered(fn)`` lowers ``fn`` itself; it is
+    given ``ir`` instead, through its cache of lowered IR (keyed by function and code).
+    ``keep``: leave ``ir`` there (the IR after the ``lowered`` hooks: callers inferred
+    later see ``fn`` as the context runs it); else restore what was there (the IR after
+    the ``typed`` hooks must not leak into other inferences). The interpreter's cache of
+    inferences is restored either way."""
     lowered_cache = getattr(interpreter, "_lowered", None)
     cache = getattr(interpreter, "cache", None)
     if not isinstance(lowered_cache, dict) or not isinstance(cache, dict):
-        return None  # an interpreter without the default's caches: cannot re-infer
+        if not keep:
+            return None  # an interpreter without the default's caches: cannot re-infer
+        return interpreter.infer(fn, argtypes)
     lowered_key = (fn, fn.__code__)
     key = interpreter.cache_key(fn, argtypes)
     saved_ir = lowered_cache.get(lowered_key)
@@ -145,10 +148,20 @@ def _reinfer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, .
     try:
         return interpreter.infer(fn, argtypes)
     finally:
-        lowered_cache[lowered_key] = saved_ir
+        if not keep:
+            lowered_cache[lowered_key] = saved_ir
         cache.pop(key, None)
         if saved is not None:
             cache[key] = saved
+
+
+def _reinfer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, ...],
+             interpreter: Any) -> Any:
+    """Infer ``ir`` as rewritten by the ``typed`` hooks, so that its values' types are
+    those of the rewritten program (a replacement may return another type than the
+    original callee); other functions' inferences keep seeing ``fn`` as the context runs
+    it."""
+    return _infer(fn, ir, argtypes, interpreter, keep=False)
 
 
 #: call statement id -> the (load statement id, temp id, name) inserted before it
@@ -283,6 +296,20 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
 
     start = time.perf_counter()
     interpreter = _interpreter(plugins)
+    outer_interpreter = getattr(_current, "interpreter", None)
+    _current.interpreter = interpreter
+    try:
+        return _build(owner, fn, argtypes, key, plugins, staged, lowered_ir, loaded,
+                      interpreter, times, start)
+    finally:
+        _current.interpreter = outer_interpreter
+
+
+def _build(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract, ...],
+           key: Hashable, plugins: tuple[Any, ...], staged: FunctionIR,
+           lowered_ir: FunctionIR, loaded: Loaded, interpreter: Any,
+           times: dict[str, float], start: float) -> CodeInstance:
+    """The stages after lowering (see :func:`build_instance`)."""
     inference = _infer(fn, staged, argtypes, interpreter)
     first_inference = inference
     typed: FunctionIR = inference.ir
