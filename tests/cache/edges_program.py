@@ -53,3 +53,7 @@ def uses_other_class(x):
 
 def outer(x):
     return uses_callee(x) + 1
+
+
+def uses_builtin(x):
+    return len(range(x))

@@ -134,3 +134,12 @@ def test_unchanged_rebinding_to_the_same_object_keeps_instances(
     program.helper = program.helper
     program.Shape.sides = program.Shape.sides
     assert_only(ci, set())
+
+
+def test_shadowing_a_builtin_with_a_global(program: types.ModuleType) -> None:
+    ci = compile_all(program, "uses_builtin", "uses_nothing")
+    assert splice.invoke(ci["uses_builtin"], 4) == 4
+    program.len = lambda seq: -1
+    assert_only(ci, {"uses_builtin"})
+    fresh = splice.compile(None, program.uses_builtin, int)
+    assert splice.invoke(fresh, 4) == program.uses_builtin(4) == -1
