@@ -17,6 +17,7 @@ created under a context behave natively when called outside it.
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +26,10 @@ from splice.ir.nodes import (
     Assign,
     BinOp,
     BoolOp,
+    BuildDict,
+    BuildList,
+    BuildSet,
+    BuildTuple,
     Call,
     ClassDef,
     Compare,
@@ -40,6 +45,8 @@ from splice.ir.nodes import (
     If,
     IfExp,
     InPlace,
+    Iter,
+    JoinStr,
     Load,
     MakeComprehension,
     Match,
@@ -51,8 +58,11 @@ from splice.ir.nodes import (
     Temp,
     Try,
     UnaryOp,
+    Unpack,
     Var,
     Walrus,
+    While,
+    With,
 )
 from splice.ir.tools import definitions, locations
 
@@ -427,22 +437,65 @@ def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
     for scope in _scopes_run_inline(ir):
         chained = _chained_comparisons(scope)
         defs = definitions(scope)
+        known = _builtin_typed(defs)
+        unpacked = {t for stmt in defs.values() if isinstance(stmt.op, Unpack)
+                    for t in stmt.results}
         expression_only = expression_statements(scope)
         for loc in list(locations(scope)):
             stmt = loc.stmt
             # a class body's temporaries would become class attributes: one call each
             compact_here = compact or scope.kind == "class" or id(stmt) in expression_only
+            before: list[Stmt] = []
             if isinstance(stmt, If):
-                new_test = _guard_truth(scope, stmt, implicit, native_types, defs, compact_here)
-                if new_test:
-                    index = loc.block.index(stmt)
-                    loc.block[index:index] = new_test
-                    count += 1
+                before, stmt.test = _guard_truth(scope, stmt.test, stmt.pos, implicit,
+                                                 native_types, defs, compact_here, known)
+            elif isinstance(stmt, While):
+                # the test region runs before every iteration: the guard goes at its end
+                extra, stmt.test.value = _guard_truth(scope, stmt.test.value, stmt.pos,
+                                                      implicit, native_types, defs,
+                                                      compact_here, known)
+                stmt.test.body.extend(extra)
+                count += bool(extra)
+                continue
+            elif isinstance(stmt, With):
+                method = implicit.managed_async if stmt.is_async else implicit.managed
+                # compact (one call): a guard would keep the value in a hidden local until
+                # the frame ends, and weak references would see it live on
+                before, stmt.manager = _guard_operand(scope, stmt.manager, stmt.pos, method,
+                                                      native_types, True, known)
+            elif isinstance(stmt, Assign) and isinstance(stmt.op, Unpack) and \
+                    scope.kind != "comprehension" and not (
+                        isinstance(stmt.op.value, Temp) and stmt.op.value in unpacked):
+                # (nor does a nested target ``(a, b), c = ...``: its inner value would
+                # otherwise live on in a hidden local)
+                # (a comprehension's ``for a, b in`` target stays a target, which unpacks
+                # natively: the comprehension may have to stay an expression)
+                unpack = stmt.op
+                # starred: CPython collects the rest with list(iterator), which calls the
+                # iterator's own __iter__; splice collects every value the same way
+                slow = (functools.partial(implicit.unpacked, before=unpack.before,
+                                          after=unpack.after)
+                        if unpack.star else implicit.loop)
+                before, unpack.value = _guard_operand(scope, unpack.value, stmt.pos, slow,
+                                                      native_types, True, known)
+            elif isinstance(stmt, Assign) and isinstance(stmt.op, IfExp):
+                before, stmt.op.test = _guard_truth(scope, stmt.op.test, stmt.pos, implicit,
+                                                    native_types, defs, compact_here, known)
+            if before:
+                index = loc.block.index(stmt)
+                loc.block[index:index] = before
+                count += 1
+            if isinstance(stmt, If | While | With) or (
+                    isinstance(stmt, Assign) and isinstance(stmt.op, Unpack | IfExp)):
+                continue
+            if isinstance(stmt, Assign) and isinstance(stmt.op, UnaryOp) and \
+                    stmt.op.op == "not_" and _defined_by(defs, stmt.op.operand, BoolOp):
+                # ``not (a and b)``: CPython tests the operands by jumps, once each
                 continue
             if isinstance(stmt, Assign) and stmt not in chained and not (
                     isinstance(stmt.op, GetItem) and isinstance(stmt.op.obj, Const)
                     and any(stmt.op.obj.value is s for s in skip)):
-                new = _guard(scope, stmt, implicit, native_types, compact_here)
+                new = _guard(scope, stmt, implicit, native_types, compact_here, known)
                 if new is not None:
                     index = loc.block.index(stmt)
                     loc.block[index:index + 1] = new
@@ -450,32 +503,57 @@ def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
     return count
 
 
-def _guard_truth(ir: FunctionIR, stmt: If, implicit: Any, native: frozenset[type],
-                 defs: dict[Temp, Assign], compact: bool) -> list[Stmt]:
-    """Statements computing the ``if``'s truth through ``implicit.truth`` unless the tested
-    value's type is builtin; the ``if`` then tests their boolean result. ``compact``: one
-    call of ``implicit.truth`` (see ``_guard``)."""
-    test = stmt.test
+#: operations whose result is always of a builtin type that runs no Python code
+_BUILTIN_RESULTS = (BuildTuple, BuildList, BuildSet, BuildDict, JoinStr)
+
+
+def _builtin_typed(defs: dict[Temp, Assign]) -> set[Temp]:
+    """The temps of a scope whose value is a builtin container or string by construction
+    (displays, f-strings, list/set/dict comprehensions): no guard needs to test them, and
+    none keeps them alive in a hidden local."""
+    return {temp for temp, stmt in defs.items()
+            if isinstance(stmt.op, _BUILTIN_RESULTS) or (
+                isinstance(stmt.op, MakeComprehension) and stmt.op.kind != "genexp")}
+
+
+def _defined_by(defs: dict[Temp, Assign], operand: Operand, kind: type) -> bool:
+    definition = defs.get(operand) if isinstance(operand, Temp) else None
+    return definition is not None and isinstance(definition.op, kind)
+
+
+def _guard_truth(ir: FunctionIR, test: Operand, pos: Pos, implicit: Any,
+                 native: frozenset[type], defs: dict[Temp, Assign], compact: bool,
+                 known: set[Temp]) -> tuple[list[Stmt], Operand]:
+    """Statements computing ``test``'s truth through ``implicit.truth`` unless its type is
+    builtin, and the operand to test instead (a bool). ``compact``: one call of
+    ``implicit.truth`` (see ``_guard``)."""
     if isinstance(test, Const):
-        return []
+        return [], test
     definition = defs.get(test) if isinstance(test, Temp) else None
     if definition is not None and isinstance(definition.op, (Compare, BoolOp, UnaryOp)):
-        return []  # bools in practice, or tests of their own (and/or)
-    pos = stmt.pos
+        return [], test  # bools in practice, or tests of their own (and/or)
+    return _guard_operand(ir, test, pos, implicit.truth, native, compact, known)
+
+
+def _guard_operand(ir: FunctionIR, operand: Operand, pos: Pos, slow: Any,
+                   native: frozenset[type], compact: bool, known: set[Temp]
+                   ) -> tuple[list[Stmt], Operand]:
+    """Statements computing ``operand`` if its type is in ``native``, else ``slow(operand)``,
+    and the operand holding the result. ``compact``: always ``slow(operand)``. Operands
+    in ``known`` are builtin-typed by construction and need no guard."""
+    if (isinstance(operand, Const) and type(operand.value) in native) or operand in known:
+        return [], operand
     if compact:
-        truth = ir.new_temp()
-        stmt.test = truth
-        return [Assign((truth,), Call(Const(implicit.truth, pos), [test], []), pos)]
-    kind, ok, value, slow = ir.new_temp(), ir.new_temp(), ir.new_temp(), ir.new_temp()
+        result = ir.new_temp()
+        return [Assign((result,), Call(Const(slow, pos), [operand], []), pos)], result
+    kind, ok, value, other = ir.new_temp(), ir.new_temp(), ir.new_temp(), ir.new_temp()
     guard: list[Stmt] = [
-        Assign((kind,), Call(Const(_type, pos), [test], []), pos),
+        Assign((kind,), Call(Const(_type, pos), [operand], []), pos),
         Assign((ok,), Compare("in", kind, Const(native, pos)), pos),
-        Assign((value,), IfExp(ok, Region([], test), Region(
-            [Assign((slow,), Call(Const(implicit.truth, pos), [test], []), pos)], slow)),
-            pos),
+        Assign((value,), IfExp(ok, Region([], operand), Region(
+            [Assign((other,), Call(Const(slow, pos), [operand], []), pos)], other)), pos),
     ]
-    stmt.test = value
-    return guard
+    return guard, value
 
 
 def _chained_comparisons(ir: FunctionIR) -> set[Stmt]:
@@ -496,7 +574,7 @@ def _chained_comparisons(ir: FunctionIR) -> set[Stmt]:
 
 
 def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
-           compact: bool) -> list[Stmt] | None:
+           compact: bool, known: set[Temp]) -> list[Stmt] | None:
     """The statements replacing ``stmt`` (None: it is not an implicit call). In ``compact``
     code (which must stay an expression), an operand cannot be read three times (type
     check, native operation, slow path), so there the operation always calls ``implicit``
@@ -513,6 +591,10 @@ def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
                                                 [Const(op.op, pos), op.target, op.value])
     elif isinstance(op, UnaryOp) and op.op in _GUARDED_UNARY:
         checked, slow = [op.operand], (implicit.unary, [Const(op.op, pos), op.operand])
+    elif isinstance(op, UnaryOp) and op.op == "not_":
+        checked, slow = [op.operand], (implicit.negation, [op.operand])
+    elif isinstance(op, Iter) and not op.is_async:
+        checked, slow = [op.value], (implicit.loop, [op.value])
     elif isinstance(op, Compare) and op.op in _GUARDED_COMPARE:
         if op.op in ("in", "not_in"):
             method = implicit.contains if op.op == "in" else implicit.not_contains
@@ -535,7 +617,8 @@ def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
     slow_fn, slow_args = slow
     results = stmt.results
     # a constant of a builtin type needs no check
-    checked = [o for o in checked if not (isinstance(o, Const) and type(o.value) in native)]
+    checked = [o for o in checked if not (isinstance(o, Const) and type(o.value) in native)
+               and o not in known]
     if not checked:
         return None
     if compact:

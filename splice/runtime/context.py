@@ -307,13 +307,14 @@ class Context:
         return fn
 
     def _protocol_builtin(self, callee: Any) -> Any:
-        """``str(x)``, ``repr(x)``, ``format(x, spec)``, ``iter(x)`` calling a Python dunder
+        """``str(x)``, ``repr(x)``, ``format(x, spec)``, ``iter(x)``, ``bool(x)`` calling a
+        Python dunder
         under the context (other argument shapes run natively)."""
         implicit = self.implicit
         assert implicit is not None
         protocols: dict[Any, Callable[..., Any]] = {
             str: implicit.str, repr: implicit.repr, format: implicit.format,
-            iter: implicit.iter}
+            iter: implicit.iter, bool: implicit.truth}
         method = protocols.get(callee) if _plain_hash(callee) else None
         if method is None:
             return None

@@ -8,30 +8,47 @@ reflected operands, subclass priority, in-place fallbacks, default ``==``) and c
 Python-level dunders through the context's dispatch table. C-level dunders are called as
 they are, so the result, the error and its message are the native ones.
 
-``str()``, ``repr()``, ``format()`` and ``iter()`` called explicitly go through the same
-protocols.
+``str()``, ``repr()``, ``format()``, ``iter()`` and ``bool()`` called explicitly go through
+the same protocols, and so do truth tests (``if``, ``while``, ``not``, conditional
+expressions). ``for`` loops, comprehensions and unpacking iterate ``loop(x)``, and ``with``
+enters ``managed(x)``: C-level stand-ins whose steps call the Python dunders through the
+table, so no splice frame appears between the user's frames.
 
-The test of an ``if`` statement is a truth test through the same protocol (unless it is a
-comparison, ``not`` or ``and``/``or``, whose results are tested natively).
-
-Out of reach (they run natively): other truth tests (``while``, ``and``/``or``, conditional
-expressions, ``assert``, ``bool()``), ``__iter__``/``__next__`` in ``for`` loops,
-comprehensions, unpacking and ``yield from`` and in builtins consuming iterables
-(``list(x)``, ``sum(x)``), the
-comparisons of a chain (``a < b < c``), attribute access through
-properties and ``__getattr__``, context-manager ``__enter__``/``__exit__``, and dunders that
-C code calls on its own (``__hash__``/``__eq__`` in dict lookups, ``__eq__`` in ``list.index``
-and ``in`` over builtin containers, ``__ne__``'s default call of ``__eq__``).
+Out of reach (they run natively): truth tests of ``and``/``or`` operands and ``assert``,
+``async for``, ``yield from``, the sequence protocol and builtins consuming iterables
+(``list(x)``, ``sum(x)``), the comparisons of a chain (``a < b < c``), attribute access
+through properties, descriptors and ``__getattr__``, and dunders that C code calls on its
+own (``__hash__``/``__eq__`` in dict lookups, ``__eq__`` in ``list.index`` and ``in`` over
+builtin containers, ``__ne__``'s default call of ``__eq__``).
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 import types
 from typing import Any
 
 _FunctionType = types.FunctionType
+_partial = functools.partial
+#: what no dunder returns: the sentinel of the call iterators ``loop`` makes
+_END = object()
+_OBJECT_STR = object.__dict__["__str__"]
+_OBJECT_FORMAT = object.__dict__["__format__"]
+
+
+class _Managed:
+    """A context manager whose ``__enter__``/``__exit__`` (and async pair) are C code: the
+    ``with`` statement looks each up on the type, the property gives the partial stored on
+    the instance, and the partial calls the manager's own method under the context, with no
+    Python frame in between."""
+
+    __slots__ = ("enter", "exit")
+    enter: Any
+    exit: Any
+    __enter__ = __aenter__ = property(operator.attrgetter("enter"))
+    __exit__ = __aexit__ = property(operator.attrgetter("exit"))
 
 #: builtin types whose operators and protocols run no Python code: operations on them are
 #: compiled to the native operation behind a type check
@@ -239,8 +256,104 @@ class Implicit:
             raise TypeError(f"iter() returned non-iterator of type '{type(result).__name__}'")
         return result
 
+    def loop(self, obj: Any) -> Any:
+        """What a ``for`` loop, a comprehension or an unpacking iterates instead of ``obj``
+        when Python code takes part: an iterator whose ``__iter__`` and ``__next__`` are C
+        code and whose steps call the Python ``__next__`` under the context (``obj`` itself
+        when no Python dunder is involved, so errors keep their native messages)."""
+        if type(obj) in NATIVE_TYPES:
+            return obj
+        method = special(type(obj), "__iter__")
+        if method is None:
+            return obj  # not iterable, or the sequence protocol (C calls __getitem__)
+        python_iter = type(method) is _FunctionType
+        it = self._invoke(method, obj) if python_iter else builtins.iter(obj)
+        kind = type(it)
+        step = special(kind, "__next__")
+        if step is None:
+            raise TypeError(f"iter() returned non-iterator of type '{kind.__name__}'")
+        if type(step) is _FunctionType:
+            return builtins.iter(_partial(self.table[step], it), _END)
+        if type(special(kind, "__iter__")) is _FunctionType:
+            # the loop would call the iterator's own Python __iter__ once more
+            return builtins.iter(_partial(builtins.next, it), _END)
+        return it if python_iter else obj
+
+    def unpacked(self, obj: Any, *, before: int, after: int) -> Any:
+        """The values of a starred unpacking (``a, *b, c = obj``) collected as CPython does
+        (``before`` values by ``__next__``, then ``list(iterator)``, which calls the
+        iterator's ``__iter__``), as a tuple the native unpacking then splits; ``obj``
+        itself when no Python dunder is involved."""
+        if type(obj) in NATIVE_TYPES:
+            return obj
+        method = special(type(obj), "__iter__")
+        if method is None:
+            return obj
+        python_iter = type(method) is _FunctionType
+        it = self._invoke(method, obj) if python_iter else builtins.iter(obj)
+        kind = type(it)
+        step = special(kind, "__next__")
+        if step is None:
+            raise TypeError(f"iter() returned non-iterator of type '{kind.__name__}'")
+        if not python_iter and type(step) is not _FunctionType and \
+                type(special(kind, "__iter__")) is not _FunctionType:
+            return obj
+        advance = _partial(self.table[step], it) if type(step) is _FunctionType else \
+            _partial(builtins.next, it)
+        first = []
+        short = False
+        for _ in range(before):
+            try:
+                first.append(advance())
+            except StopIteration:
+                short = True
+                break
+        if short:  # raised outside the handler: the native error has no context
+            raise ValueError(f"not enough values to unpack (expected at least "
+                             f"{before + after}, got {len(first)})")
+        rest = list(self.loop(it))
+        if len(rest) < after:
+            raise ValueError(f"not enough values to unpack (expected at least "
+                             f"{before + after}, got {before + len(rest)})")
+        return (*first, *rest)
+
+    def managed(self, manager: Any) -> Any:
+        """What ``with manager`` enters instead, when its ``__enter__`` or ``__exit__`` is
+        Python code (``manager`` itself otherwise)."""
+        return self._managed(manager, "__enter__", "__exit__")
+
+    def managed_async(self, manager: Any) -> Any:
+        """The same for ``async with`` (``__aenter__``/``__aexit__``)."""
+        return self._managed(manager, "__aenter__", "__aexit__")
+
+    def _managed(self, manager: Any, enter_name: str, exit_name: str) -> Any:
+        if type(manager) in NATIVE_TYPES:
+            return manager
+        kind = type(manager)
+        enter = special(kind, enter_name)
+        leave = special(kind, exit_name)
+        if enter is None or leave is None or (type(enter) is not _FunctionType
+                                              and type(leave) is not _FunctionType):
+            return manager  # the native statement raises its own errors
+        wrapper = _Managed()
+        wrapper.enter = self._bound(enter, manager)
+        wrapper.exit = self._bound(leave, manager)
+        return wrapper
+
+    def _bound(self, method: Any, obj: Any) -> Any:
+        if type(method) is _FunctionType:
+            return _partial(self.table[method], obj)
+        get = getattr(type(method), "__get__", None)
+        return get(method, obj, type(obj)) if get is not None else method
+
+    def negation(self, obj: Any) -> bool:
+        """``not obj``."""
+        return not self.truth(obj)
+
     def str(self, obj: Any) -> Any:
         method = special(type(obj), "__str__")
+        if method is _OBJECT_STR:
+            return self.repr(obj)  # object.__str__ calls __repr__
         if type(method) is not _FunctionType:
             return builtins.str(obj)
         return _checked_str(self._invoke(method, obj), "__str__")
@@ -253,6 +366,8 @@ class Implicit:
 
     def format(self, value: Any, spec: Any = "") -> Any:
         method = special(type(value), "__format__")
+        if method is _OBJECT_FORMAT and type(spec) is builtins.str and not spec:
+            return self.str(value)  # object.__format__(x, "") is str(x)
         if type(method) is not _FunctionType:
             return builtins.format(value, spec)
         result = self._invoke(method, value, spec)
