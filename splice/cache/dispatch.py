@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import types
+import weakref
 from typing import Any
 
 from splice.cache.instances import MAX_WORLD, CodeInstance
@@ -43,7 +44,8 @@ class SpecializingEntry:
     def __init__(self, owner: Any, fn: types.FunctionType,
                  max_specializations: int = MAX_SPECIALIZATIONS) -> None:
         self.owner = owner
-        self.fn = fn
+        # weakly: the dispatch table sweeps an entry once only it references its function
+        self._fn: weakref.ref[types.FunctionType] = weakref.ref(fn)
         self.max_specializations = max_specializations
         self.instances: dict[tuple[type, ...], CodeInstance] = {}
         self._generic: CodeInstance | None = None
@@ -51,6 +53,13 @@ class SpecializingEntry:
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
         self.__module__ = fn.__module__
+
+    @property
+    def fn(self) -> Any:
+        fn = self._fn()
+        if fn is None:
+            raise ReferenceError("the function of this specializing entry was freed")
+        return fn
 
     def _usable(self, ci: CodeInstance | None) -> bool:
         return ci is not None and ci.max_world == MAX_WORLD and (

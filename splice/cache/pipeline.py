@@ -510,7 +510,9 @@ def _compile_owner(owner: Any, function: types.FunctionType, types_: tuple[Abstr
     cache = cache_of(owner)
     with _lock:
         found = cache.get(spec)
-        if found is not None and found.check():
+        # an instance belongs to one function object: closures and defaults of another
+        # function with the same code would break what it was inferred and compiled for
+        if found is not None and found.fn is function and found.check():
             return found
         ci = build_instance(owner, function, types_, key)
         cache.add(ci)

@@ -219,6 +219,11 @@ class Context:
         self.posthooks = [p for p in reversed(plugins) if type(p).posthook is not base.posthook]
         self.overdubs = [p for p in plugins if type(p).overdub is not base.overdub]
         self.stage_hooks = [p for p in plugins if type(p).lowered is not base.lowered]
+        #: some plugin has a ``typed``/``optimized`` hook or an ``interpreter``: functions
+        #: run code instances specialised on their arguments' classes
+        self.typed_stages = any(
+            type(p).typed is not base.typed or type(p).optimized is not base.optimized
+            or getattr(p, "interpreter", None) is not None for p in plugins)
         self.intercepts: dict[Any, tuple[Plugin, str]] = {}
         for plugin in reversed(plugins):  # the outermost plugin's intercept wins
             for target, name in type(plugin)._splice_intercepts.items():
@@ -393,13 +398,19 @@ class Context:
     def transformed(self, fn: types.FunctionType) -> Any:
         """``fn`` rebuilt from its code transformed under this context (``fn`` itself, with
         the reason recorded, if it cannot be transformed)."""
-        compiled = self.code.get(fn, self._build)
-        if isinstance(compiled, UnsupportedError):
-            self._record(fn, False, compiled.reason)
-            if self.strict:
-                raise compiled
+        new: Any
+        if self.typed_stages:
+            new = self._specializing(fn)
+        else:
+            compiled = self.code.get(fn, self._build)
+            if isinstance(compiled, UnsupportedError):
+                self._record(fn, False, compiled.reason)
+                if self.strict:
+                    raise compiled
+                return fn
+            new = instantiate(compiled, fn, share_kwdefaults=True)
+        if new is fn:
             return fn
-        new = instantiate(compiled, fn, share_kwdefaults=True)
         table = weakref.ref(self.table)
         ref = weakref.ref(fn)
 
@@ -410,6 +421,22 @@ class Context:
         add_backedge(fn, drop)
         self._record(fn, True, "transformed")
         return new
+
+    def _specializing(self, fn: types.FunctionType) -> Any:
+        """For plugins with typed stages: an entry that runs ``fn``'s code instance for its
+        arguments' exact classes (``splice.cache.dispatch``), or ``fn`` if none can be
+        built."""
+        from splice.cache.dispatch import SpecializingEntry
+
+        entry = SpecializingEntry(self, fn)
+        try:
+            entry.generic()
+        except UnsupportedError as exc:
+            self._record(fn, False, exc.reason)
+            if self.strict:
+                raise
+            return fn
+        return entry
 
     def _build(self, fn: types.FunctionType) -> CompiledCode | UnsupportedError:
         lowered = LOWERED.get(fn, _lower)
