@@ -110,9 +110,17 @@ class _Scope:
     def __init__(self, ir: FunctionIR) -> None:
         self.block_of: dict[int, list[Stmt]] = {}
         self.use_counts: dict[Temp, int] = {}
+        #: temps assigned by more than one statement (say, in both branches of an ``if``)
+        self.redefined: set[Temp] = set()
+        assigned: set[Temp] = set()
         for loc in locations(ir):
             self.block_of[id(loc.stmt)] = loc.block
             stmt = loc.stmt
+            if isinstance(stmt, Assign):
+                for result in stmt.results:
+                    if result in assigned:
+                        self.redefined.add(result)
+                    assigned.add(result)
             for operand in stmt.operands():
                 if isinstance(operand, Temp):
                     self.use_counts[operand] = self.use_counts.get(operand, 0) + 1
@@ -290,7 +298,8 @@ def _insert_lookup(scope: _Scope, block: list[Stmt], call: Stmt, func: Operand,
     """Put the table lookup right after the callee is computed (where CPython has it on
     the stack), so the arguments' code stays between them and both can be re-nested."""
     definition = defs.get(func) if isinstance(func, Temp) else None
-    if definition is not None and id(definition) in scope.block_of:
+    if definition is not None and id(definition) in scope.block_of and \
+            func not in scope.redefined:
         scope.insert_after(definition, lookup)
         return
     block.insert(block.index(call), lookup)
