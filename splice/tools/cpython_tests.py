@@ -322,6 +322,11 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
      "lifetimes"),
     (BOTH, "test_contextlib", r"test\.test_contextlib\.ContextManagerTestCase\.test_nokeepref",
      "lifetimes"),
+    # ``with`` under hooks calls __exit__ through splice_call: one more frame in the traceback
+    (HOOKED, "test_contextlib", r"test\.test_contextlib\.TestExitStack\.test_exit_exception_"
+     r"traceback", "hooked-frames"),
+    (HOOKED, "test_contextlib_async", r"test\.test_contextlib_async\.TestAsyncExitStack\.test_"
+     r"exit_exception_traceback", "hooked-frames"),
     (BOTH, "test_copy", r"test\.test_copy\.TestCopy\.test_copy_weakvaluedict", "lifetimes"),
     (HOOKED, "test_collections", r"test\.test_collections\.TestNamedTuple\.test_factory",
      "hooked-frames"),
