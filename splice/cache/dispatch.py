@@ -16,6 +16,7 @@ when some plugin has a ``typed`` or ``optimized`` hook or an ``interpreter``
 
 from __future__ import annotations
 
+import sys
 import threading
 import types
 import weakref
@@ -32,9 +33,12 @@ MAX_SPECIALIZATIONS = 8
 def wants_typed_stages(plugins: tuple[Any, ...]) -> bool:
     """Whether some plugin overrides ``typed`` or ``optimized`` or chooses an
     ``interpreter`` (only then are the typed stages worth running per call)."""
-    from splice.plugin import Plugin
-
-    return any(type(p).typed is not Plugin.typed or type(p).optimized is not Plugin.optimized
+    # from sys.modules, not by an import statement: a context calls this while the program
+    # runs, and the program may have replaced builtins.__import__ (splice.plugin is loaded
+    # once any plugin exists)
+    plugin_class = sys.modules["splice.plugin"].Plugin
+    return any(type(p).typed is not plugin_class.typed
+               or type(p).optimized is not plugin_class.optimized
                or getattr(p, "interpreter", None) is not None for p in plugins)
 
 

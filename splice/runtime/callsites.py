@@ -447,13 +447,12 @@ def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
         chained = _chained_comparisons(scope)
         defs = definitions(scope)
         known = _builtin_typed(defs)
-        unpacked = {t for stmt in defs.values() if isinstance(stmt.op, Unpack)
-                    for t in stmt.results}
         expression_only = expression_statements(scope)
         for loc in list(locations(scope)):
             stmt = loc.stmt
             # a class body's temporaries would become class attributes: one call each
             compact_here = compact or scope.kind == "class" or id(stmt) in expression_only
+            op = stmt.op if isinstance(stmt, Assign) else None
             before: list[Stmt] = []
             if isinstance(stmt, If):
                 before, stmt.test = _guard_truth(scope, stmt.test, stmt.pos, implicit,
@@ -465,50 +464,43 @@ def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
                                                       compact_here, known)
                 stmt.test.body.extend(extra)
                 count += bool(extra)
-                continue
             elif isinstance(stmt, With):
                 method = implicit.managed_async if stmt.is_async else implicit.managed
                 # compact (one call): a guard would keep the value in a hidden local until
                 # the frame ends, and weak references would see it live on
                 before, stmt.manager = _guard_operand(scope, stmt.manager, stmt.pos, method,
                                                       native_types, True, known)
-            elif isinstance(stmt, Assign) and isinstance(stmt.op, Unpack) and \
-                    scope.kind != "comprehension" and not (
-                        isinstance(stmt.op.value, Temp) and stmt.op.value in unpacked):
-                # (nor does a nested target ``(a, b), c = ...``: its inner value would
-                # otherwise live on in a hidden local)
-                # (a comprehension's ``for a, b in`` target stays a target, which unpacks
-                # natively: the comprehension may have to stay an expression)
-                unpack = stmt.op
-                # starred: CPython collects the rest with list(iterator), which calls the
-                # iterator's own __iter__; splice collects every value the same way
-                slow = (functools.partial(implicit.unpacked, before=unpack.before,
-                                          after=unpack.after)
-                        if unpack.star else implicit.loop)
-                before, unpack.value = _guard_operand(scope, unpack.value, stmt.pos, slow,
+            elif isinstance(op, Unpack):
+                # not a comprehension's ``for a, b in`` target, which must stay a target
+                # (the comprehension may have to stay an expression), nor the inner target
+                # of ``(a, b), c = ...`` (its value would live on in a hidden local): those
+                # unpack natively
+                if scope.kind != "comprehension" and not _defined_by(defs, op.value, Unpack):
+                    # starred: CPython collects the rest with list(iterator), which calls
+                    # the iterator's own __iter__; splice collects every value the same way
+                    slow = (functools.partial(implicit.unpacked, before=op.before,
+                                              after=op.after)
+                            if op.star else implicit.loop)
+                    before, op.value = _guard_operand(scope, op.value, stmt.pos, slow,
                                                       native_types, True, known)
-            elif isinstance(stmt, Assign) and isinstance(stmt.op, IfExp):
-                before, stmt.op.test = _guard_truth(scope, stmt.op.test, stmt.pos, implicit,
-                                                    native_types, defs, compact_here, known)
-            if before:
-                index = loc.block.index(stmt)
-                loc.block[index:index] = before
-                count += 1
-            if isinstance(stmt, If | While | With) or (
-                    isinstance(stmt, Assign) and isinstance(stmt.op, Unpack | IfExp)):
-                continue
-            if isinstance(stmt, Assign) and isinstance(stmt.op, UnaryOp) and \
-                    stmt.op.op == "not_" and _defined_by(defs, stmt.op.operand, BoolOp):
-                # ``not (a and b)``: CPython tests the operands by jumps, once each
-                continue
-            if isinstance(stmt, Assign) and stmt not in chained and not (
-                    isinstance(stmt.op, GetItem) and isinstance(stmt.op.obj, Const)
-                    and any(stmt.op.obj.value is s for s in skip)):
+            elif isinstance(op, IfExp):
+                before, op.test = _guard_truth(scope, op.test, stmt.pos, implicit,
+                                               native_types, defs, compact_here, known)
+            elif isinstance(op, UnaryOp) and op.op == "not_" and \
+                    _defined_by(defs, op.operand, BoolOp):
+                pass  # ``not (a and b)``: CPython tests the operands by jumps, once each
+            elif isinstance(stmt, Assign) and stmt not in chained and not (
+                    isinstance(op, GetItem) and isinstance(op.obj, Const)
+                    and any(op.obj.value is s for s in skip)):
                 new = _guard(scope, stmt, implicit, native_types, compact_here, known)
                 if new is not None:
                     index = loc.block.index(stmt)
                     loc.block[index:index + 1] = new
                     count += 1
+            if before:
+                index = loc.block.index(stmt)
+                loc.block[index:index] = before
+                count += 1
     return count
 
 
@@ -525,7 +517,9 @@ def _builtin_typed(defs: dict[Temp, Assign]) -> set[Temp]:
                 isinstance(stmt.op, MakeComprehension) and stmt.op.kind != "genexp")}
 
 
-def _defined_by(defs: dict[Temp, Assign], operand: Operand, kind: type) -> bool:
+def _defined_by(defs: dict[Temp, Assign], operand: Operand,
+                kind: type | tuple[type, ...]) -> bool:
+    """Whether ``operand`` is a temp computed by an operation of class ``kind``."""
     definition = defs.get(operand) if isinstance(operand, Temp) else None
     return definition is not None and isinstance(definition.op, kind)
 
@@ -538,8 +532,7 @@ def _guard_truth(ir: FunctionIR, test: Operand, pos: Pos, implicit: Any,
     ``implicit.truth`` (see ``_guard``)."""
     if isinstance(test, Const):
         return [], test
-    definition = defs.get(test) if isinstance(test, Temp) else None
-    if definition is not None and isinstance(definition.op, (Compare, BoolOp, UnaryOp)):
+    if _defined_by(defs, test, (Compare, BoolOp, UnaryOp)):
         return [], test  # bools in practice, or tests of their own (and/or)
     return _guard_operand(ir, test, pos, implicit.truth, native, compact, known)
 
@@ -555,14 +548,19 @@ def _guard_operand(ir: FunctionIR, operand: Operand, pos: Pos, slow: Any,
     if compact:
         result = ir.new_temp()
         return [Assign((result,), Call(Const(slow, pos), [operand], []), pos)], result
-    kind, ok, value, other = ir.new_temp(), ir.new_temp(), ir.new_temp(), ir.new_temp()
-    guard: list[Stmt] = [
-        Assign((kind,), Call(Const(_type, pos), [operand], []), pos),
-        Assign((ok,), Compare("in", kind, Const(native, pos)), pos),
-        Assign((value,), IfExp(ok, Region([], operand), Region(
-            [Assign((other,), Call(Const(slow, pos), [operand], []), pos)], other)), pos),
-    ]
+    guard, ok = _type_test(ir, operand, native, pos)
+    value, other = ir.new_temp(), ir.new_temp()
+    guard.append(Assign((value,), IfExp(ok, Region([], operand), Region(
+        [Assign((other,), Call(Const(slow, pos), [operand], []), pos)], other)), pos))
     return guard, value
+
+
+def _type_test(ir: FunctionIR, operand: Operand, native: frozenset[type], pos: Pos
+               ) -> tuple[list[Stmt], Temp]:
+    """Statements testing ``type(operand) in native``, and the temp holding the result."""
+    kind, ok = ir.new_temp(), ir.new_temp()
+    return [Assign((kind,), Call(Const(_type, pos), [operand], []), pos),
+            Assign((ok,), Compare("in", kind, Const(native, pos)), pos)], ok
 
 
 def _chained_comparisons(ir: FunctionIR) -> set[Stmt]:
@@ -637,11 +635,6 @@ def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
     def fresh() -> Temp:
         return ir.new_temp()
 
-    def test(operand: Operand) -> tuple[list[Stmt], Temp]:
-        kind, ok = fresh(), fresh()
-        return [Assign((kind,), Call(Const(_type, pos), [operand], []), pos),
-                Assign((ok,), Compare("in", kind, Const(native, pos)), pos)], ok
-
     def slow_stmt(results: tuple[Temp, ...]) -> Assign:
         return Assign(results, Call(Const(slow_fn, pos), list(slow_args), []), pos)
 
@@ -649,7 +642,7 @@ def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
         # a statement without a value (``obj[i] = v``, ``del obj[i]``): an ``if``
         native_branch: list[Stmt] = [stmt]
         for operand in reversed(checked):
-            prefix, ok = test(operand)
+            prefix, ok = _type_test(ir, operand, native, pos)
             native_branch = [*prefix, If(ok, native_branch, [slow_stmt(())], pos)]
         return native_branch
 
@@ -660,7 +653,7 @@ def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
     native_result = fresh()
     inner = Region([Assign((native_result,), op, pos)], native_result)
     for operand in reversed(checked):
-        prefix, ok = test(operand)
+        prefix, ok = _type_test(ir, operand, native, pos)
         value = fresh()
         inner = Region([*prefix, Assign((value,), IfExp(ok, inner, slow_region()), pos)], value)
     stmt.op = Copy(inner.value)

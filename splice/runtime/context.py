@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from splice.cache.code_cache import CodeCache
+from splice.cache.dispatch import SpecializingEntry, wants_typed_stages
 from splice.cache.world import add_backedge
 from splice.errors import SpliceError, UnsupportedError
 from splice.ir import lower
@@ -221,9 +222,7 @@ class Context:
         self.stage_hooks = [p for p in plugins if type(p).lowered is not base.lowered]
         #: some plugin has a ``typed``/``optimized`` hook or an ``interpreter``: functions
         #: run code instances specialised on their arguments' classes
-        self.typed_stages = any(
-            type(p).typed is not base.typed or type(p).optimized is not base.optimized
-            or getattr(p, "interpreter", None) is not None for p in plugins)
+        self.typed_stages = wants_typed_stages(plugins)
         self.intercepts: dict[Any, tuple[Plugin, str]] = {}
         for plugin in reversed(plugins):  # the outermost plugin's intercept wins
             for target, name in type(plugin)._splice_intercepts.items():
@@ -426,8 +425,6 @@ class Context:
         """For plugins with typed stages: an entry that runs ``fn``'s code instance for its
         arguments' exact classes (``splice.cache.dispatch``), or ``fn`` if none can be
         built."""
-        from splice.cache.dispatch import SpecializingEntry
-
         entry = SpecializingEntry(self, fn)
         try:
             entry.generic()

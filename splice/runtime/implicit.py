@@ -88,15 +88,20 @@ class Implicit:
 
     def _invoke(self, method: Any, obj: Any, *args: Any) -> Any:
         if type(method) is _FunctionType:
-            return self.table[method](obj, *args)
-        get = getattr(type(method), "__get__", None)
-        if get is not None and obj is not None:
-            return get(method, obj, type(obj))(*args)
+            return self.table[method](obj, *args)  # the common case, without a partial
+        return self._bound(method, obj)(*args)
+
+    def _bound(self, method: Any, obj: Any) -> Any:
+        """``method`` (found on ``type(obj)``) bound to ``obj`` as a special-method lookup
+        binds it; a Python function is entered under the context."""
+        if type(method) is _FunctionType:
+            return _partial(self.table[method], obj)
         if obj is None:
             # NoneType's methods are C descriptors, and ``__get__(None, ...)`` would give
-            # back the unbound descriptor: call it with None as its first argument
-            return method(obj, *args)
-        return method(*args)
+            # back the unbound descriptor: pass None as their first argument
+            return _partial(method, obj)
+        get = getattr(type(method), "__get__", None)
+        return get(method, obj, type(obj)) if get is not None else method
 
     # ------------------------------------------------------------------------ operators
 
@@ -248,13 +253,34 @@ class Implicit:
     # ---------------------------------------------------------------- iteration, format
 
     def iter(self, obj: Any) -> Any:
-        method = special(type(obj), "__iter__")
-        if type(method) is not _FunctionType:
-            return builtins.iter(obj)
-        result = self._invoke(method, obj)
-        if type(special(type(result), "__next__")) is type(None):
-            raise TypeError(f"iter() returned non-iterator of type '{type(result).__name__}'")
-        return result
+        found = self._iterator(obj, special(type(obj), "__iter__"))
+        return found[0] if found is not None else builtins.iter(obj)
+
+    def _iterator(self, obj: Any, method: Any) -> tuple[Any, bool, Any] | None:
+        """``iter(obj)`` given ``obj``'s ``__iter__`` (``method``), a Python one entered under
+        the context: the iterator, whether ``__iter__`` was Python code, and the iterator's
+        ``__next__``. None when ``obj`` has no ``__iter__`` (not iterable, or the sequence
+        protocol: the native operation then does what it does)."""
+        if method is None:
+            return None
+        python_iter = type(method) is _FunctionType
+        it = self._invoke(method, obj) if python_iter else builtins.iter(obj)
+        kind = type(it)
+        step = special(kind, "__next__")
+        if step is None:
+            raise TypeError(f"iter() returned non-iterator of type '{kind.__name__}'")
+        return it, python_iter, step
+
+    def _stepper(self, it: Any, step: Any) -> Any:
+        """A callable that advances ``it`` (whose ``__next__`` is ``step``), with no Python
+        frame of splice's in between, or None when nothing Python runs in a loop over ``it``
+        (its ``__next__`` and its own ``__iter__`` are C code)."""
+        if type(step) is _FunctionType:
+            return _partial(self.table[step], it)
+        if type(special(type(it), "__iter__")) is _FunctionType:
+            # a loop over ``it`` would call its Python __iter__ once more
+            return _partial(builtins.next, it)
+        return None
 
     def loop(self, obj: Any) -> Any:
         """What a ``for`` loop, a comprehension or an unpacking iterates instead of ``obj``
@@ -263,20 +289,13 @@ class Implicit:
         when no Python dunder is involved, so errors keep their native messages)."""
         if type(obj) in NATIVE_TYPES:
             return obj
-        method = special(type(obj), "__iter__")
-        if method is None:
-            return obj  # not iterable, or the sequence protocol (C calls __getitem__)
-        python_iter = type(method) is _FunctionType
-        it = self._invoke(method, obj) if python_iter else builtins.iter(obj)
-        kind = type(it)
-        step = special(kind, "__next__")
-        if step is None:
-            raise TypeError(f"iter() returned non-iterator of type '{kind.__name__}'")
-        if type(step) is _FunctionType:
-            return builtins.iter(_partial(self.table[step], it), _END)
-        if type(special(kind, "__iter__")) is _FunctionType:
-            # the loop would call the iterator's own Python __iter__ once more
-            return builtins.iter(_partial(builtins.next, it), _END)
+        found = self._iterator(obj, special(type(obj), "__iter__"))
+        if found is None:
+            return obj
+        it, python_iter, step = found
+        stepper = self._stepper(it, step)
+        if stepper is not None:
+            return builtins.iter(stepper, _END)
         return it if python_iter else obj
 
     def unpacked(self, obj: Any, *, before: int, after: int) -> Any:
@@ -286,20 +305,14 @@ class Implicit:
         itself when no Python dunder is involved."""
         if type(obj) in NATIVE_TYPES:
             return obj
-        method = special(type(obj), "__iter__")
-        if method is None:
+        found = self._iterator(obj, special(type(obj), "__iter__"))
+        if found is None:
             return obj
-        python_iter = type(method) is _FunctionType
-        it = self._invoke(method, obj) if python_iter else builtins.iter(obj)
-        kind = type(it)
-        step = special(kind, "__next__")
-        if step is None:
-            raise TypeError(f"iter() returned non-iterator of type '{kind.__name__}'")
-        if not python_iter and type(step) is not _FunctionType and \
-                type(special(kind, "__iter__")) is not _FunctionType:
+        it, python_iter, step = found
+        stepper = self._stepper(it, step)
+        if stepper is None and not python_iter:
             return obj
-        advance = _partial(self.table[step], it) if type(step) is _FunctionType else \
-            _partial(builtins.next, it)
+        advance = stepper or _partial(builtins.next, it)
         first = []
         short = False
         for _ in range(before):
@@ -339,12 +352,6 @@ class Implicit:
         wrapper.enter = self._bound(enter, manager)
         wrapper.exit = self._bound(leave, manager)
         return wrapper
-
-    def _bound(self, method: Any, obj: Any) -> Any:
-        if type(method) is _FunctionType:
-            return _partial(self.table[method], obj)
-        get = getattr(type(method), "__get__", None)
-        return get(method, obj, type(obj)) if get is not None else method
 
     def negation(self, obj: Any) -> bool:
         """``not obj``."""
