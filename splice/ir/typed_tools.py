@@ -24,7 +24,7 @@ from typing import Any
 from splice.infer.lattice import ANY, Abstract, Const, abstract
 from splice.ir.nodes import Assign, Call, FunctionIR, Starred, Temp
 from splice.ir.nodes import Const as ConstOperand
-from splice.ir.tools import Location, locations
+from splice.ir.tools import CallSite, Location, definitions, locations
 
 __all__ = ["TypedCall", "match_calls", "type_of", "typed_calls"]
 
@@ -42,24 +42,14 @@ def type_of(operand: Any) -> Abstract:
     return ANY
 
 
-class TypedCall:
-    """A call statement with its types: ``%r = call f(a, b, k=c)``."""
+class TypedCall(CallSite):
+    """A call statement with its types: ``%r = call f(a, b, k=c)``. What it shares with
+    ``splice.ir.tools.CallSite`` (the statement, its op, arguments) comes from there; the
+    callee is inference's."""
 
-    def __init__(self, ir: FunctionIR, location: Location) -> None:
-        self.ir = ir
-        self.location = location
-
-    @property
-    def stmt(self) -> Assign:
-        stmt = self.location.stmt
-        assert isinstance(stmt, Assign)
-        return stmt
-
-    @property
-    def op(self) -> Call:
-        op = self.stmt.op
-        assert isinstance(op, Call)
-        return op
+    def __init__(self, ir: FunctionIR, location: Location,
+                 defs: dict[Temp, Assign] | None = None) -> None:
+        super().__init__(ir, location, definitions(ir) if defs is None else defs)
 
     @property
     def callee(self) -> Any:
@@ -75,10 +65,6 @@ class TypedCall:
         self.op.func = ConstOperand(value, self.stmt.pos)
         if hasattr(self.op, "callee"):
             self.op.callee = value
-
-    @property
-    def args(self) -> list[Any]:
-        return self.op.args
 
     @property
     def arg_types(self) -> list[Abstract]:
@@ -111,7 +97,8 @@ class TypedCall:
 
 def typed_calls(ir: FunctionIR) -> list[TypedCall]:
     """Every call statement of ``ir`` (nested scopes excluded), in source order."""
-    return [TypedCall(ir, loc) for loc in locations(ir)
+    defs = definitions(ir)
+    return [TypedCall(ir, loc, defs) for loc in locations(ir)
             if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)]
 
 
