@@ -63,14 +63,15 @@ class CodeCache(Generic[T]):
         #: how many times ``build`` ran (tests check "compiled once")
         self.builds = 0
 
-    def get(self, function: types.FunctionType,
-            build: Callable[[types.FunctionType], T]) -> T:
-        """The entry for ``function.__code__``, built from ``function`` if missing."""
-        code = function.__code__
-        try:
-            return self._entries[code]
-        except KeyError:
-            pass
+    def get(self, function: types.FunctionType, build: Callable[[types.FunctionType], T],
+            code: types.CodeType | None = None) -> T:
+        """The entry for ``function.__code__`` (``code``, if the caller has read it: each
+        read raises an audit event), built from ``function`` if missing."""
+        if code is None:
+            code = function.__code__
+        item = self._entries._items.get(id(code))
+        if item is not None:
+            return item[1]
         with self._guard:
             lock = self._locks.get(code)
             if lock is None:
@@ -84,6 +85,11 @@ class CodeCache(Generic[T]):
             self.builds += 1
             self._entries[code] = value
             return value
+
+    def cached(self, code: types.CodeType) -> T | None:
+        """The entry for ``code`` if it was built already (never builds)."""
+        item = self._entries._items.get(id(code))
+        return None if item is None else item[1]
 
     def drop(self, code: types.CodeType) -> None:
         """Forget the entry for ``code``."""

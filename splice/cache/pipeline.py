@@ -413,7 +413,7 @@ def _codegen(owner: Any, ir: FunctionIR, fn: types.FunctionType, targets: set[in
         direct = direct_native_calls(owner, routed, targets)
         compiled = compile_code(routed, fn, comprehension_functions=True)
     code = restore_nested_code(compiled.code, fn.__code__)
-    return routed, CompiledCode(code, compiled.hidden), direct
+    return routed, CompiledCode.of(code, compiled.hidden, fn.__code__.co_freevars), direct
 
 
 def direct_native_calls(owner: Any, ir: FunctionIR, targets: set[int] | None = None

@@ -5,7 +5,10 @@ code relied on. Function objects are watched through CPython's audit events: ass
 function's ``__code__``, ``__defaults__`` or ``__kwdefaults__`` raises ``object.__setattr__``
 (``object.__delattr__`` when it is deleted or set to None)
 (as IPython's autoreload and jurigged do), and the hook then drops every cache entry that
-recorded an edge to that function. Rebinding a global or replacing a method on a class needs
+recorded an edge to that function, and the entry of that function in every watched dispatch
+table (``watch``: tables are scanned instead of registering an edge per function, so that
+entering a function made a moment ago, a closure or a lambda, costs no registration).
+Rebinding a global or replacing a method on a class needs
 no event: dispatch looks callees up by the object called, so a new object is a new entry.
 (Neither raises one on 3.11: there are no dict watchers, and ``type.__setattr__`` raises no
 audit event. Code instances, which rely on such bindings, check them with run-time guards:
@@ -29,6 +32,9 @@ _world = 0
 # with a weak reference alongside, so watching a function never keeps it alive.
 _backedges: dict[int, tuple[weakref.ref[Any], list[Callable[[], None]]]] = {}
 _hook_installed = False
+#: dispatch tables (anything with ``forget(function) -> bool``) whose entries for a function
+#: are dropped when it changes, by id; held weakly, so a dropped context's table goes away
+_watchers: dict[int, weakref.ref[Any]] = {}
 
 
 def world() -> int:
@@ -57,6 +63,20 @@ def add_backedge(function: Any, drop: Callable[[], None]) -> None:
         entry[1].append(drop)
 
 
+def watch(watcher: Any) -> None:
+    """Call ``watcher.forget(function)`` whenever a function's code or defaults change or
+    ``splice.invalidate`` is called on it (it returns whether it held an entry for it)."""
+    _install_hook()
+    key = id(watcher)
+
+    def unwatch(ref: weakref.ref[Any]) -> None:
+        with _lock:
+            if _watchers.get(key) is ref:
+                del _watchers[key]
+    with _lock:
+        _watchers[key] = weakref.ref(watcher, unwatch)
+
+
 def _forget(key: int, ref: weakref.ref[Any]) -> None:
     with _lock:
         entry = _backedges.get(key)
@@ -68,12 +88,24 @@ def invalidate(function: Any) -> int:
     """Drop every cached entry that relied on ``function`` and move the world. Returns the
     new world. Call it after changing a function in a way splice cannot see (for example
     mutating the objects its defaults hold)."""
+    _drop(function)
+    return advance()
+
+
+def _drop(function: Any) -> bool:
+    """Run ``function``'s backedges and drop it from the watched tables; returns whether
+    anything relied on it."""
     with _lock:
         entry = _backedges.pop(id(function), None)
+        watchers = [w for w in (ref() for ref in _watchers.values()) if w is not None]
+    relied = False
     if entry is not None and entry[0]() is function:
+        relied = True
         for drop in entry[1]:
             drop()
-    return advance()
+    for watcher in watchers:
+        relied = watcher.forget(function) or relied
+    return relied
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
@@ -81,8 +113,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event != "object.__setattr__" and event != "object.__delattr__":
         return
     obj, name = args[0], args[1]
-    if name in _WATCHED_ATTRIBUTES and id(obj) in _backedges:
-        invalidate(obj)
+    if name in _WATCHED_ATTRIBUTES and _drop(obj):
+        advance()
 
 
 def _install_hook() -> None:

@@ -10,9 +10,12 @@ out of its constants and given the original's closure cells, globals and attribu
 from __future__ import annotations
 
 import ast
+import operator
 import sys
 import types
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from splice.errors import UnsupportedError
 from splice.ir.codegen import GenContext, fix_locations, generate_function
@@ -143,6 +146,31 @@ class CompiledCode:
 
     code: types.CodeType
     hidden: dict[str, object]
+    #: how :func:`instantiate` builds a closure for ``code`` from the original function's
+    #: (indices into the original's cells followed by ``hidden``'s, one cell per hidden
+    #: name shared by every function made of this code: generated code only reads them);
+    #: None when the closure is the original's as it is
+    closure_plan: tuple[Callable[[tuple[Any, ...]], Any], tuple[types.CellType, ...]] | None \
+        = field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, code: types.CodeType, hidden: dict[str, object],
+           original_freevars: tuple[str, ...]) -> CompiledCode:
+        """``code`` (whose free variables are ``original_freevars`` plus hidden names) with
+        its closure plan."""
+        if code.co_freevars == original_freevars:
+            return cls(code, hidden)
+        cells = tuple(types.CellType(hidden[name]) for name in code.co_freevars
+                      if name not in original_freevars)
+        names = [*original_freevars,
+                 *(name for name in code.co_freevars if name not in original_freevars)]
+        order = [names.index(name) for name in code.co_freevars]
+        pick = operator.itemgetter(*order)
+        if len(order) == 1:
+            def pick_one(cells: tuple[Any, ...], index: int = order[0]) -> tuple[Any, ...]:
+                return (cells[index],)
+            return cls(code, hidden, (pick_one, cells))
+        return cls(code, hidden, (pick, cells))
 
 
 def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool = True,
@@ -183,29 +211,45 @@ def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool =
             raise UnsupportedError(describe(original),
                                    f"the regenerated code needs a free variable {name!r} "
                                    "the original does not have")
-    return CompiledCode(new_code, hidden)
+    return CompiledCode.of(new_code, hidden, code.co_freevars)
 
 
 def instantiate(compiled: CompiledCode, original: types.FunctionType, *,
-                share_kwdefaults: bool = False) -> types.FunctionType:
+                share_kwdefaults: bool = False, code: types.CodeType | None = None
+                ) -> types.FunctionType:
     """A function running ``compiled.code`` with ``original``'s globals and closure cells
     (shared, not copied) and copies of its other attributes. ``share_kwdefaults`` makes the
-    new function use the original's ``__kwdefaults__`` dict itself (so changes to it show)."""
-    code = original.__code__
-    cells = dict(zip(code.co_freevars, original.__closure__ or (), strict=True))
-    closure = tuple(cells[name] if name in cells else types.CellType(compiled.hidden[name])
-                    for name in compiled.code.co_freevars)
+    new function use the original's ``__kwdefaults__`` dict itself (so changes to it show).
+    ``code``: ``original.__code__``, if the caller has it.
+
+    This runs for every new function object entered under a context (a closure made in a
+    loop), so it reads the attributes whose reads raise audit events (``__code__``,
+    ``__defaults__``, ``__kwdefaults__``) only where the code can use them."""
+    if code is None:
+        code = original.__code__
+    closure = original.__closure__
+    plan = compiled.closure_plan
+    if plan is not None:
+        pick, hidden_cells = plan
+        closure = pick((*(closure or ()), *hidden_cells))
+    # defaults only matter to a code with positional parameters, keyword defaults to one
+    # with keyword-only parameters
+    defaults = original.__defaults__ if code.co_argcount else None
     function = types.FunctionType(compiled.code, original.__globals__, original.__name__,
-                                  original.__defaults__, closure or None)
-    kwdefaults = original.__kwdefaults__
-    if kwdefaults is not None and not share_kwdefaults:
-        kwdefaults = dict(kwdefaults)
-    function.__kwdefaults__ = kwdefaults
-    function.__annotations__ = dict(original.__annotations__)
+                                  defaults, closure)
+    if code.co_kwonlyargcount:
+        kwdefaults = original.__kwdefaults__
+        if kwdefaults is not None:
+            function.__kwdefaults__ = kwdefaults if share_kwdefaults else dict(kwdefaults)
+    annotations = original.__annotations__
+    if annotations:
+        function.__annotations__ = dict(annotations)
     function.__qualname__ = original.__qualname__
     function.__doc__ = original.__doc__
     function.__module__ = original.__module__
-    function.__dict__.update(original.__dict__)
+    attributes = original.__dict__
+    if attributes:
+        function.__dict__.update(attributes)
     return function
 
 

@@ -27,6 +27,7 @@ frame that runs them, named ``splice_call`` in tracebacks.
 from __future__ import annotations
 
 import functools
+import gc
 import sys
 import threading
 import types
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from splice.cache.code_cache import CodeCache
 from splice.cache.dispatch import SpecializingEntry, wants_typed_stages
-from splice.cache.world import add_backedge
+from splice.cache.world import watch
 from splice.errors import SpliceError, UnsupportedError
 from splice.ir import lower
 from splice.ir.assemble import CompiledCode, compile_code, instantiate
@@ -83,6 +84,7 @@ class Reached:
 
 
 _BuiltinMethodType = types.BuiltinMethodType
+_FunctionType = types.FunctionType
 _MethodWrapperType = types.MethodWrapperType
 _ModuleType = types.ModuleType
 
@@ -101,7 +103,7 @@ class DispatchTable(dict[Any, Any]):
         super().__init__()
         self.context = context
         self._sweep_at = self._SWEEP_FLOOR
-        self._own_refs: dict[int, int] = {}
+        _live_tables[id(self)] = self
         #: the same entries in an exact ``dict`` (subscripted faster than a subclass), for
         #: call sites that can catch a missing key
         self.fast: dict[Any, Any] = {}
@@ -110,6 +112,16 @@ class DispatchTable(dict[Any, Any]):
 
     def __missing__(self, callee: Any) -> Any:
         kind = type(callee)
+        if kind is _FunctionType and self.context.plain_functions:
+            # the common miss: a function object made since the last call (a closure or
+            # lambda made in a loop) whose code was compiled already
+            entry = self.context.recompiled(callee)
+            if entry is not None:
+                if len(self) >= self._sweep_at:
+                    self.sweep()
+                entry = self.setdefault(callee, entry)
+                self.fast[callee] = entry
+                return entry
         if (kind is _BuiltinMethodType or kind is _MethodWrapperType) and \
                 self.context.direct_builtin_methods and \
                 type(callee.__self__) is not _ModuleType and \
@@ -123,7 +135,6 @@ class DispatchTable(dict[Any, Any]):
                 self.sweep()
             entry = self.setdefault(callee, entry)
             self.fast[callee] = entry
-            self._own_refs[id(callee)] = _references_held(entry, callee)
         return entry
 
     def _slow_entry(self, callee: Any) -> Any:
@@ -140,18 +151,37 @@ class DispatchTable(dict[Any, Any]):
         returns how many were removed."""
         removed = 0
         for key in list(self):
+            held = _references_held(dict.get(self, key), key)
             # references here: the list, the loop name, getrefcount's argument
-            if sys.getrefcount(key) - 3 <= self._own_refs.get(id(key), 2):
+            if sys.getrefcount(key) - 3 <= held:
                 self.forget(key)
                 removed += 1
         self._sweep_at = max(self._SWEEP_FLOOR, 2 * len(self))
         return removed
 
-    def forget(self, callee: Any) -> None:
-        """Drop ``callee``'s entry (its definition changed)."""
-        self.pop(callee, None)
-        self.fast.pop(callee, None)
-        self._own_refs.pop(id(callee), None)
+    def forget(self, callee: Any) -> bool:
+        """Drop ``callee``'s entry (its definition changed); returns whether there was one."""
+        try:
+            held = self.pop(callee, _ABSENT) is not _ABSENT
+            self.fast.pop(callee, None)
+        except TypeError:  # unhashable: never an entry
+            return False
+        return held
+
+
+#: every dispatch table alive, swept at each full garbage collection as well: a function
+#: dropped by the program (a closure, a local function) is then freed at the latest when the
+#: program asks for ``gc.collect()``, as it would be natively (by reference counting)
+_live_tables: weakref.WeakValueDictionary[int, DispatchTable] = weakref.WeakValueDictionary()
+
+
+def _sweep_tables(phase: str, info: dict[str, int]) -> None:
+    if phase == "start" and info.get("generation") == 2:
+        for table in list(_live_tables.values()):
+            table.sweep()
+
+
+gc.callbacks.append(_sweep_tables)
 
 
 def _references_held(entry: Any, callee: Any) -> int:
@@ -169,6 +199,8 @@ def _references_held(entry: Any, callee: Any) -> int:
             pass
     return held
 
+
+_ABSENT = object()
 
 _pending = threading.local()
 
@@ -212,14 +244,18 @@ class Context:
         plugin_class = _plugin_class()
         self.plugins = plugins
         self.table = DispatchTable(self)
+        watch(self.table)
         self.code = CodeCache[CompiledCode | UnsupportedError]()
-        self.reached: dict[str, Reached] = {}
+        #: (module, qualified name or repr) -> (entered, reason); ``reached`` names them
+        self._reached: dict[tuple[Any, str], tuple[bool, str]] = {}
         self.strict = any(getattr(p, "strict", False) for p in plugins)
         base = plugin_class
         self.prehooks = [p for p in plugins if type(p).prehook is not base.prehook]
         self.posthooks = [p for p in reversed(plugins) if type(p).posthook is not base.posthook]
         self.overdubs = [p for p in plugins if type(p).overdub is not base.overdub]
         self.stage_hooks = [p for p in plugins if type(p).lowered is not base.lowered]
+        #: no plugin overrides ``recurse``: every function is entered under all of them
+        self.recurse_everywhere = all(type(p).recurse is base.recurse for p in plugins)
         #: some plugin has a ``typed``/``optimized`` hook or an ``interpreter``: functions
         #: run code instances specialised on their arguments' classes
         self.typed_stages = wants_typed_stages(plugins)
@@ -232,6 +268,10 @@ class Context:
                     target = target.__func__
                 self.intercepts[target] = (plugin, name)
         self.hooked = bool(self.prehooks or self.posthooks or self.overdubs)
+        #: a Python function is entered as its transformed code, nothing more (no hook
+        #: wraps it, ``recurse`` accepts it under every plugin, no code instances)
+        self.plain_functions = (not self.hooked and self.recurse_everywhere
+                                and not self.typed_stages)
         #: builtin functions and methods may be called directly at method sites (and
         #: bound ones need no entry) when no hook sees them; those whose name an overlay
         #: or an intercepted builtin has go through the table
@@ -372,6 +412,8 @@ class Context:
 
     def decide(self, fn: types.FunctionType) -> tuple[Plugin, ...]:
         """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""
+        if self.recurse_everywhere:
+            return self.plugins
         chosen: list[Plugin] = []
         plugin_class = _plugin_class()
         for plugin in self.plugins:
@@ -394,6 +436,19 @@ class Context:
             return context_of(plugins).transformed(fn)
         return self.transformed(fn)
 
+    def recompiled(self, fn: types.FunctionType) -> Any:
+        """``fn``'s entry if ``fn``'s code was compiled under this context already and
+        nothing but the transformation applies to it (``plain_functions``); else None,
+        and ``resolve`` decides."""
+        if fn in self.intercepts or fn in overlays.FUNCTIONS or _is_splice_code(fn):
+            return None
+        code = fn.__code__
+        compiled = self.code.cached(code)
+        if compiled is None or isinstance(compiled, UnsupportedError):
+            return None
+        self._record(fn, True, "transformed")
+        return instantiate(compiled, fn, share_kwdefaults=True, code=code)
+
     def transformed(self, fn: types.FunctionType) -> Any:
         """``fn`` rebuilt from its code transformed under this context (``fn`` itself, with
         the reason recorded, if it cannot be transformed)."""
@@ -401,24 +456,18 @@ class Context:
         if self.typed_stages:
             new = self._specializing(fn)
         else:
-            compiled = self.code.get(fn, self._build)
+            code = fn.__code__  # read once: each read raises an audit event
+            compiled = self.code.get(fn, self._build, code)
             if isinstance(compiled, UnsupportedError):
                 self._record(fn, False, compiled.reason)
                 if self.strict:
                     raise compiled
                 return fn
-            new = instantiate(compiled, fn, share_kwdefaults=True)
-        if new is fn:
-            return fn
-        table = weakref.ref(self.table)
-        ref = weakref.ref(fn)
-
-        def drop() -> None:
-            live, key = table(), ref()
-            if live is not None and key is not None:
-                live.forget(key)
-        add_backedge(fn, drop)
-        self._record(fn, True, "transformed")
+            new = instantiate(compiled, fn, share_kwdefaults=True, code=code)
+        if new is not fn:
+            # the table is watched (``splice.cache.world.watch``): a change of ``fn``'s code
+            # or defaults drops this entry
+            self._record(fn, True, "transformed")
         return new
 
     def _specializing(self, fn: types.FunctionType) -> Any:
@@ -439,29 +488,41 @@ class Context:
         lowered = LOWERED.get(fn, _lower)
         if isinstance(lowered, UnsupportedError):
             return lowered
-        staged = lowered.copy()
-        staged.function = fn
-        for plugin in self.stage_hooks:
-            result = plugin.lowered(staged)
-            if result is not None:
-                staged = result
-        fallback = staged.copy() if self.stage_hooks else None
+        made: list[FunctionIR] = []  # IR holding ``fn``, let go of once compiled
+
+        def copy_of(ir: FunctionIR) -> FunctionIR:
+            copy = ir.copy()
+            copy.function = fn
+            made.append(copy)
+            return copy
         try:
-            compiled = compile_code(self._route(staged, plain=False), fn,
-                                    comprehension_functions=True)
-        except UnsupportedError:
-            # code that must stay an expression cannot hold the ``try`` of the
-            # unhashable-callee fallback: use the plain form everywhere
-            if fallback is None:
-                fallback = lowered.copy()
-                fallback.function = fn
+            staged = copy_of(lowered)
+            for plugin in self.stage_hooks:
+                result = plugin.lowered(staged)
+                if result is not None:
+                    staged = result
+                    made.append(staged)
+            fallback = copy_of(staged) if self.stage_hooks else None
             try:
-                compiled = compile_code(self._route(fallback, plain=True), fn,
+                compiled = compile_code(self._route(staged, plain=False), fn,
                                         comprehension_functions=True)
-            except UnsupportedError as exc:
-                return exc
+            except UnsupportedError:
+                # code that must stay an expression cannot hold the ``try`` of the
+                # unhashable-callee fallback: use the plain form everywhere
+                if fallback is None:
+                    fallback = copy_of(lowered)
+                try:
+                    compiled = compile_code(self._route(fallback, plain=True), fn,
+                                            comprehension_functions=True)
+                except UnsupportedError as exc:
+                    return exc
+        finally:
+            # codegen leaves reference cycles through the IR: without this, ``fn`` (a
+            # closure made in a loop) would live until the cycle collector ran
+            for ir in made:
+                ir.function = None
         code = restore_nested_code(compiled.code, fn.__code__)
-        return CompiledCode(code, compiled.hidden)
+        return CompiledCode.of(code, compiled.hidden, fn.__code__.co_freevars)
 
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
         route_calls(ir, self.table, self.routed_names, plain=plain,
@@ -621,8 +682,20 @@ class Context:
         return self.table[fn](*args, **kwargs)
 
     def _record(self, callee: Any, entered: bool, reason: str) -> None:
-        name = describe(callee)
-        self.reached[name] = Reached(name, entered, reason)
+        # cheap: called for every new function object entered (``describe`` runs later)
+        qualname = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None)
+        key = (getattr(callee, "__module__", None), qualname) if qualname else \
+            (None, repr(callee))
+        self._reached[key] = (entered, reason)
+
+    @property
+    def reached(self) -> dict[str, Reached]:
+        """What happened to each callee reached so far, by its name (``splice.explain``)."""
+        found: dict[str, Reached] = {}
+        for (module, qualname), (entered, reason) in list(self._reached.items()):
+            name = f"{module}.{qualname}" if module else str(qualname)
+            found[name] = Reached(name, entered, reason)
+        return found
 
 
 _HEAPTYPE = 1 << 9

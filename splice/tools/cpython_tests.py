@@ -295,8 +295,7 @@ REASONS: dict[str, Reason] = {
     # -------------------------------------------------------------- runtime bugs (repros)
     "lifetimes": Reason("bug", (
         "objects live longer under the plugin: call arguments kept in hidden locals until "
-        "the frame ends (repro r8) and callees kept by the dispatch table until its next "
-        "sweep (r14); weakrefs, finalizers and refcounts see it")),
+        "the frame ends (repro r8); weakrefs, finalizers and refcounts see it")),
     "inserted-frames": Reason("bug", (
         "without hooks, instantiating a class with a Python __init__ still goes through a "
         "splice frame (instance): TypeVar/NewType take splice.runtime.context as their "
