@@ -46,6 +46,13 @@ from splice.ir.nodes import FunctionIR
 from splice.ir.source import describe
 from splice.runtime import overlays
 from splice.runtime.callsites import restore_nested_code, route_calls, route_implicit
+from splice.runtime.constructors import (
+    constructor_for,
+    constructor_ir,
+    eligible_init,
+    reconstruct,
+    sentinel_defaults,
+)
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
 
 if TYPE_CHECKING:
@@ -103,6 +110,8 @@ class DispatchTable(dict[Any, Any]):
         super().__init__()
         self.context = context
         self._sweep_at = self._SWEEP_FLOOR
+        #: id of an ``__init__`` -> the classes whose constructors were made from it
+        self._constructed: dict[int, list[weakref.ref[type]]] = {}
         _live_tables[id(self)] = self
         #: the same entries in an exact ``dict`` (subscripted faster than a subclass), for
         #: call sites that can catch a missing key
@@ -160,13 +169,34 @@ class DispatchTable(dict[Any, Any]):
         return removed
 
     def forget(self, callee: Any) -> bool:
-        """Drop ``callee``'s entry (its definition changed); returns whether there was one."""
+        """Drop ``callee``'s entry (its definition changed), and the entries of the classes
+        whose constructors it is the ``__init__`` of; returns whether there was one."""
         try:
             held = self.pop(callee, _ABSENT) is not _ABSENT
             self.fast.pop(callee, None)
         except TypeError:  # unhashable: never an entry
             return False
+        for ref in self._constructed.pop(id(callee), ()):
+            cls = ref()
+            if cls is not None:
+                held = self.forget(cls) or held
         return held
+
+    def constructed_by(self, init: Any, cls: type) -> None:
+        """``cls``'s entry is a constructor made from ``init``: ``forget(init)`` drops it."""
+        self._constructed.setdefault(id(init), []).append(weakref.ref(cls))
+
+    def release_classes(self) -> None:
+        """Drop the entries of classes defined in Python. Run before each full collection: a
+        class is part of reference cycles (its ``__mro__``, its methods' ``__class__``
+        cells), so the table's reference would keep a class the program dropped alive for
+        good, where natively the collector frees it. Entries are made again on demand."""
+        for key in list(self):
+            kind = type(key)
+            if issubclass(kind, type) and key.__flags__ & _HEAPTYPE:
+                self.pop(key, None)
+                self.fast.pop(key, None)
+        self._constructed.clear()
 
 
 #: every dispatch table alive, swept at each full garbage collection as well: a function
@@ -178,6 +208,7 @@ _live_tables: weakref.WeakValueDictionary[int, DispatchTable] = weakref.WeakValu
 def _sweep_tables(phase: str, info: dict[str, int]) -> None:
     if phase == "start" and info.get("generation") == 2:
         for table in list(_live_tables.values()):
+            table.release_classes()
             table.sweep()
 
 
@@ -191,6 +222,9 @@ def _references_held(entry: Any, callee: Any) -> int:
     held = 2
     if entry is callee:
         held += 2
+    if type(entry) is functools.partial:  # a constructor: its spec holds the class
+        for arg in entry.args:
+            held += arg is callee or (type(arg) is tuple and any(a is callee for a in arg))
     for cell in getattr(entry, "__closure__", None) or ():
         try:
             if cell.cell_contents is callee:
@@ -246,6 +280,8 @@ class Context:
         self.table = DispatchTable(self)
         watch(self.table)
         self.code = CodeCache[CompiledCode | UnsupportedError]()
+        #: ``__init__`` code compiled as constructors (``splice.runtime.constructors``)
+        self.constructors = CodeCache[CompiledCode | UnsupportedError]()
         #: (module, qualified name or repr) -> (entered, reason); ``reached`` names them
         self._reached: dict[tuple[Any, str], tuple[bool, str]] = {}
         self.strict = any(getattr(p, "strict", False) for p in plugins)
@@ -484,7 +520,11 @@ class Context:
             return fn
         return entry
 
-    def _build(self, fn: types.FunctionType) -> CompiledCode | UnsupportedError:
+    def _build(self, fn: types.FunctionType,
+               finish: Callable[[FunctionIR], FunctionIR] | None = None
+               ) -> CompiledCode | UnsupportedError:
+        """``fn``'s code transformed under this context: its lowered IR through the
+        plugins' ``lowered`` hooks, routed, then through ``finish`` if given."""
         lowered = LOWERED.get(fn, _lower)
         if isinstance(lowered, UnsupportedError):
             return lowered
@@ -495,6 +535,10 @@ class Context:
             copy.function = fn
             made.append(copy)
             return copy
+
+        def routed(ir: FunctionIR, plain: bool) -> FunctionIR:
+            ir = self._route(ir, plain=plain)
+            return finish(ir) if finish is not None else ir
         try:
             staged = copy_of(lowered)
             for plugin in self.stage_hooks:
@@ -504,7 +548,7 @@ class Context:
                     made.append(staged)
             fallback = copy_of(staged) if self.stage_hooks else None
             try:
-                compiled = compile_code(self._route(staged, plain=False), fn,
+                compiled = compile_code(routed(staged, False), fn,
                                         comprehension_functions=True)
             except UnsupportedError:
                 # code that must stay an expression cannot hold the ``try`` of the
@@ -512,7 +556,7 @@ class Context:
                 if fallback is None:
                     fallback = copy_of(lowered)
                 try:
-                    compiled = compile_code(self._route(fallback, plain=True), fn,
+                    compiled = compile_code(routed(fallback, True), fn,
                                             comprehension_functions=True)
                 except UnsupportedError as exc:
                     return exc
@@ -523,6 +567,11 @@ class Context:
                 ir.function = None
         code = restore_nested_code(compiled.code, fn.__code__)
         return CompiledCode.of(code, compiled.hidden, fn.__code__.co_freevars)
+
+    def _build_constructor(self, init: types.FunctionType) -> CompiledCode | UnsupportedError:
+        """``init`` compiled as a constructor (``splice.runtime.constructors``)."""
+        return self._build(init, functools.partial(constructor_ir,
+                                                   fallback=self._reinstantiate))
 
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
         route_calls(ir, self.table, self.routed_names, plain=plain,
@@ -543,7 +592,41 @@ class Context:
         if not cls.__flags__ & _HEAPTYPE and meta is type:
             # a builtin class: its __new__/__init__ are C code
             return self._wrap(cls, cls), True, int(self.hooked)
+        if not self.hooked and not self.typed_stages:
+            constructor = self._constructor(cls)
+            if constructor is not None:
+                return constructor, True, 1
         return self._wrap(cls, self._instantiator(cls)), True, 1
+
+    def _constructor(self, cls: type) -> Any:
+        """``cls``'s entry as C code calling its ``__init__`` compiled as a constructor
+        (``splice.runtime.constructors``: no splice frame), or None where that does not
+        apply (then ``_instantiator`` does it)."""
+        init = eligible_init(cls)
+        if init is None or init in self.intercepts or _is_splice_code(init) or \
+                self.decide(init) != self.plugins:
+            return None
+        compiled = self.constructors.get(init, self._build_constructor)
+        if isinstance(compiled, UnsupportedError):
+            return None
+        defaults, kwdefaults = init.__defaults__, init.__kwdefaults__
+        constructor = instantiate(compiled, init)
+        constructor.__defaults__, constructor.__kwdefaults__ = sentinel_defaults(
+            init.__code__, defaults, kwdefaults)
+        # the table is watched: a change of ``init``'s code or defaults drops this entry
+        self.table.constructed_by(init, cls)
+        self._record(init, True, "transformed")
+        return constructor_for(constructor, cls, init, defaults, kwdefaults)
+
+    def _reinstantiate(self, spec: tuple[Any, ...], positional: tuple[Any, ...],
+                       varargs: tuple[Any, ...], keywords: dict[str, Any],
+                       varkw: dict[str, Any] | None) -> Any:
+        """A constructor found its class changed: drop the class's entry and instantiate
+        it anew with the arguments its caller passed."""
+        args, kwargs = reconstruct(spec, positional, varargs, keywords, varkw)
+        cls = spec[0]
+        self.table.forget(cls)
+        return self.table[cls](*args, **kwargs)
 
     def _instantiator(self, cls: type) -> Callable[..., Any]:
         """What calling ``cls`` runs under the context. The common case (``__new__`` is
@@ -551,7 +634,6 @@ class Context:
         and ``__init__`` are looked up on every call, so replacing them is seen at once."""
         table = self.table
         instantiate = self.instantiate
-        object_new = object.__new__
         function = types.FunctionType
 
         def instance(*args: Any, **kwargs: Any) -> Any:
@@ -560,8 +642,9 @@ class Context:
             if type(init) is function:
                 if type(new) is not function:
                     # a C __new__ (object's, or a builtin base's such as BaseException's)
-                    obj: Any = object_new(cls) if new is object_new else \
-                        new(cls, *args, **kwargs)
+                    # with the arguments, as type.__call__ passes them: object.__new__
+                    # rejects them when the class's __new__ slot is not its own
+                    obj: Any = new(cls, *args, **kwargs)
                     kind = type(obj)
                     if kind is not cls and cls not in kind.__mro__:
                         return obj

@@ -296,10 +296,6 @@ REASONS: dict[str, Reason] = {
     "lifetimes": Reason("bug", (
         "objects live longer under the plugin: call arguments kept in hidden locals until "
         "the frame ends (repro r8); weakrefs, finalizers and refcounts see it")),
-    "inserted-frames": Reason("bug", (
-        "without hooks, instantiating a class with a Python __init__ still goes through a "
-        "splice frame (instance): TypeVar/NewType take splice.runtime.context as their "
-        "module, warnings blame context.py (r7; functools.partial calls no longer do)")),
     "recursion-limit": Reason("bug", (
         "a first call close to the recursion limit raises RecursionError from splice's "
         "lowering instead of running (r12)")),
@@ -365,9 +361,10 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
     (BOTH, "test_traceback", r"test\.test_traceback\.TestTracebackException\.test_no_refs_to_"
      r"exception_and_traceback_objects", "lifetimes"),
     (HOOKED, "test_traceback", r"test\.test_traceback\.", "hooked-frames"),
-    (BOTH, "test_typing", r"test\.test_typing\.(\w+Callable\w*\.test_pickle|GenericTests\.test_"
+    # hooked: instantiation runs splice_call and the instantiation frame
+    (HOOKED, "test_typing", r"test\.test_typing\.(\w+Callable\w*\.test_pickle|GenericTests\.test_"
      r"immutability_by_copy_and_pickle|NewType(C|Python)Tests\.test_(pickle|repr|special_attrs|"
-     r"or)|TypeVarTuplePicklingTests\.)", "inserted-frames"),
+     r"or)|TypeVarTuplePicklingTests\.)", "hooked-frames"),
     (HOOKED, "test_typing", r"test\.test_typing\.(NamedTupleTests\.test_(copy_and_pickle|"
      r"empty_namedtuple)|TypedDictTests\.test_(basics_\w+_syntax|pickle|multiple_inheritance)|"
      r"ProtocolTests\.test_protocols_(issubclass_non_callable|support_register))",
