@@ -7,7 +7,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, TypeVar
 
 from splice.ir.nodes import FunctionIR
-from splice.runtime.context import Context, Reached, _continuation_for, context_of
+from splice.runtime.context import PENDING, Context, Reached, context_of
 
 __all__ = ["Plugin", "compose", "explain", "intercept"]
 
@@ -76,6 +76,9 @@ class Plugin:
     #: the abstract interpreter inference uses under this plugin (None: the default)
     interpreter: Any = None
     _splice_intercepts: ClassVar[dict[Any, str]] = {}
+    #: intercepted target -> its original's entry, for ``recurse_call`` (set on the instance
+    #: by the first context that intercepts for it; this class-level one stays empty)
+    _splice_bypass: ClassVar[dict[Any, Any]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -144,9 +147,14 @@ class Plugin:
     def recurse_call(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         """From ``overdub`` or an intercepting method: go on with the call of ``fn`` under
         the plugin. Called with another callee, it calls that one under the plugin."""
-        continuation = _continuation_for(fn)
-        if continuation is not None:
-            return continuation(*args, **kwargs)
+        stack = PENDING.stack  # ``continuation_for``, inline: this runs for every call
+        if stack:
+            target, continuation = stack[-1]
+            if target is fn:
+                return continuation(*args, **kwargs)
+        original = self._splice_bypass.get(fn)  # an intercept of this plugin's first context
+        if original is not None:
+            return original(*args, **kwargs)
         return self.context.recurse_call(fn, args, kwargs)
 
 

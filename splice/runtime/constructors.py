@@ -63,7 +63,7 @@ _CO_GENERATOR_LIKE = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterab
 # async generator
 _HEAPTYPE = 1 << 9
 _ABSTRACT = 1 << 20
-_object_new = object.__new__
+_object_new: Any = object.__new__
 _type_call = type.__dict__["__call__"]
 _type_getattribute = type.__dict__["__getattribute__"]
 #: where a statement that must not get a line of its own goes: the compiler gives it the
@@ -120,7 +120,7 @@ def eligible_init(cls: type) -> types.FunctionType | None:
     try:
         # as type.__call__ calls it: this raises if the class's __new__ slot is not
         # object's own (once __new__ was assigned on the class, even if deleted since)
-        object.__new__(cls, None)
+        _object_new(cls, None)
     except TypeError:
         return None
     init = _special(cls, "__init__")

@@ -236,39 +236,40 @@ def _references_held(entry: Any, callee: Any) -> int:
 
 _ABSENT = object()
 
-_pending = threading.local()
+class _Pending(threading.local):
+    """Per thread: the calls that an ``overdub`` or intercepting method received and has
+    not finished, with what ``recurse_call`` goes on with (innermost last)."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[Any, Callable[..., Any]]] = []
+
+
+#: read on every intercepted call: an attribute of a ``threading.local`` is C-level
+PENDING = _Pending()
 
 
 def _overdub_step(plugin: Plugin, fn: Any, continuation: Callable[..., Any]
                   ) -> Callable[..., Any]:
     """A call going on into ``plugin``'s overdub (which continues with ``continuation``)."""
     def step(*args: Any, **kwargs: Any) -> Any:
-        _push(fn, continuation)
+        stack = PENDING.stack
+        stack.append((fn, continuation))
         try:
             return plugin.overdub(fn, args, kwargs)
         finally:
-            _pop()
+            stack.pop()
     return step
 
 
-def _continuation_for(fn: Any) -> Callable[..., Any] | None:
-    stack = getattr(_pending, "stack", None)
+def continuation_for(fn: Any) -> Callable[..., Any] | None:
+    """What ``recurse_call(fn, ...)`` goes on with on this thread, if an overdub or an
+    intercepting method received a call of ``fn`` and is running."""
+    stack = PENDING.stack
     if stack:
         target, continuation = stack[-1]
         if target is fn:
-            return continuation  # type: ignore[no-any-return]
+            return continuation
     return None
-
-
-def _push(fn: Any, continuation: Callable[..., Any]) -> None:
-    stack = getattr(_pending, "stack", None)
-    if stack is None:
-        stack = _pending.stack = []
-    stack.append((fn, continuation))
-
-
-def _pop() -> None:
-    _pending.stack.pop()
 
 
 class Context:
@@ -331,10 +332,11 @@ class Context:
         """What to call instead of ``callee`` under this context."""
         return self.table.slow_entry(callee)
 
-    def resolve(self, callee: Any) -> tuple[Any, bool, int]:
+    def resolve(self, callee: Any, intercepted: bool = True) -> tuple[Any, bool, int]:
         """(entry, whether it may be cached by ``callee``, references the entry holds to
-        ``callee``) for a callee not yet in the table."""
-        intercept = self._intercept(callee)
+        ``callee``) for a callee not yet in the table. ``intercepted``: False for the
+        callee as if no plugin intercepted it."""
+        intercept = self._intercept(callee) if intercepted else None
         if intercept is not None:
             return self._wrap(callee, intercept), True, 1
         try:
@@ -419,6 +421,18 @@ class Context:
         plugin, name = found
         method: Callable[..., Any] = getattr(plugin, name)
         self._record(callee, False, f"intercepted by {type(plugin).__name__}.{name}")
+        owned = plugin.__dict__
+        if not self.hooked and owned.setdefault("_splice_bypass_owner", self) is self:
+            # the first context of this plugin to intercept: the entry is the plugin's
+            # method itself (no frame in between); its ``recurse_call`` finds the original
+            # in the plugin's ``_splice_bypass`` (other contexts push it on PENDING)
+            bypass: dict[Any, Any] = owned.setdefault("_splice_bypass", {})
+
+            def resolve_original(*args: Any, **kwargs: Any) -> Any:
+                entry = bypass[callee] = self._bypass(callee)
+                return entry(*args, **kwargs)
+            bypass[callee] = resolve_original  # made anew with each entry: code may change
+            return method
 
         bypassed: list[Any] = []  # the original's entry, resolved on first use
 
@@ -427,23 +441,22 @@ class Context:
                 bypassed.append(self._bypass(callee))
             return bypassed[0](*args, **kwargs)
 
+        pending = PENDING
+
         def intercepted(*args: Any, **kwargs: Any) -> Any:
-            _push(callee, original)
+            stack = pending.stack
+            stack.append((callee, bypassed[0] if bypassed else original))
             try:
                 return method(*args, **kwargs)
             finally:
-                _pop()
+                stack.pop()
         return intercepted
 
     def _bypass(self, callee: Any) -> Any:
         """``callee`` entered as if no plugin intercepted it (``recurse_call`` from an
         intercepting method). Resolved once per intercept entry: a change of ``callee``'s
         definition drops that entry, and with it this one."""
-        saved, self.intercepts = self.intercepts, {}
-        try:
-            entry, _, _ = self.resolve(callee)
-        finally:
-            self.intercepts = saved
+        entry, _, _ = self.resolve(callee, intercepted=False)
         return entry
 
     def decide(self, fn: types.FunctionType) -> tuple[Plugin, ...]:
@@ -728,11 +741,12 @@ class Context:
             def splice_call(*args: Any, **kwargs: Any) -> Any:
                 for plugin in prehooks:
                     plugin.prehook(fn, args, kwargs)
-                _push(fn, continuation)
+                stack = PENDING.stack
+                stack.append((fn, continuation))
                 try:
                     result = first.overdub(fn, args, kwargs)
                 finally:
-                    _pop()
+                    stack.pop()
                 for plugin in posthooks:
                     plugin.posthook(result, fn, args, kwargs)
                 return result
@@ -753,7 +767,7 @@ class Context:
     def recurse_call(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Go on with a call that an ``overdub`` or intercepting method received (or, for
         another callee, call it under this context)."""
-        continuation = _continuation_for(fn)
+        continuation = continuation_for(fn)
         if continuation is not None:
             return continuation(*args, **kwargs)
         return self.table[fn](*args, **kwargs)
