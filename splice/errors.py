@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 
 class SpliceError(Exception):
     """Base class of every error splice raises on purpose."""

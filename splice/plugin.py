@@ -7,7 +7,10 @@ from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, TypeVar
 
 from splice.ir.nodes import FunctionIR
+from splice.pristine import BUILTINS
 from splice.runtime.context import PENDING, Context, Reached, context_of
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["Plugin", "compose", "explain", "intercept"]
 

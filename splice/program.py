@@ -33,6 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from splice.plugin import Plugin
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["CALL_NAME", "Program", "find_module", "find_script", "instrument", "run_program"]
 

@@ -8,6 +8,9 @@ from typing import Any
 from splice.ir import generate, lower
 from splice.ir.nodes import Assign, BinOp, Call, Compare, Const, FunctionIR, InPlace, Stmt, UnaryOp
 from splice.ir.printer import Listing, Printer, operand_text
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 
 def code_lowered(fn: object) -> Listing:

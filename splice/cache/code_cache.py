@@ -17,6 +17,10 @@ import weakref
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 T = TypeVar("T")
 V = TypeVar("V")
 

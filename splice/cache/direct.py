@@ -51,6 +51,9 @@ from splice.ir.nodes import (
 from splice.ir.source import describe
 from splice.ir.tools import locations
 from splice.ir.typed_tools import type_of
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["MAX_DEPTH", "apply_direct_calls", "plan_direct_calls"]
 

@@ -23,6 +23,9 @@ import weakref
 from typing import Any
 
 from splice.cache.instances import MAX_WORLD, CodeInstance
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["MAX_SPECIALIZATIONS", "SpecializingEntry", "wants_typed_stages"]
 

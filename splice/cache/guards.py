@@ -24,6 +24,10 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 __all__ = ["AttributeGuard", "GlobalGuard", "Guard", "MISSING"]
 
 

@@ -45,6 +45,10 @@ from splice.ir.nodes import FunctionIR
 if TYPE_CHECKING:
     from splice.runtime.context import Context
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 __all__ = ["INVALID", "ArgumentTypeError", "CodeInstance", "InvalidatedError", "Specialization",
            "instances_of", "invoke", "revalidate"]
 

@@ -60,6 +60,10 @@ from splice.runtime.callsites import restore_nested_code
 if TYPE_CHECKING:
     from splice.infer.lattice import Abstract
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 __all__ = ["build_instance", "compile", "stage_hooks"]
 
 

@@ -24,6 +24,10 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 _WATCHED_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 
 _lock = threading.Lock()

@@ -33,6 +33,10 @@ from splice.infer.objects import _drop_consts, _is_python_class, join_all_
 if TYPE_CHECKING:
     from splice.infer.results import InferenceParams
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 
 class ContainerTracking:
     """Allocation sites, escapes, and the builtins that take callbacks (a mixin of

@@ -82,6 +82,9 @@ from splice.infer.scopes import (
 from splice.infer.stubs import stub_return
 from splice.ir import nodes as N
 from splice.ir.tools import definitions, local_names
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["AbstractInterpreter", "Edge", "Inference", "InferenceParams", "infer"]
 

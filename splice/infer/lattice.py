@@ -26,6 +26,10 @@ import typing
 from collections.abc import Iterable
 from typing import Any
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 #: the widest union ``join`` builds before it widens (``InferenceParams.union_width``)
 DEFAULT_UNION_WIDTH = 4
 

@@ -22,6 +22,9 @@ from splice.infer.lattice import (
     join,
 )
 from splice.ir import nodes as N
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 
 def join_all_(values: Sequence[Abstract]) -> Abstract:

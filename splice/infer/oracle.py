@@ -18,6 +18,9 @@ import splice.ir as splice_ir
 from splice.infer.lattice import ANY, NEVER, Abstract
 from splice.infer.results import Inference
 from splice.ir import nodes as N
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 _SPEC_VAR = "__splice_oracle_spec"
 # the checker is reached through two module globals set for the run (constants that are

@@ -10,6 +10,9 @@ from typing import Any
 
 from splice.infer.lattice import NEVER, Abstract
 from splice.ir import nodes as N
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 
 @dataclass(frozen=True)

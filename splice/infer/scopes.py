@@ -5,6 +5,9 @@ from __future__ import annotations
 import ast
 
 from splice.ir import nodes as N
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 
 def _captured_by_inner_functions(ir: N.FunctionIR) -> set[str]:

@@ -25,6 +25,9 @@ from splice.infer.lattice import (
     Sub,
     join_all,
 )
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 #: classes a C function declares and returns exactly (never a subclass instance)
 _EXACT_FROM_C: dict[str, type] = {

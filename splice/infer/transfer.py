@@ -28,6 +28,9 @@ from splice.infer.lattice import (
     join_all,
     truth_of,
 )
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 #: largest constant (length of a str/bytes/tuple, bits of an int) folding may produce
 MAX_CONST_SIZE = 256

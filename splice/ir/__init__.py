@@ -21,6 +21,9 @@ from splice.ir.lower import lower_source
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import find_source, function_of
 from splice.ir.verify import VerifyError, verify
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["FunctionIR", "VerifyError", "compile_ir", "generate", "lower", "roundtrip",
            "verify"]

@@ -22,6 +22,9 @@ from splice.ir.codegen import GenContext, fix_locations, generate_function
 from splice.ir.hidden import substitute, to_constants
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import FunctionSource, describe
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 SCAFFOLD = "__splice_scope__"
 RUNTIME_FLAGS = 0x100  # CO_ITERABLE_COROUTINE

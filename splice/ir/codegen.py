@@ -98,6 +98,9 @@ from splice.ir.nodes import (
     walk_block,
 )
 from splice.ir.tools import definitions
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 AST_BINOPS = {
     "add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "matmul": ast.MatMult,

@@ -15,6 +15,10 @@ import ast
 import itertools
 import types
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 _PREFIX = "\x00splice-hidden-"
 _counter = itertools.count()
 

@@ -102,6 +102,9 @@ from splice.ir.nodes import (
     YieldFrom,
 )
 from splice.ir.source import FunctionSource
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 FUTURE_ANNOTATIONS = 0x1000000  # CO_FUTURE_ANNOTATIONS
 

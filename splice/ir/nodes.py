@@ -26,6 +26,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple, TypeAlias
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 
 class Pos(NamedTuple):
     """A source span: the same four numbers as an ``ast`` node carries."""

@@ -35,6 +35,9 @@ from splice.ir.nodes import (
     While,
     With,
 )
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 Annotator = Callable[[object], str]
 

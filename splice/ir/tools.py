@@ -47,6 +47,9 @@ from splice.ir.nodes import (
     Walrus,
     With,
 )
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 # ---------------------------------------------------------------------------------- walking
 

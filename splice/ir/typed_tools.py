@@ -25,6 +25,9 @@ from splice.infer.lattice import ANY, Abstract, Const, abstract
 from splice.ir.nodes import Assign, Call, FunctionIR, Starred, Temp
 from splice.ir.nodes import Const as ConstOperand
 from splice.ir.tools import CallSite, Location, definitions, locations
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["TypedCall", "match_calls", "type_of", "typed_calls"]
 

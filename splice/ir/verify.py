@@ -20,6 +20,9 @@ from splice.ir.nodes import (
     With,
     walk_block,
 )
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 NO_RESULT_OPS = ("SetAttr", "SetItem", "DelAttr", "DelItem", "ComprehensionAppend")
 

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from splice.plugins.patch import Patch
     from splice.plugins.tracer import Call, FunctionInfo, ThreadTrace, Tracer
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 __all__ = ["Call", "FastMath", "FunctionInfo", "Patch", "ThreadTrace", "Tracer"]
 
 _WHERE = {"FastMath": "splice.plugins.fastmath", "Patch": "splice.plugins.patch",

@@ -27,6 +27,9 @@ from splice.infer.lattice import Exact
 from splice.ir.nodes import FunctionIR
 from splice.ir.typed_tools import typed_calls
 from splice.plugin import Plugin
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["FastMath", "Rewrite"]
 

@@ -86,6 +86,9 @@ from splice.ir.nodes import (
     Var,
 )
 from splice.ir.tools import local_names
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["Patch"]
 

@@ -23,6 +23,10 @@ import pytest
 if TYPE_CHECKING:
     from splice.plugins.patch import Patch
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 __all__ = ["splice_patch"]
 
 

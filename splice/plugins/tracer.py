@@ -123,6 +123,9 @@ from splice.ir.nodes import (
     YieldFrom,
 )
 from splice.ir.nodes import Call as CallOp
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["Call", "FunctionInfo", "ThreadTrace", "Tracer"]
 

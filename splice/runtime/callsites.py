@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import functools
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from splice.ir.nodes import (
+    NOPOS,
     Assign,
     BinOp,
     BoolOp,
@@ -65,6 +66,9 @@ from splice.ir.nodes import (
     With,
 )
 from splice.ir.tools import definitions, locations
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 _type = type
 _MethodType = types.MethodType
@@ -75,17 +79,22 @@ __all__ = ["route_calls", "restore_nested_code"]
 
 
 def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
-                plain: bool = False, direct_builtins: bool = True) -> int:
+                plain: bool = False, direct_builtins: bool = True,
+                global_site: Callable[[str], Any] | None = None) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
     ``table``. Returns the number of call sites rewritten. A method site whose name is not
     in ``overlay_names`` calls a builtin method directly. ``plain``: look up with
     ``@dispatch[f]`` only, which stays an expression (for code that must be one, such as a
     lambda's body), at the price of a ``TypeError`` for an unhashable callee.
     ``direct_builtins``: builtin methods may be called without the table (no plugin hook
-    or intercept needs to see them). Decorators are looked up in the table too."""
+    or intercept needs to see them). Decorators are looked up in the table too.
+    ``global_site(name)``: the ``splice.runtime.sites.Site`` for calls of the global
+    ``name`` in ``ir``'s own scope (None: not a global there); such calls use it instead of
+    a table lookup."""
     count = 0
     for scope in _scopes_run_inline(ir):
-        count += _route_scope(scope, table, overlay_names, plain, direct_builtins)
+        count += _route_scope(scope, table, overlay_names, plain, direct_builtins,
+                              global_site if scope is ir else None)
     return count
 
 
@@ -142,7 +151,8 @@ class _Scope:
 
 
 def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
-                 plain: bool, direct_builtins: bool) -> int:
+                 plain: bool, direct_builtins: bool,
+                 global_site: Callable[[str], Any] | None = None) -> int:
     defs = definitions(ir)
     scope = _Scope(ir)
     sites = [loc for loc in locations(ir)
@@ -168,6 +178,9 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             if receivers and not python_first:
                 new = _with_builtin_receiver(ir, scope, stmt, defs[func], receivers, new)
             scope.replace(stmt, new)
+            continue
+        if global_site is not None and _through_site(ir, scope, loc.block, stmt, func, defs,
+                                                     global_site):
             continue
         looked_up = ir.new_temp()
         stmt.op.func = looked_up
@@ -270,6 +283,54 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
                           Assign(call.results, Call(method, list(call.op.args),
                                                     list(call.op.keywords)), call.pos)]
     return [If(fast, direct, method_form, call.pos)]
+
+
+def _through_site(ir: FunctionIR, scope: _Scope, block: list[Stmt], call: Assign,
+                  func: Operand, defs: dict[Temp, Assign],
+                  global_site: Callable[[str], Any]) -> bool:
+    """Route ``call`` through the site of the global it calls, if it calls one: the callee
+    becomes ``(@site.entry if name is @site.callee else @site.miss(name))``, where CPython
+    loads the name (``splice.runtime.sites``). Returns whether it did."""
+    assert isinstance(call.op, Call)
+    if isinstance(func, Var):
+        var, where = func, None
+    elif isinstance(func, Temp):
+        where = defs.get(func)
+        if where is None or not isinstance(where.op, Load) or \
+                scope.use_counts.get(func, 0) != 1 or func in scope.redefined:
+            return False
+        var = where.op.var
+    else:
+        return False
+    site = global_site(var.name)
+    if site is None:
+        return False
+    pos = where.pos if where is not None else call.pos
+    if var.pos == NOPOS:
+        # the name's own span: a NameError points at the name, as natively
+        var = Var(var.name, pos)
+    cached, same, entry, missed = (ir.new_temp() for _ in range(4))
+    miss = ir.new_temp()
+    lookup = IfExp(same, Region([Assign((entry,), GetAttr(Const(site, pos), "entry"), pos)],
+                                entry),
+                   Region([Assign((miss,), GetAttr(Const(site, pos), "miss"), pos),
+                           Assign((missed,), Call(miss, [var], []), pos)], missed))
+    statements: list[Stmt] = [
+        Assign((cached,), GetAttr(Const(site, pos), "callee"), pos),
+        Assign((same,), Compare("is_", cached, var), pos)]
+    if where is not None:
+        # the name is loaded where the program loads it: the load becomes the lookup
+        where.op = lookup
+        scope.replace(where, [*statements, where])
+        return True
+    result = ir.new_temp()
+    call.op.func = result
+    statements.append(Assign((result,), lookup, pos))
+    index = block.index(call)
+    block[index:index] = statements
+    for item in statements:
+        scope.block_of[id(item)] = block
+    return True
 
 
 def _internal(func: Operand) -> bool:

@@ -55,6 +55,9 @@ from splice.ir.nodes import (
     Var,
 )
 from splice.ir.tools import locations
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["Sentinel", "constructor_for", "constructor_ir", "eligible_init",
            "reconstruct", "sentinel_defaults"]

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from splice.cache.code_cache import CodeCache
 from splice.cache.dispatch import SpecializingEntry, wants_typed_stages
+from splice.cache.guards import lookup_global
 from splice.cache.world import watch
 from splice.errors import SpliceError, UnsupportedError
 from splice.ir import lower
@@ -54,9 +55,14 @@ from splice.runtime.constructors import (
     sentinel_defaults,
 )
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
+from splice.runtime.sites import Site
 
 if TYPE_CHECKING:
     from splice.plugin import Plugin
+
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 __all__ = ["Context", "DispatchTable", "Reached", "context_of"]
 
 
@@ -112,6 +118,8 @@ class DispatchTable(dict[Any, Any]):
         self._sweep_at = self._SWEEP_FLOOR
         #: id of an ``__init__`` -> the classes whose constructors were made from it
         self._constructed: dict[int, list[weakref.ref[type]]] = {}
+        #: callee -> the call sites caching its entry (``splice.runtime.sites``)
+        self._sites: dict[Any, weakref.WeakSet[Site]] = {}
         _live_tables[id(self)] = self
         #: the same entries in an exact ``dict`` (subscripted faster than a subclass), for
         #: call sites that can catch a missing key
@@ -161,6 +169,8 @@ class DispatchTable(dict[Any, Any]):
         removed = 0
         for key in list(self):
             held = _references_held(dict.get(self, key), key)
+            for site in self._sites.get(key, ()):
+                held += (site.callee is key) + (site.entry is key)
             # references here: the list, the loop name, getrefcount's argument
             if sys.getrefcount(key) - 3 <= held:
                 self.forget(key)
@@ -174,13 +184,23 @@ class DispatchTable(dict[Any, Any]):
         try:
             held = self.pop(callee, _ABSENT) is not _ABSENT
             self.fast.pop(callee, None)
+            sites = self._sites.pop(callee, ())
         except TypeError:  # unhashable: never an entry
             return False
+        for site in sites:
+            site.empty()
         for ref in self._constructed.pop(id(callee), ()):
             cls = ref()
             if cls is not None:
                 held = self.forget(cls) or held
         return held
+
+    def register_site(self, callee: Any, site: Site) -> None:
+        """``site`` caches ``callee``'s entry: ``forget(callee)`` empties it."""
+        sites = self._sites.get(callee)
+        if sites is None:
+            sites = self._sites[callee] = weakref.WeakSet()
+        sites.add(site)
 
     def constructed_by(self, init: Any, cls: type) -> None:
         """``cls``'s entry is a constructor made from ``init``: ``forget(init)`` drops it."""
@@ -194,9 +214,7 @@ class DispatchTable(dict[Any, Any]):
         for key in list(self):
             kind = type(key)
             if issubclass(kind, type) and key.__flags__ & _HEAPTYPE:
-                self.pop(key, None)
-                self.fast.pop(key, None)
-        self._constructed.clear()
+                self.forget(key)
 
 
 #: every dispatch table alive, swept at each full garbage collection as well: a function
@@ -588,11 +606,40 @@ class Context:
 
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
         route_calls(ir, self.table, self.routed_names, plain=plain,
-                    direct_builtins=self.direct_builtin_methods)
+                    direct_builtins=self.direct_builtin_methods,
+                    global_site=self._site_maker(ir))
         if self.implicit is not None:
             route_implicit(ir, self.implicit, NATIVE_TYPES, skip=(self.table, self.table.fast),
                            compact=plain)
         return ir
+
+    def _site_maker(self, ir: FunctionIR) -> Callable[[str], Site | None] | None:
+        """For the calls of global names in ``ir``'s scope: one ``Site`` per name, filled
+        at once when the table has an entry for the name's current value."""
+        fn = ir.function
+        if fn is None or ir.kind not in ("function", "lambda"):
+            return None
+        code = fn.__code__
+        local = {*code.co_varnames, *code.co_cellvars, *code.co_freevars}
+        namespace = fn.__globals__
+        made: dict[str, Site] = {}
+
+        def site_for(name: str) -> Site | None:
+            if name in local:
+                return None
+            site = made.get(name)
+            if site is None:
+                site = made[name] = Site(self.table)
+                value = lookup_global(namespace, name)
+                try:
+                    entry = self.table.fast.get(value)
+                except TypeError:  # unhashable
+                    entry = None
+                if entry is not None:
+                    self.table.register_site(value, site)
+                    site.entry, site.callee = entry, value
+            return site
+        return site_for
 
     # ------------------------------------------------------------------------ callables
 

@@ -30,6 +30,10 @@ import operator
 import types
 from typing import Any
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 _FunctionType = types.FunctionType
 _partial = functools.partial
 #: what no dunder returns: the sentinel of the call iterators ``loop`` makes

@@ -19,6 +19,10 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 Enter = Callable[[Any], Any]
 Overlay = Callable[..., Any]
 

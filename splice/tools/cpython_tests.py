@@ -294,8 +294,9 @@ REASONS: dict[str, Reason] = {
         "(COPY_FREE_VARS) leaves instruction 0 without a position")),
     # -------------------------------------------------------------- runtime bugs (repros)
     "lifetimes": Reason("bug", (
-        "objects live longer under the plugin: call arguments kept in hidden locals until "
-        "the frame ends (repro r8); weakrefs, finalizers and refcounts see it")),
+        "objects live longer under the plugin: arguments of method calls (and of calls of "
+        "local names) kept in hidden locals until the frame ends (repro r8); weakrefs, "
+        "finalizers and refcounts see it")),
     "recursion-limit": Reason("bug", (
         "a first call close to the recursion limit raises RecursionError from splice's "
         "lowering instead of running (r12)")),
