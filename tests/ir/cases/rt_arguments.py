@@ -96,23 +96,17 @@ def call_non_callable():
 
 SINGLE_STAR = ("literal mode: a lone *x argument is iterated before the keyword arguments "
                "(and **m) are evaluated; CPython iterates it at the call (CALL_FUNCTION_EX)")
-SINGLE_STAR_CONTEXT = (
-    "under a context: when a keyword argument's value is itself a call, its dispatch "
-    "lookup keeps the call from being re-nested, so a lone *x is iterated before the "
-    "keyword arguments are evaluated (as in literal mode)")
-
-
-@case(xfail_literal=SINGLE_STAR, xfail_context=SINGLE_STAR_CONTEXT)
+@case(xfail_literal=SINGLE_STAR)
 def keyword_before_star_order():
     return sink(k=log("k", 1), *log("star", RecIter("it", [1])))
 
 
-@case(xfail_literal=SINGLE_STAR, xfail_context=SINGLE_STAR_CONTEXT)
+@case(xfail_literal=SINGLE_STAR)
 def lone_star_then_keyword():
     return sink(*RecIter("it", [1]), k=log("k", 1))
 
 
-@case(xfail_literal=SINGLE_STAR, xfail_context=SINGLE_STAR_CONTEXT)
+@case(xfail_literal=SINGLE_STAR)
 def lone_star_then_dstar():
     return sink(*RecIter("it", [1]), **RecMap("m", {"a": 1}))
 
