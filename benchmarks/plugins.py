@@ -437,11 +437,11 @@ def first_call(path: str, n: int, tag: str) -> dict[str, Any]:
     original_get = cache.get
     built: list[float] = []
 
-    def get(function: types.FunctionType, build: Callable[[Any], Any]) -> Any:
+    def get(function: types.FunctionType, build: Callable[..., Any], *rest: Any) -> Any:
         before = cache.builds
         start = time.perf_counter()
         try:
-            return original_get(function, build)
+            return original_get(function, build, *rest)
         finally:
             if cache.builds != before:
                 built.append(time.perf_counter() - start)

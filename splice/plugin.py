@@ -20,8 +20,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 def intercept(target: Any) -> Callable[[F], F]:
     """Mark a plugin method as the replacement of ``target`` under the plugin.
 
-    ``target`` may be a Python function, a method given as ``Class.method``, a builtin, or a
-    class (its instantiation). The method receives the call's arguments; it can call
+    ``target`` may be a Python function, a method given as ``Class.method``, a builtin
+    (a C method such as ``list.append`` is intercepted however it is called, ``out.append(x)``
+    too, the receiver coming first), or a class (its instantiation). The method receives the
+    call's arguments; it can call
     ``self.recurse_call(target, *args, **kwargs)`` to run the original under the plugin::
 
         class Offline(splice.Plugin):

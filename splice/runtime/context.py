@@ -357,6 +357,13 @@ class Context:
         intercept = self._intercept(callee) if intercepted else None
         if intercept is not None:
             return self._wrap(callee, intercept), True, 1
+        if intercepted and self.intercepts:
+            # ``obj.append(x)`` where the plugin intercepts ``list.append``: the bound C
+            # method is new with each call (and holds ``obj``), so it is wrapped, not cached
+            unbound = _unbound_c_method(callee)
+            if unbound is not None and (intercept := self._intercept(unbound)) is not None:
+                return functools.partial(self._wrap(unbound, intercept), callee.__self__), \
+                    False, 0
         try:
             overlay = overlays.FUNCTIONS.get(callee)
         except TypeError:  # unhashable
@@ -607,7 +614,7 @@ class Context:
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
         route_calls(ir, self.table, self.routed_names, plain=plain,
                     direct_builtins=self.direct_builtin_methods,
-                    global_site=self._site_maker(ir))
+                    global_site=self._site_maker(ir), fast_locals=_fast_locals(ir))
         if self.implicit is not None:
             route_implicit(ir, self.implicit, NATIVE_TYPES, skip=(self.table, self.table.fast),
                            compact=plain)
@@ -843,6 +850,31 @@ class Context:
 
 
 _HEAPTYPE = 1 << 9
+
+
+def _unbound_c_method(callee: Any) -> Any:
+    """The method descriptor (``list.append``) that ``callee`` (``[].append``) was bound
+    from, if ``callee`` is a C method bound to an object other than a module."""
+    kind = type(callee)
+    if kind is not _BuiltinMethodType and kind is not _MethodWrapperType:
+        return None
+    owner = callee.__self__
+    if type(owner) is _ModuleType:
+        return None
+    for klass in type(owner).__mro__:
+        found = klass.__dict__.get(callee.__name__)
+        if found is not None:
+            return found
+    return None
+
+
+def _fast_locals(ir: FunctionIR) -> frozenset[str]:
+    """The names of ``ir``'s function that are plain local variables (not cells)."""
+    fn = ir.function
+    if fn is None or ir.kind not in ("function", "lambda"):
+        return frozenset()
+    code = fn.__code__
+    return frozenset(code.co_varnames) - frozenset(code.co_cellvars)
 
 #: builtins whose result depends on the frame that calls them (``compile`` inherits the
 #: caller's ``from __future__`` flags)

@@ -277,6 +277,50 @@ def test_intercept_classmethod() -> None:
     assert [r[0] for r in result[:3]] == ["fake", "fake", "fake"], result
 
 
+class CountingDict(dict):  # type: ignore[type-arg]
+    pass
+
+
+class InterceptCMethods(splice.Plugin):
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+
+    @splice.intercept(list.append)
+    def append(self, lst: list[Any], x: Any) -> None:
+        self.log.append(("append", x))
+        self.recurse_call(list.append, lst, x * 10)
+
+    @splice.intercept(dict.get)
+    def get(self, d: dict[Any, Any], key: Any, default: Any = None) -> Any:
+        self.log.append(("get", type(d).__name__, key))
+        return self.recurse_call(dict.get, d, key, default)
+
+
+class HookedInterceptCMethods(InterceptCMethods):
+    def prehook(self, fn: Any, args: Any, kwargs: Any) -> None:
+        pass
+
+
+def uses_c_methods(n):
+    out = []                      # a local that only holds a list
+    for i in range(n):
+        out.append(i)
+    also = [].append              # a bound method taken first, called later
+    also(99)
+    mapping = CountingDict(a=1)   # a subclass instance: its get is dict.get
+    return out, mapping.get("a"), {"b": 2}.get("b"), list.append(out, 5)
+
+
+@pytest.mark.parametrize("mode", ["plain", "hooked"])
+def test_intercept_c_method_called_on_an_object(mode: str) -> None:
+    plugin = InterceptCMethods() if mode == "plain" else HookedInterceptCMethods()
+    out, got_a, got_b, appended = plugin.run(uses_c_methods, 2)
+    assert out == [0, 10, 50] and (got_a, got_b, appended) == (1, 2, None)
+    assert plugin.log == [("append", 0), ("append", 1), ("append", 99),
+                          ("get", "CountingDict", "a"), ("get", "dict", "b"), ("append", 5)]
+    assert uses_c_methods(2)[0] == [0, 1, 5]  # nothing changed outside
+
+
 def test_intercept_explained() -> None:
     plugin = Intercepting()
     plugin.run(make_point)
@@ -820,3 +864,34 @@ def test_callable_objects_are_not_hashed() -> None:
     assert HashCounting.hashes == 0
     assert splice.Plugin().run(calls_hash_counting) == 6
     assert HashCounting.hashes == 0
+
+
+class Appender:
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    def append(self, x: Any) -> None:
+        self.items.append(-x)
+
+
+def appends_to_a_rebound_local(n):
+    out = []
+    out.append(n)
+    first = out
+    out = Appender()              # the same local, now a Python object
+    out.append(n)
+    return first, out.items
+
+
+def test_builtin_method_shortcut_keeps_reach_when_a_local_is_rebound() -> None:
+    # a builtin method called on a local that only ever holds a list runs natively (no
+    # routing); one bound to anything else must still reach its Python method
+    entered: list[str] = []
+
+    class Recording(splice.Plugin):
+        def recurse(self, fn: Any) -> bool:
+            entered.append(fn.__qualname__)
+            return True
+
+    assert Recording().run(appends_to_a_rebound_local, 3) == ([3], [-3])
+    assert "Appender.append" in entered
