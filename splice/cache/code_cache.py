@@ -1,12 +1,14 @@
 """Transformed code, cached per owner and per code object.
 
 The cache maps a code object to what was built from it (a ``CompiledCode``, or the
-``UnsupportedError`` that says why it could not be). It holds code objects weakly, so entries
+``UnsupportedError`` that says why it could not be; a transient one, a recursion limit too
+low for splice, is returned but not kept). It holds code objects weakly, so entries
 die with the functions that used them, and by identity: code objects compare equal across
 files (``code.__eq__`` ignores the file name and qualified name), so two files defining the
 same function at the same line must not share an entry. Concurrent first requests for one
 code object build it once: the others wait for the first (a per-code re-entrant lock, so a
-build that reaches the same code again on its own thread does not deadlock).
+build that reaches the same code again on its own thread does not deadlock). Builds run
+with room on the stack whatever the program's depth (``splice.cache.headroom``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import weakref
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from splice.cache.headroom import with_headroom
+from splice.errors import UnsupportedError
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -76,6 +80,10 @@ class CodeCache(Generic[T]):
         item = self._entries._items.get(id(code))
         if item is not None:
             return item[1]
+        return with_headroom(self._build, function, build, code)
+
+    def _build(self, function: types.FunctionType, build: Callable[[types.FunctionType], T],
+               code: types.CodeType) -> T:
         with self._guard:
             lock = self._locks.get(code)
             if lock is None:
@@ -87,7 +95,8 @@ class CodeCache(Generic[T]):
                 pass
             value = build(function)
             self.builds += 1
-            self._entries[code] = value
+            if not (isinstance(value, UnsupportedError) and value.transient):
+                self._entries[code] = value
             return value
 
     def cached(self, code: types.CodeType) -> T | None:

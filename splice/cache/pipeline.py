@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from splice.cache.direct import apply_direct_calls, building, plan_direct_calls
 from splice.cache.guards import AttributeGuard, GlobalGuard, Guard
+from splice.cache.headroom import with_headroom
 from splice.cache.instances import (
     CodeInstance,
     Specialization,
@@ -509,7 +510,13 @@ def _callee_instance(owner: Any, function: types.FunctionType,
 def _compile_owner(owner: Any, function: types.FunctionType, types_: tuple[Abstract, ...],
                    key: Hashable = None) -> CodeInstance:
     """The cached instance of ``function`` for ``types_`` under ``owner``, built if
-    missing or no longer valid."""
+    missing or no longer valid (with room on the stack, ``splice.cache.headroom``: the
+    lock is taken where the build runs)."""
+    return with_headroom(_compile_owner_here, owner, function, types_, key)
+
+
+def _compile_owner_here(owner: Any, function: types.FunctionType,
+                        types_: tuple[Abstract, ...], key: Hashable) -> CodeInstance:
     spec = Specialization(function.__code__, types_, key)
     cache = cache_of(owner)
     with _lock:
