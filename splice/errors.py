@@ -33,11 +33,10 @@ class UnsupportedError(SpliceError):
         super().__init__(f"cannot transform {function}{where}: {reason}")
 
     @classmethod
-    def recursion_limit(cls, function: str, stage: str) -> UnsupportedError:
-        """The error for a function too deeply nested for ``stage`` (lowering, code
-        generation) within the program's recursion limit, even on a fresh stack
-        (``splice.cache.headroom``): a program that lowered the limit below what splice's
-        own recursion needs. Transient: the same function may compile once the limit is
-        back up."""
-        return cls(function, f"too deeply nested for {stage} within the recursion limit "
+    def recursion_limit(cls, function: str) -> UnsupportedError:
+        """The error for a function whose compile ran out of the program's recursion limit,
+        even on a fresh stack (``splice.cache.headroom``): a program that lowered the limit
+        below what splice's own recursion over the function needs. Transient: the function
+        may compile once the limit is back up."""
+        return cls(function, "splice's compile of it ran out of the recursion limit "
                              f"({sys.getrecursionlimit()})", transient=True)

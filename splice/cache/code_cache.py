@@ -21,6 +21,7 @@ from typing import Generic, TypeVar
 
 from splice.cache.headroom import with_headroom
 from splice.errors import UnsupportedError
+from splice.ir.source import describe
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -65,16 +66,17 @@ class CodeCache(Generic[T]):
     """``code object -> T``, built on first request by ``build(function)``."""
 
     def __init__(self) -> None:
-        self._entries: _ByIdentity[T] = _ByIdentity()
+        self._entries: _ByIdentity[T | UnsupportedError] = _ByIdentity()
         self._locks: _ByIdentity[threading.RLock] = _ByIdentity()
         self._guard = threading.Lock()
         #: how many times ``build`` ran (tests check "compiled once")
         self.builds = 0
 
     def get(self, function: types.FunctionType, build: Callable[[types.FunctionType], T],
-            code: types.CodeType | None = None) -> T:
+            code: types.CodeType | None = None) -> T | UnsupportedError:
         """The entry for ``function.__code__`` (``code``, if the caller has read it: each
-        read raises an audit event), built from ``function`` if missing."""
+        read raises an audit event), built from ``function`` if missing (an
+        ``UnsupportedError`` if the build ran out of the recursion limit)."""
         if code is None:
             code = function.__code__
         item = self._entries._items.get(id(code))
@@ -83,7 +85,7 @@ class CodeCache(Generic[T]):
         return with_headroom(self._build, function, build, code)
 
     def _build(self, function: types.FunctionType, build: Callable[[types.FunctionType], T],
-               code: types.CodeType) -> T:
+               code: types.CodeType) -> T | UnsupportedError:
         with self._guard:
             lock = self._locks.get(code)
             if lock is None:
@@ -93,13 +95,19 @@ class CodeCache(Generic[T]):
                 return self._entries[code]
             except KeyError:
                 pass
-            value = build(function)
+            value: T | UnsupportedError
+            try:
+                value = build(function)
+            except RecursionError:
+                # on a fresh stack when the caller had little room: the limit itself is
+                # too low for splice (docs/runtime.md, "Recursion limit")
+                value = UnsupportedError.recursion_limit(describe(function))
             self.builds += 1
             if not (isinstance(value, UnsupportedError) and value.transient):
                 self._entries[code] = value
             return value
 
-    def cached(self, code: types.CodeType) -> T | None:
+    def cached(self, code: types.CodeType) -> T | UnsupportedError | None:
         """The entry for ``code`` if it was built already (never builds)."""
         item = self._entries._items.get(id(code))
         return None if item is None else item[1]

@@ -3,11 +3,11 @@
 Under a plugin a function is compiled at its first call, wherever that call happens: maybe a
 few frames below the program's recursion limit (a deep recursion, or a program that lowered
 the limit, as ``test.support.infinite_recursion`` does). Lowering, code generation and
-``compile()`` recurse over the syntax tree and need tens of frames (about 110 at most over a
-sample of the standard library); natively the function was compiled at import and the call
-needs none. So :func:`with_headroom` runs the work where the caller's depth does not count:
-on the calling thread if it has ``HEADROOM`` frames left below the limit (the common case,
-free), else on a new thread, which starts with an empty stack (the limit is per
+``compile()`` recurse over the syntax tree and need tens of frames (108 at most over 1,100
+functions of twelve standard library modules); natively the function was compiled at import
+and the call needs none. So :func:`with_headroom` runs the work where the caller's depth does
+not count: on the calling thread if it has ``HEADROOM`` frames left below the limit (the
+common case, free), else on a new thread, which starts with an empty stack (the limit is per
 interpreter, the depth per thread), while the caller waits for its outcome.
 
 Why a thread rather than lifting the limit while splice works: ``sys.setrecursionlimit`` is
@@ -19,8 +19,13 @@ thread set in between. The thread changes nothing the program observes: it is st
 ``threading.settrace``/``setprofile`` functions are not installed in it), it runs in a copy
 of the caller's ``contextvars`` context, and its outcome, a result or an exception, is
 returned or raised on the calling thread. It gets the C stack size the program chose
-(``threading.stack_size``): the functions of the sample above all compile within the least
-size CPython accepts (32 KiB).
+(``threading.stack_size``): the 532 functions of difflib, argparse, json.encoder, typing and
+tarfile all compile within the least size CPython accepts (32 KiB).
+
+If the work runs out of the limit even so (the program set the limit below what splice's
+own recursion over that function needs), the callers (``CodeCache``, the typed pipeline)
+report the function as unsupported with a transient reason: it runs natively, and the caches
+do not keep that verdict.
 
 Work that starts while other work is under way on the same thread (a build that builds its
 callees' instances, a plugin hook that calls a new function) stays on that thread: the outer

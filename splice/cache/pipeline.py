@@ -525,7 +525,12 @@ def _compile_owner_here(owner: Any, function: types.FunctionType,
         # function with the same code would break what it was inferred and compiled for
         if found is not None and found.fn is function and found.check():
             return found
-        ci = build_instance(owner, function, types_, key)
+        try:
+            ci = build_instance(owner, function, types_, key)
+        except RecursionError:
+            # on a fresh stack when the caller had little room: the limit itself is too
+            # low for splice (docs/runtime.md, "Recursion limit")
+            raise UnsupportedError.recursion_limit(describe(function)) from None
         cache.add(ci)
         return ci
 

@@ -15,12 +15,11 @@ from __future__ import annotations
 import ast
 import types
 
-from splice.errors import UnsupportedError
 from splice.ir.assemble import assemble
 from splice.ir.codegen import GenContext, fix_locations, generate_function
 from splice.ir.lower import lower_source
 from splice.ir.nodes import FunctionIR
-from splice.ir.source import describe, find_source, function_of
+from splice.ir.source import find_source, function_of
 from splice.ir.verify import VerifyError, verify
 from splice.pristine import BUILTINS
 
@@ -34,11 +33,8 @@ def lower(fn: object) -> FunctionIR:
     """Lower a Python function (or bound method) to IR. Raises ``UnsupportedError`` for
     functions without source and constructs splice does not handle."""
     function = function_of(fn)
-    try:
-        source = find_source(function)
-        ir = lower_source(source, function.__qualname__)
-    except RecursionError:
-        raise UnsupportedError.recursion_limit(describe(function), "lowering") from None
+    source = find_source(function)
+    ir = lower_source(source, function.__qualname__)
     ir.origin = source
     ir.function = function
     return ir

@@ -182,14 +182,6 @@ def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool =
     names, flags and free variables (plus hidden cells for inserted objects).
     ``comprehension_functions``: a comprehension whose body a pass made statements is
     generated as a nested function (see ``ScopeGen.comprehension_call``)."""
-    try:
-        return _compile_code(ir, original, renest, comprehension_functions)
-    except RecursionError:
-        raise UnsupportedError.recursion_limit(describe(original), "code generation") from None
-
-
-def _compile_code(ir: FunctionIR, original: types.FunctionType, renest: bool,
-                  comprehension_functions: bool) -> CompiledCode:
     source: FunctionSource = ir.origin
     ctx = GenContext(renest=renest, module_imports=source.module_imports,
                      comprehension_functions=comprehension_functions)

@@ -156,6 +156,24 @@ def test_a_limit_too_low_for_splice_runs_the_function_natively() -> None:
     assert entered(again, fn) == [(True, "transformed")]
 
 
+def test_a_limit_too_low_for_the_typed_stages_runs_the_function_natively() -> None:
+    fn = fresh_function(_nested_ifs(60))
+
+    class Typed(splice.Plugin):
+        def typed(self, ir: FunctionIR) -> None:
+            pass
+
+    def low(callee: Any) -> Any:  # an argument: no direct call compiled with low
+        with recursion_limit(_depth() + 40):
+            return callee(100)
+
+    Identity().run(fn, 100)  # lowered at the full limit: the typed stages run out of it
+    plugin = Typed()
+    assert plugin.run(low, fn) == low(fn) == 100
+    [(was_entered, reason)] = entered(plugin, fn)
+    assert not was_entered and "recursion limit" in reason
+
+
 def test_strict_plugins_raise_the_recursion_limit_as_unsupported() -> None:
     fn = fresh_function(_nested_ifs(60))
 
