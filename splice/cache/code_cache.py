@@ -1,12 +1,14 @@
 """Transformed code, cached per owner and per code object.
 
 The cache maps a code object to what was built from it (a ``CompiledCode``, or the
-``UnsupportedError`` that says why it could not be). It holds code objects weakly, so entries
+``UnsupportedError`` that says why it could not be; a transient one, a recursion limit too
+low for splice, is returned but not kept). It holds code objects weakly, so entries
 die with the functions that used them, and by identity: code objects compare equal across
 files (``code.__eq__`` ignores the file name and qualified name), so two files defining the
 same function at the same line must not share an entry. Concurrent first requests for one
 code object build it once: the others wait for the first (a per-code re-entrant lock, so a
-build that reaches the same code again on its own thread does not deadlock).
+build that reaches the same code again on its own thread does not deadlock). Builds run
+with room on the stack whatever the program's depth (``splice.cache.headroom``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ import weakref
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from splice.cache.headroom import with_headroom
+from splice.errors import UnsupportedError
+from splice.ir.source import describe
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -61,21 +66,26 @@ class CodeCache(Generic[T]):
     """``code object -> T``, built on first request by ``build(function)``."""
 
     def __init__(self) -> None:
-        self._entries: _ByIdentity[T] = _ByIdentity()
+        self._entries: _ByIdentity[T | UnsupportedError] = _ByIdentity()
         self._locks: _ByIdentity[threading.RLock] = _ByIdentity()
         self._guard = threading.Lock()
         #: how many times ``build`` ran (tests check "compiled once")
         self.builds = 0
 
     def get(self, function: types.FunctionType, build: Callable[[types.FunctionType], T],
-            code: types.CodeType | None = None) -> T:
+            code: types.CodeType | None = None) -> T | UnsupportedError:
         """The entry for ``function.__code__`` (``code``, if the caller has read it: each
-        read raises an audit event), built from ``function`` if missing."""
+        read raises an audit event), built from ``function`` if missing (an
+        ``UnsupportedError`` if the build ran out of the recursion limit)."""
         if code is None:
             code = function.__code__
         item = self._entries._items.get(id(code))
         if item is not None:
             return item[1]
+        return with_headroom(self._build, function, build, code)
+
+    def _build(self, function: types.FunctionType, build: Callable[[types.FunctionType], T],
+               code: types.CodeType) -> T | UnsupportedError:
         with self._guard:
             lock = self._locks.get(code)
             if lock is None:
@@ -85,12 +95,19 @@ class CodeCache(Generic[T]):
                 return self._entries[code]
             except KeyError:
                 pass
-            value = build(function)
+            value: T | UnsupportedError
+            try:
+                value = build(function)
+            except RecursionError:
+                # on a fresh stack when the caller had little room: the limit itself is
+                # too low for splice (docs/runtime.md, "Recursion limit")
+                value = UnsupportedError.recursion_limit(describe(function))
             self.builds += 1
-            self._entries[code] = value
+            if not (isinstance(value, UnsupportedError) and value.transient):
+                self._entries[code] = value
             return value
 
-    def cached(self, code: types.CodeType) -> T | None:
+    def cached(self, code: types.CodeType) -> T | UnsupportedError | None:
         """The entry for ``code`` if it was built already (never builds)."""
         item = self._entries._items.get(id(code))
         return None if item is None else item[1]

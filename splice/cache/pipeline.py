@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from splice.cache.direct import apply_direct_calls, building, plan_direct_calls
 from splice.cache.guards import AttributeGuard, GlobalGuard, Guard
+from splice.cache.headroom import with_headroom
 from splice.cache.instances import (
     CodeInstance,
     Specialization,
@@ -509,7 +510,13 @@ def _callee_instance(owner: Any, function: types.FunctionType,
 def _compile_owner(owner: Any, function: types.FunctionType, types_: tuple[Abstract, ...],
                    key: Hashable = None) -> CodeInstance:
     """The cached instance of ``function`` for ``types_`` under ``owner``, built if
-    missing or no longer valid."""
+    missing or no longer valid (with room on the stack, ``splice.cache.headroom``: the
+    lock is taken where the build runs)."""
+    return with_headroom(_compile_owner_here, owner, function, types_, key)
+
+
+def _compile_owner_here(owner: Any, function: types.FunctionType,
+                        types_: tuple[Abstract, ...], key: Hashable) -> CodeInstance:
     spec = Specialization(function.__code__, types_, key)
     cache = cache_of(owner)
     with _lock:
@@ -518,7 +525,12 @@ def _compile_owner(owner: Any, function: types.FunctionType, types_: tuple[Abstr
         # function with the same code would break what it was inferred and compiled for
         if found is not None and found.fn is function and found.check():
             return found
-        ci = build_instance(owner, function, types_, key)
+        try:
+            ci = build_instance(owner, function, types_, key)
+        except RecursionError:
+            # on a fresh stack when the caller had little room: the limit itself is too
+            # low for splice (docs/runtime.md, "Recursion limit")
+            raise UnsupportedError.recursion_limit(describe(function)) from None
         cache.add(ci)
         return ci
 

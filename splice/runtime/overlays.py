@@ -6,6 +6,21 @@ same builtin, with each callable argument first passed through the context's dis
 (``enter(f)`` gives the callable to use under the context). The table is keyed by the native
 object; extend it by adding an entry.
 
+Objects that keep the callable they call (``map``, ``filter``, and ``filterfalse``,
+``starmap``, ``takewhile``, ``dropwhile``, ``accumulate``, ``groupby`` of itertools) would
+show the entered callable where the program gave another (a Python function is entered as its
+transformed copy; with per-call hooks every callable is entered as a hooks wrapper):
+``__reduce__``, so ``pickle`` (the copy or wrapper cannot be pickled) and ``copy``. A native
+object cannot both call one callable and show another, so in that case the overlay returns an
+object of a subclass of the native class (``FAITHFUL``), named like it (same ``repr``), whose
+``__reduce__`` gives the native class and the callable given, exactly what the native object
+gives. What still shows: ``type(obj) is map`` is false (``isinstance`` holds), ``dir(obj)``
+lists the slot ``_splice_given``, the class itself cannot be pickled (``builtins.map`` is
+another object); a copy or an unpickled object is native, so its calls run natively. When the
+entered callable is the given one (a builtin, no hooks), the object is native.
+``functools.cmp_to_key`` needs nothing: its C ``KeyWrapper`` shows its function nowhere and
+cannot be pickled or copied natively either; the other overlays return no such object.
+
 Out of reach (they run natively, with the Python code they call): implicit calls made from
 C that take no callable argument, such as ``__hash__``/``__eq__`` during dict and set lookups,
 ``__del__``, ``__index__`` inside builtins, ``copy``/``pickle`` protocol methods, and the
@@ -42,29 +57,109 @@ def _key_overlay(native: Callable[..., Any]) -> Callable[[Enter], Overlay]:
 
 def _first_arg_overlay(native: Callable[..., Any]) -> Callable[[Enter], Overlay]:
     """``native(f, *rest)`` with ``f`` entered (map, filter, reduce, ...)."""
+    keeps_callable = native in FAITHFUL
+
     def make(enter: Enter) -> Overlay:
         @functools.wraps(native)
         def overlay(*args: Any, **kwargs: Any) -> Any:
             if args and args[0] is not None and callable(args[0]):
-                args = (enter(args[0]), *args[1:])
+                entered = enter(args[0])
+                if entered is not args[0] and keeps_callable:
+                    return _faithful(native, args[0], (entered, *args[1:]), kwargs)
+                args = (entered, *args[1:])
             return native(*args, **kwargs)
         return overlay
     return make
 
 
 def _second_arg_overlay(native: Callable[..., Any]) -> Callable[[Enter], Overlay]:
-    """``native(iterable, f, ...)`` with ``f`` entered (``accumulate``, ``groupby``)."""
+    """``native(iterable, f, ...)`` with ``f`` (positional, or the keyword ``func`` or
+    ``key``) entered (``accumulate``, ``groupby``)."""
     def make(enter: Enter) -> Overlay:
         @functools.wraps(native)
         def overlay(*args: Any, **kwargs: Any) -> Any:
+            given = entered = None
             if len(args) > 1 and callable(args[1]):
-                args = (args[0], enter(args[1]), *args[2:])
+                given, entered = args[1], enter(args[1])
+                args = (args[0], entered, *args[2:])
             for name in ("func", "key"):
                 if kwargs.get(name) is not None:
-                    kwargs[name] = enter(kwargs[name])
+                    given, entered = kwargs[name], enter(kwargs[name])
+                    kwargs[name] = entered
+            if entered is not given:
+                return _faithful(native, given, args, kwargs)
             return native(*args, **kwargs)
         return overlay
     return make
+
+
+# ------------------------------------------------------------ objects that keep a callable
+
+_GIVEN = "_splice_given"
+
+
+def _faithful_class(native: Any, position: int) -> type:
+    """A subclass of ``native`` (an iterator class that holds a callable) whose objects
+    call the entered callable and show the one they were given, as the native object would:
+    ``__reduce__`` (so ``pickle`` and ``copy``) gives ``native`` and that callable, at
+    ``position`` of its arguments. Named like ``native``, so ``repr`` reads the same."""
+
+    def given(obj: Any) -> Any:
+        return getattr(obj, _GIVEN, _UNSET)
+
+    def native_twin(obj: Any, callable_: Any) -> Any:
+        """A native object in ``obj``'s state, calling ``callable_``."""
+        _, args, *state = native.__reduce__(obj)
+        twin = native(*_replaced(args, position, callable_))
+        if state and state[0] is not None:
+            twin.__setstate__(state[0])
+        return twin
+
+    def __reduce__(self: Any) -> tuple[Any, ...]:
+        cls, args, *state = native.__reduce__(self)
+        callable_ = given(self)
+        if cls is type(self):
+            return (native, _replaced(args, position, callable_), *state)
+        # ``accumulate`` whose running total is None reduces to
+        # ``islice(accumulate(chain((None,), it), func), 1, None)``, the inner object made
+        # with ``type(self)`` and the entered callable: made again natively
+        return (cls, tuple(native_twin(a, callable_) if type(a) is type(self) else a
+                           for a in args), *state)
+
+    namespace = {"__slots__": (_GIVEN,), "__reduce__": __reduce__,
+                 "__module__": native.__module__, "__qualname__": native.__qualname__,
+                 "__doc__": native.__doc__}
+    return type(native.__name__, (native,), namespace)
+
+
+class _Unset:
+    pass
+
+
+_UNSET = _Unset()
+
+
+def _replaced(args: tuple[Any, ...], position: int, callable_: Any) -> tuple[Any, ...]:
+    if callable_ is _UNSET:  # an object the program made by calling the class itself
+        return args
+    return (*args[:position], callable_, *args[position + 1:])
+
+
+def _faithful(native: Any, given: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``native(*args, **kwargs)``, where ``args``/``kwargs`` hold the entered callable,
+    as an object that shows ``given`` instead (see ``_faithful_class``)."""
+    obj = FAITHFUL[native](*args, **kwargs)
+    setattr(obj, _GIVEN, given)
+    return obj
+
+
+#: native iterator classes that keep the callable they call -> their faithful subclass (the
+#: position of the callable in the arguments of their ``__reduce__``)
+FAITHFUL: dict[Any, type] = {
+    native: _faithful_class(native, position) for native, position in [
+        (map, 0), (filter, 0), (itertools.filterfalse, 0), (itertools.starmap, 0),
+        (itertools.takewhile, 0), (itertools.dropwhile, 0), (itertools.accumulate, 1),
+        (itertools.groupby, 1)]}
 
 
 def _cmp_to_key(enter: Enter) -> Overlay:

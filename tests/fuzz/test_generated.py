@@ -9,10 +9,12 @@ tracebacks of every exception the program catches.
 
 ``SPLICE_FUZZ_COUNT`` (default 2000) sets how many seeds run (0 .. COUNT-1), split into chunks
 so ``pytest -n 2`` spreads them. The prelude's functions (the recorder, ``Rec``, ``Box``, the
-decorators) are the same in every program; they are round-tripped in one program of four, and
-the IR verifier runs on every function of one program of two, to keep the run within about two
-minutes on two cores (``pytest -n 2``). Reproduce a failure with
-``python -m splice.tools.genprog --seed S --count 1`` (it also minimises it).
+decorators) are the same in every program; they are round-tripped in one program of four, the
+IR verifier runs on every function of one program of two, and the literal mode (a testing
+mode, for lowering alone) runs on one program of two, the even seeds (it ran on all 2000
+before CI time was cut), while the production mode, ``renest``, runs on every program.
+Reproduce a failure with ``python -m splice.tools.genprog --seed S --count 1`` (it also
+minimises it; the command line runs both modes on every seed).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ MODES = ("renest", "literal")
 def test_generated_programs(start: int) -> None:
     findings: list[genprog.Finding] = []
     for seed in range(start, min(start + CHUNK, COUNT)):
-        findings += genprog.check_seed(seed, MODES, prelude=seed % 4 == 0,
+        modes = MODES if seed % 2 == 0 else MODES[:1]
+        findings += genprog.check_seed(seed, modes, prelude=seed % 4 == 0,
                                        verify=seed % 2 == 0)
     report = "\n".join(f.summary() for f in findings)
     assert not findings, (

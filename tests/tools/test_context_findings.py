@@ -3,7 +3,8 @@
 tests/fuzz/test_context.py). Each test is the minimal repro of one finding and asserts what
 native CPython does. The open ones are strict xfails, so a fix shows up here and the mark must
 go (with the matching entries of ``splice.tools.cpython_tests.EXPECTED``, whose ``REASONS``
-name these repros); r4, r5, r6, r7, r9, r13 and r14 are fixed and stay as regression tests; r11,
+name these repros); r4, r5, r6, r7, r9, r10, r12, r13 and r14 are fixed and stay as regression
+tests (r10: tests/runtime/test_overlay_objects.py; r12: tests/cache/test_headroom.py); r11,
 hidden cells in frame locals, became a documented limit in cbf5d0e. The generated-program
 findings (r1-r3) are in tests/fuzz/test_context.py.
 
@@ -236,14 +237,13 @@ def test_r9_hooked_comparison_with_none() -> None:
     assert under(Hooked, _compare_with_none) == _compare_with_none() == (False, True)
 
 
-# ------------------------------------------------------------ r10: overlays leak wrappers
+# ------------------------------------------------------------ r10: overlays leaked wrappers
 
 def _pickle_map(fn: Any) -> bool:
     m = map(fn, ["1"])
     return m.__reduce__()[1][0] is fn and len(pickle.dumps(m)) > 0
 
 
-@bug("overlay-escape")
 def test_r10_hooked_map_keeps_the_callable_it_was_given() -> None:
     assert under(Hooked, _pickle_map, int) is _pickle_map(int) is True
 
@@ -266,7 +266,6 @@ def _close_to_the_limit() -> bool:
         sys.setrecursionlimit(old)
 
 
-@bug("recursion-limit")
 def test_r12_a_first_call_near_the_recursion_limit_runs() -> None:
     assert under(Identity, _close_to_the_limit) is _close_to_the_limit() is True
 
