@@ -4,12 +4,13 @@ A call whose callee inference resolved to a Python function ``g`` (and whose arg
 it inferred) is compiled as a call of ``g``'s own code instance, specialised on those
 argument types, behind a guard that falls back to the ordinary call::
 
-    %r = call %g(x, y)          becomes     if %g is <instance>.holder[0]:
+    %r = call %g(x, y)          becomes     if %g is <binding>.holder[0]:
                                                 %r = call <instance of g(float, int)>(x, y)
                                             else:
                                                 %r = call %g(x, y)
 
-``holder[0]`` is ``g`` while the callee instance is valid and a sentinel once it is
+``holder[0]`` (of the instance's ``Binding`` to ``g``: instances are shared by function
+objects of one code) is ``g`` while the callee instance is valid and a sentinel once it is
 invalidated, which happens at once when ``g``'s ``__code__`` or defaults are replaced (the
 audit hook of ``splice.cache.world``). So the guard makes the direct call exactly the call
 the program makes: the same function object with the same code; a rebound name or a swapped
@@ -107,7 +108,8 @@ def plan_direct_calls(owner: Any, ir: FunctionIR,
                       compile_for: Callable[[types.FunctionType, tuple[Abstract, ...]], Any]
                       ) -> dict[int, Any]:
     """For each call statement of ``ir`` that can be made direct, the callee instance
-    (built with ``compile_for(function, argtypes)``), by statement id."""
+    (built with ``compile_for(function, argtypes)``) bound to the callee, by statement
+    id."""
     plan: dict[int, Any] = {}
     stack = _stack()
     if len(stack) > MAX_DEPTH:
@@ -136,7 +138,7 @@ def plan_direct_calls(owner: Any, ir: FunctionIR,
         # (rewritten by typed passes) must return only what that was inferred to return
         if not instance.preserves_return_type:
             continue
-        plan[stmt.id] = instance
+        plan[stmt.id] = instance.bind(callee)
     return plan
 
 
@@ -149,11 +151,12 @@ def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any]) -> list[str]:
         return done
     for loc in list(locations(ir)):
         stmt = loc.stmt
-        instance = plan.get(stmt.id)
-        if instance is None or not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
+        binding = plan.get(stmt.id)
+        if binding is None or not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
             continue
         op = stmt.op
-        callee = instance.fn
+        callee = binding.fn
+        instance = binding.instance
         if op.callee is not callee or op.keywords or \
                 len(op.args) != callee.__code__.co_argcount:
             continue
@@ -161,10 +164,10 @@ def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any]) -> list[str]:
         func = op.func
         current = ir.new_temp()
         same = ir.new_temp()
-        direct = Assign(stmt.results, Call(Const(instance.compiled, pos), list(op.args), []),
+        direct = Assign(stmt.results, Call(Const(binding.function, pos), list(op.args), []),
                         pos)
         guarded = [
-            Assign((current,), GetItem(Const(instance.holder, pos), Const(0, pos)), pos),
+            Assign((current,), GetItem(Const(binding.holder, pos), Const(0, pos)), pos),
             Assign((same,), Compare("is_", func, current), pos),
             If(same, [direct], [stmt], pos),
         ]

@@ -2,7 +2,7 @@
 
 CPython 3.11 has no dictionary watchers, and assigning an attribute of a class raises no
 audit event (``type.__setattr__`` does not call ``PySys_Audit``; only function attributes
-such as ``__code__`` do). So the two kinds of edge splice cannot observe as they change are
+such as ``__code__`` do). So the kinds of edge splice cannot observe as they change are
 checked instead, each time an instance is entered through ``splice.invoke`` (and by
 ``splice.cache.instances.revalidate``):
 
@@ -11,7 +11,11 @@ checked instead, each time an instance is entered through ``splice.invoke`` (and
   module's globals, then its builtins);
 * an **attribute** edge (a class and a name) holds while looking the name up on the class's
   MRO finds the same object (a method replaced on the class or on a base, a new override in
-  between, or a changed ``__bases__`` all fail it).
+  between, or a changed ``__bases__`` all fail it);
+* a **cell** edge (a closure cell from which inference read a function or class) holds
+  while the cell holds the same object (the instance's own function's cells are checked
+  per function object: ``CodeInstance.cells_hold``; cells of other functions by
+  ``CellGuard``).
 
 Objects are compared by identity, so rebinding a name to an equal but new object counts as
 a change (conservative: the instance is rebuilt, never wrong).
@@ -24,7 +28,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AttributeGuard", "GlobalGuard", "Guard", "MISSING"]
+__all__ = ["AttributeGuard", "CellGuard", "GlobalGuard", "Guard", "MISSING"]
 
 
 class _Missing:
@@ -134,3 +138,29 @@ class AttributeGuard(Guard):
 
     def describe(self) -> str:
         return f"attribute {getattr(self.owner, '__qualname__', self.owner)!s}.{self.name}"
+
+
+@dataclass(eq=False, slots=True)
+class CellGuard(Guard):
+    """A closure cell still holds ``expected`` (a cell of a function the instance reached:
+    the outer function, or a ``nonlocal`` statement, can rebind it)."""
+
+    cell: Any = field(repr=False)
+    name: str
+    expected: Any
+
+    @classmethod
+    def now(cls, cell: Any, name: str) -> CellGuard:
+        """A guard expecting what the cell holds now."""
+        guard = cls(cell, name, MISSING)
+        guard.expected = guard.current()
+        return guard
+
+    def current(self) -> Any:
+        try:
+            return self.cell.cell_contents
+        except ValueError:  # an empty cell
+            return MISSING
+
+    def describe(self) -> str:
+        return f"closure variable {self.name}"

@@ -953,6 +953,7 @@ class AbstractInterpreter(ContainerTracking):
             except ValueError:
                 return ANY
             if isinstance(content, (types.FunctionType, type)):
+                frame.edges[Edge("cell", fn, name)] = None
                 return Const(content)
             return ANY
         namespace = fn.__globals__
@@ -1391,6 +1392,7 @@ class AbstractInterpreter(ContainerTracking):
         first = code.co_varnames[0]
         if not isinstance(thisclass, type) or first in frame.shared:
             return None
+        frame.edges[Edge("cell", frame.fn, "__class__")] = None
         receiver = state.vals.get(first, ANY)
         return SuperOf(thisclass, receiver)
 
