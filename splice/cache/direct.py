@@ -36,7 +36,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from splice.cache.instances import erase_sites
+from splice.cache.checks import Checks, checked, guarded
+from splice.cache.proven import proven_classes
 from splice.errors import UnsupportedError
 from splice.infer.lattice import ANY, Abstract
 from splice.ir.nodes import (
@@ -46,8 +47,8 @@ from splice.ir.nodes import (
     Const,
     FunctionIR,
     GetItem,
-    If,
     Starred,
+    Stmt,
 )
 from splice.ir.source import describe
 from splice.ir.tools import locations
@@ -83,11 +84,10 @@ class building:
 
 
 def _argument_type(value: Abstract) -> Abstract:
-    """The type a callee is specialised on: plain value constants widen to their class
-    (as inference specialises callees), allocation sites (which belong to the caller's
-    inference) to the container's class; callables and other constants stay."""
-    result: Abstract = erase_sites(value)
-    return result
+    """The type a callee is specialised on: what the call's check proves (plain value
+    constants widen to their class, allocation sites and elements to the class; callables
+    and other constants stay: ``splice.cache.checks.checked``)."""
+    return checked(value)
 
 
 def _eligible(owner: Any, callee: Any) -> bool:
@@ -142,13 +142,16 @@ def plan_direct_calls(owner: Any, ir: FunctionIR,
     return plan
 
 
-def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any]) -> list[str]:
+def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any], checks: Checks,
+                       argtypes: tuple[Abstract, ...]) -> list[str]:
     """Rewrite the planned calls of ``ir`` into guarded direct calls (see the module
     docstring); a call a later pass changed (another callee, other arguments) is left as it
-    is. Returns one line per call made direct."""
+    is. ``argtypes``: the caller instance's (its entry checks them). Returns one line per
+    call made direct."""
     done: list[str] = []
     if not plan:
         return done
+    checks.proven = proven_classes(ir, argtypes)
     for loc in list(locations(ir)):
         stmt = loc.stmt
         binding = plan.get(stmt.id)
@@ -161,18 +164,22 @@ def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any]) -> list[str]:
                 len(op.args) != callee.__code__.co_argcount:
             continue
         pos = stmt.pos
-        func = op.func
         current = ir.new_temp()
         same = ir.new_temp()
         direct = Assign(stmt.results, Call(Const(binding.function, pos), list(op.args), []),
                         pos)
-        guarded = [
+        holder: list[Stmt] = [
             Assign((current,), GetItem(Const(binding.holder, pos), Const(0, pos)), pos),
-            Assign((same,), Compare("is_", func, current), pos),
-            If(same, [direct], [stmt], pos),
-        ]
+            Assign((same,), Compare("is_", op.func, current), pos)]
+        # the callee instance relies on its arguments fitting its specialisation: checked
+        # here, since what inference proved may no longer hold (a definition rebound while
+        # this instance runs)
+        tests = [(arg, argtype) for arg, argtype in zip(op.args, instance.argtypes,
+                                                        strict=False)
+                 if not isinstance(arg, Starred)]
         index = loc.block.index(stmt)
-        loc.block[index:index + 1] = guarded
+        loc.block[index:index + 1] = guarded(ir, [stmt], [direct], tests, checks,
+                                            before=holder, ready=[same])
         done.append(f"line {pos.lineno}: direct call of {describe(callee)}"
                     f"({', '.join(str(t) for t in instance.argtypes)})")
     return done

@@ -28,6 +28,7 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from splice.cache.checks import Checks, callees_of, finish, guard_replaced_callees
 from splice.cache.direct import apply_direct_calls, building, plan_direct_calls
 from splice.cache.guards import AttributeGuard, CellGuard, GlobalGuard, Guard
 from splice.cache.instances import (
@@ -384,8 +385,11 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
     times["infer"] = time.perf_counter() - start
 
     start = time.perf_counter()
+    checks = Checks()
     typed_hooks = stage_hooks(plugins, "typed")
+    before = callees_of(typed) if typed_hooks else {}
     typed = _run_hooks(typed_hooks, typed)
+    replaced = guard_replaced_callees(typed, before, checks, argtypes) if typed_hooks else []
     times["passes"] = time.perf_counter() - start
     if typed_hooks:
         start = time.perf_counter()
@@ -400,20 +404,20 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
         times["infer"] += time.perf_counter() - start
     start = time.perf_counter()
     typed_ir = typed.copy()
-    optimizations = optimize(typed, inference)
+    optimizations = [*replaced, *optimize(typed)]
     times["passes"] += time.perf_counter() - start
     with building(fn.__code__):
         plan = plan_direct_calls(owner, typed, functools.partial(_callee_instance, owner))
     start = time.perf_counter()
     optimized = _run_hooks(stage_hooks(plugins, "optimized"), typed)
     unload_call_arguments(optimized, loaded)
-    optimizations.extend(apply_direct_calls(optimized, plan))
+    optimizations.extend(apply_direct_calls(optimized, plan, checks, argtypes))
     optimized_ir = optimized.copy()
     times["passes"] += time.perf_counter() - start
 
     start = time.perf_counter()
     targets = {id(binding.function) for binding in plan.values()}
-    routed, compiled, direct = _codegen(owner, optimized, builder, targets)
+    routed, compiled, direct = _codegen(owner, optimized, builder, targets, checks)
     optimizations.extend(direct)
     times["codegen"] = time.perf_counter() - start
 
@@ -472,19 +476,22 @@ def _connect(ci: CodeInstance, fn: types.FunctionType, callees: list[Any]) -> No
                 other.add_dependent(ci)
 
 
-def _codegen(owner: Any, ir: FunctionIR, fn: types.FunctionType, targets: set[int]
-             ) -> tuple[FunctionIR, CompiledCode, list[str]]:
-    """Route the calls of ``ir`` through ``owner``'s table and compile it (as
-    ``Context._build`` does: the plain form if the ``try`` form cannot be an expression)."""
+def _codegen(owner: Any, ir: FunctionIR, fn: types.FunctionType, targets: set[int],
+             checks: Checks) -> tuple[FunctionIR, CompiledCode, list[str]]:
+    """Route the calls of ``ir`` through ``owner``'s table, make the use-site checks' type
+    reads real (not routed: no hook sees them) and compile it (as ``Context._build`` does:
+    the plain form if the ``try`` form cannot be an expression)."""
     fallback = ir.copy()
     routed = ir
     try:
         owner._route(routed, plain=False)
+        finish(routed, checks)
         direct = direct_native_calls(owner, routed, targets)
         compiled = compile_code(routed, fn, comprehension_functions=True)
     except UnsupportedError:
         routed = fallback
         owner._route(routed, plain=True)
+        finish(routed, checks)
         direct = direct_native_calls(owner, routed, targets)
         compiled = compile_code(routed, fn, comprehension_functions=True)
     code = restore_nested_code(compiled.code, fn.__code__)
