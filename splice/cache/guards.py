@@ -28,7 +28,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AttributeGuard", "CellGuard", "GlobalGuard", "Guard", "MISSING"]
+__all__ = ["AttributeGuard", "CellGuard", "FunctionGuard", "GlobalGuard", "Guard", "MISSING"]
 
 
 class _Missing:
@@ -164,3 +164,46 @@ class CellGuard(Guard):
 
     def describe(self) -> str:
         return f"closure variable {self.name}"
+
+
+@dataclass(eq=False, slots=True)
+class FunctionGuard(Guard):
+    """A function still has the code, defaults and keyword defaults it had (instances learn
+    of such changes from the audit hook of ``splice.cache.world`` at once; this guard is for
+    checking them later, as the soundness oracle does)."""
+
+    function: Any = field(repr=False)
+    expected: Any
+
+    @classmethod
+    def now(cls, function: Any) -> FunctionGuard:
+        """A guard expecting the function's current code and defaults."""
+        guard = cls(function, MISSING)
+        guard.expected = guard.current()
+        return guard
+
+    def current(self) -> Any:
+        return _FunctionState(self.function)
+
+    def holds(self) -> bool:
+        return bool(self.current() == self.expected)
+
+    def describe(self) -> str:
+        return f"function {getattr(self.function, '__qualname__', self.function)}"
+
+
+class _FunctionState:
+    """A function's code and defaults, compared by identity."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, function: Any) -> None:
+        self.parts = (getattr(function, "__code__", None), getattr(function, "__defaults__",
+                                                                    None),
+                      getattr(function, "__kwdefaults__", None))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _FunctionState) and all(
+            a is b for a, b in zip(self.parts, other.parts, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]

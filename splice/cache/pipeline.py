@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from splice.cache.checks import Checks, callees_of, finish, guard_replaced_callees
 from splice.cache.direct import apply_direct_calls, building, plan_direct_calls
-from splice.cache.guards import AttributeGuard, CellGuard, GlobalGuard, Guard
+from splice.cache.guards import AttributeGuard, CellGuard, FunctionGuard, GlobalGuard, Guard
 from splice.cache.instances import (
     SELF,
     CodeInstance,
@@ -64,7 +64,7 @@ from splice.runtime.callsites import restore_nested_code
 if TYPE_CHECKING:
     from splice.infer.lattice import Abstract
 
-__all__ = ["build_instance", "builder_of", "compile", "stage_hooks"]
+__all__ = ["build_instance", "builder_of", "compile", "edge_guards", "stage_hooks"]
 
 
 def stage_hooks(plugins: tuple[Any, ...], stage: str) -> list[Callable[[FunctionIR], Any]]:
@@ -301,6 +301,19 @@ def _reliance(edges: list[Any], builder: types.FunctionType) -> _Reliance:
                 found.guards.append(CellGuard.now(cell, name))
     assert all(index < len(code.co_freevars) for index, _ in found.cells)
     return found
+
+
+def edge_guards(edges: list[Any], fn: types.FunctionType) -> list[Guard]:
+    """Guards for everything ``edges`` (of an inference of ``fn``) rely on, checkable at
+    any later time: bindings, ``fn``'s own cells, the callees' code and defaults."""
+    reliance = _reliance(edges, fn)
+    guards = list(reliance.guards)
+    freevars, closure = fn.__code__.co_freevars, fn.__closure__ or ()
+    for index, _ in reliance.cells:
+        guards.append(CellGuard.now(closure[index], freevars[index]))
+    guards.extend(FunctionGuard.now(f) for f in [fn, *reliance.callees]
+                  if isinstance(f, types.FunctionType))
+    return guards
 
 
 def builder_of(fn: types.FunctionType, *, cell_free: bool = False) -> types.FunctionType:

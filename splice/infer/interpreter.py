@@ -62,6 +62,7 @@ from splice.infer.lattice import (
     narrow_type_is,
 )
 from splice.infer.objects import (
+    ALL_NAMES,
     _attribute_writers,
     _bind,
     _class_of_object,
@@ -72,6 +73,7 @@ from splice.infer.objects import (
     _lookup,
     _object_abstract,
     join_all_,
+    outside_stores,
 )
 from splice.infer.results import Edge, Inference, InferenceParams
 from splice.infer.scopes import (
@@ -188,6 +190,8 @@ class AbstractInterpreter(ContainerTracking):
                 self._attr_changed = False
                 self._attr_reads.clear()
                 self._site_reads.clear()
+                # writers inferred in an earlier round saw smaller tables: infer them again
+                self._seen_self.clear()
                 result = self._infer_function(fn, args, top=True)
                 self._infer_unseen_writers()
                 if not self._attr_changed:
@@ -212,22 +216,34 @@ class AbstractInterpreter(ContainerTracking):
 
     def _infer_unseen_writers(self) -> None:
         """Methods that store an attribute that was read but were not inferred on that
-        class: infer them now (other arguments ``ANY``) so their stores are seen."""
-        for cls, name in list(self._attr_reads):
-            for fn in _attribute_writers(cls).get(name, ()):
-                if any(fn is f and a.exact_class is cls for f, a in self._seen_self):
-                    continue
-                ir = self.lowered(fn)
-                if ir is None:
-                    self.attr_table.setdefault(cls, {})[name] = ANY
-                    self._attr_changed = True
-                    continue
-                nparams = len(ir.args.names())
-                if nparams == 0:
-                    continue
-                args = (Exact(cls),) + (ANY,) * (nparams - 1)
-                self._seen_self.add((fn, args[0]))
-                self._infer_function(fn, args)
+        class: infer them now (other arguments ``ANY``) so their stores are seen. Until no
+        new attribute is read: a writer may read another attribute before its store (whose
+        own writers, ``__init__`` say, must then be inferred too, or that read is ``Never``
+        and the store is never reached)."""
+        done: set[tuple[type, str]] = set()
+        while True:
+            todo = [read for read in list(self._attr_reads) if read not in done]
+            if not todo:
+                return
+            done.update(todo)
+            for cls, name in todo:
+                self._infer_writers(cls, name)
+
+    def _infer_writers(self, cls: type, name: str) -> None:
+        for fn in _attribute_writers(cls).get(name, ()):
+            if any(fn is f and a.exact_class is cls for f, a in self._seen_self):
+                continue
+            ir = self.lowered(fn)
+            if ir is None:
+                self.attr_table.setdefault(cls, {})[name] = ANY
+                self._attr_changed = True
+                continue
+            nparams = len(ir.args.names())
+            if nparams == 0:
+                continue
+            args = (Exact(cls),) + (ANY,) * (nparams - 1)
+            self._seen_self.add((fn, args[0]))
+            self._infer_function(fn, args)
 
     # ------------------------------------------------------------------ overridables
 
@@ -916,6 +932,11 @@ class AbstractInterpreter(ContainerTracking):
         """What ``next(iterator)`` gives in a ``for`` loop."""
         if isinstance(iterator, Elements):
             return iterator.elem
+        if len(iterator.members()) > 1:  # one of a few iterators (range's two, say)
+            result = NEVER
+            for member in iterator.members():
+                result = self.join(result, self.next_value(member, frame))
+            return result
         cls = iterator.exact_class
         if cls is not None and _is_python_class(cls):
             method = _lookup(cls, "__next__")
@@ -1464,12 +1485,12 @@ class AbstractInterpreter(ContainerTracking):
             return ANY
         attr = _lookup(cls, name)
         _attribute_edges(frame, cls, name)
-        if isinstance(attr, types.FunctionType):
-            return Method(attr, obj)
-        if isinstance(attr, staticmethod):
-            return Const(attr.__func__)
-        if isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
-            return Method(attr.__func__, Const(cls))
+        found = self._method_of(obj, cls, attr)
+        if found is not None:
+            # a method is a non-data descriptor: an instance attribute of its name, if
+            # some code stores one, hides it
+            instance = self.instance_attr(cls, name)
+            return found if instance is None else self.join(found, instance)
         if isinstance(attr, property):
             if isinstance(attr.fget, types.FunctionType):
                 _attribute_edges(frame, cls, name)
@@ -1485,6 +1506,18 @@ class AbstractInterpreter(ContainerTracking):
             return instance
         class_value = Const(attr) if _is_definition(attr) else _class_of_object(attr)
         return class_value if instance is None else self.join(class_value, instance)
+
+    @staticmethod
+    def _method_of(obj: Abstract, cls: type, attr: Any) -> Abstract | None:
+        """What getting a method (function, static or class method) ``attr`` of ``cls``
+        through an instance gives, without instance attributes (None: not a method)."""
+        if isinstance(attr, types.FunctionType):
+            return Method(attr, obj)
+        if isinstance(attr, staticmethod):
+            return Const(attr.__func__)
+        if isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
+            return Method(attr.__func__, Const(cls))
+        return None
 
     def super_attr(self, obj: SuperOf, name: str, frame: _Frame) -> Abstract:
         """``super().name``: the next definition after ``thisclass`` in the receiver's MRO."""
@@ -1507,11 +1540,16 @@ class AbstractInterpreter(ContainerTracking):
 
     def instance_attr(self, cls: type, name: str) -> Abstract | None:
         """The values stored into ``obj.name`` for instances of exactly ``cls`` seen in this
-        inference (``None`` if the class's methods never store it, then it may come from
-        outside). Growing a table after reading it makes ``infer`` run another round."""
+        inference (``None`` if nothing stores it; ``ANY`` if code inference does not infer
+        as a writer may: ``outside_stores``, or a ``__setattr__`` of the class's own).
+        Growing a table after reading it makes ``infer`` run another round."""
         self._attr_reads.add((cls, name))
+        outside = outside_stores(cls)
+        if outside is ALL_NAMES or name in outside or \
+                _lookup(cls, "__setattr__") is not object.__setattr__:
+            return ANY
         writers = _attribute_writers(cls)
-        if name not in writers or _lookup(cls, "__setattr__") is not object.__setattr__:
+        if name not in writers:
             return None
         return self.attr_table.setdefault(cls, {}).get(name, NEVER)
 

@@ -436,15 +436,17 @@ class Method(Abstract):
     def exact_class(self) -> type | None:
         if isinstance(self.func, types.FunctionType):
             return types.MethodType
+        if isinstance(self.func, types.WrapperDescriptorType):
+            return types.MethodWrapperType  # a slot wrapper bound (``object.__init__``)
         return types.BuiltinMethodType
 
     def accepts(self, value: object) -> bool:
         if isinstance(self.func, types.FunctionType):
             return (type(value) is types.MethodType and value.__func__ is self.func
                     and self.receiver.accepts(value.__self__))
-        return (type(value) is types.BuiltinMethodType
+        return (type(value) is self.exact_class
                 and getattr(value, "__name__", None) == getattr(self.func, "__name__", "")
-                and self.receiver.accepts(value.__self__))
+                and self.receiver.accepts(getattr(value, "__self__", None)))
 
     def _widen(self) -> Abstract:
         cls = self.exact_class

@@ -4,7 +4,9 @@ a class store which attributes."""
 
 from __future__ import annotations
 
+import dis
 import inspect
+import sys
 import types
 from collections.abc import Sequence
 from typing import Any
@@ -85,6 +87,108 @@ def _lookup(cls: type, name: str) -> Any:
 
 
 _WRITERS: dict[type, dict[str, list[types.FunctionType]]] = {}
+
+
+#: what :func:`outside_stores` gives when any attribute name may be stored
+ALL_NAMES: frozenset[str] = frozenset({"*"})
+_OUTSIDE: dict[type, frozenset[str]] = {}
+_MODULE_STORES: dict[tuple[str, int], tuple[tuple[str, frozenset[str]], ...]] = {}
+_DYNAMIC_STORES = frozenset({"setattr", "delattr", "__setattr__", "__delattr__", "__dict__",
+                             "vars"})
+
+
+def outside_stores(cls: type) -> frozenset[str]:
+    """Attribute names that code other than the methods of ``cls``'s MRO (which inference
+    infers as writers) may store on an instance of ``cls`` (``ALL_NAMES``: any): the
+    stores of the code of the modules defining those classes (other functions, other
+    classes' methods storing on something else than their own ``self``, nested functions,
+    module-level code), names such code may store dynamically (``setattr``, ``__dict__``:
+    any), and the stores of methods of the MRO without source (those made by ``exec``, such
+    as a dataclass's ``__init__``). Stores made by other modules are not seen (a known
+    limit)."""
+    found = _OUTSIDE.get(cls)
+    if found is not None:
+        return found
+    names: set[str] = set()
+    methods: set[str] = set()
+    for klass in cls.__mro__:
+        if not _is_python_class(klass):
+            continue
+        for attr in vars(klass).values():
+            fn = getattr(attr, "fset", None) if isinstance(attr, property) else \
+                getattr(attr, "__func__", attr)
+            if isinstance(fn, types.FunctionType):
+                methods.add(fn.__code__.co_qualname)
+                if _unlowerable(fn):
+                    names.update(_code_stores(fn.__code__, constants_only=True))
+    for klass in cls.__mro__:
+        if not _is_python_class(klass):
+            continue
+        for qualname, stored in _stores_of_module(klass.__module__):
+            if qualname not in methods:
+                names.update(stored)
+    result = ALL_NAMES if "*" in names else frozenset(names)
+    _OUTSIDE[cls] = result
+    return result
+
+
+def _unlowerable(fn: types.FunctionType) -> bool:
+    try:
+        splice_ir.lower(fn)
+    except Exception:
+        return True
+    return False
+
+
+def _stores_of_module(name: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """(code qualname, attribute names it may store) for every code object of the module's
+    source (``*``: any name)."""
+    module = sys.modules.get(name)
+    key = (name, id(module))
+    found = _MODULE_STORES.get(key)
+    if found is not None:
+        return found
+    result: list[tuple[str, frozenset[str]]] = []
+    try:
+        source = inspect.getsource(module) if module is not None else None
+        code = compile(source, getattr(module, "__file__", name), "exec") if source else None
+    except Exception:  # no source: nothing known about what it stores
+        code = None
+        if module is not None and getattr(module, "__file__", None):
+            result.append(("<module>", ALL_NAMES))
+    todo = [code] if code is not None else []
+    while todo:
+        current = todo.pop()
+        result.append((current.co_qualname, frozenset(_code_stores(current))))
+        todo.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    _MODULE_STORES[key] = tuple(result)
+    return _MODULE_STORES[key]
+
+
+def _code_stores(code: types.CodeType, *, constants_only: bool = False) -> set[str]:
+    """Attribute names one code object (not its nested ones) may store: its ``STORE_ATTR``
+    and ``DELETE_ATTR`` names, except stores on its own first argument in a method (an
+    instance of its own class); with a dynamic store (``setattr``, ``__dict__``...), any
+    name (``*``), or its string constants if ``constants_only``."""
+    names: set[str] = set()
+    parts = code.co_qualname.split(".")
+    # a method's ``self`` (by name: a static method's first argument is anything)
+    method = len(parts) >= 2 and parts[-2] != "<locals>" and code.co_argcount > 0 \
+        and code.co_varnames[0] == "self"
+    previous = None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in ("STORE_ATTR", "DELETE_ATTR"):
+            own = (method and previous is not None and previous.opname == "LOAD_FAST"
+                   and previous.argval == "self")
+            if not own:
+                names.add(instruction.argval)
+        previous = instruction
+    if _DYNAMIC_STORES & set(code.co_names):
+        if constants_only:
+            names.update(c for c in code.co_consts if isinstance(c, str) and c.isidentifier())
+        else:
+            names.add("*")
+    return names
 
 
 def _attribute_writers(cls: type) -> dict[str, list[types.FunctionType]]:
