@@ -22,6 +22,7 @@ import builtins
 import inspect
 import itertools
 import math
+import os
 import re
 import sys
 import time
@@ -167,6 +168,8 @@ class AbstractInterpreter(ContainerTracking):
         self.attr_table: dict[type, dict[str, Abstract]] = {}
         self._attr_reads: set[tuple[type, str]] = set()
         self._attr_changed = False
+        #: the tables were given up (``Any``) in the ``infer`` under way
+        self._given_up = False
         self._seen_self: set[tuple[Any, Abstract]] = set()
         #: what the containers made at each allocation site hold (see ``write_site``)
         self.sites: dict[Any, Abstract] = {}
@@ -183,6 +186,7 @@ class AbstractInterpreter(ContainerTracking):
         args = tuple(abstract(t) for t in argtypes)
         start = time.perf_counter()
         self._deadline = start + self.params.time_budget
+        self._given_up = False
         result: Inference | None = None
         LOST_SITE_HOOKS.append(self.escape)
         try:
@@ -197,12 +201,14 @@ class AbstractInterpreter(ContainerTracking):
                 if not self._attr_changed:
                     break
                 self.cache.clear()  # tables grew after a read: infer again
+                if time.perf_counter() > self._deadline:
+                    # out of time: one last round with every table Any (callees are no
+                    # longer entered, so it is quick)
+                    self._give_up_tables()
+                    result = self._infer_function(fn, args, top=True)
+                    break
             else:
-                for table in self.attr_table.values():
-                    for name in table:
-                        table[name] = ANY
-                self.escaped.update(self.sites)
-                self.cache.clear()
+                self._give_up_tables()
                 result = self._infer_function(fn, args, top=True)
         finally:
             LOST_SITE_HOOKS.remove(self.escape)
@@ -213,6 +219,16 @@ class AbstractInterpreter(ContainerTracking):
             result._materialize()
         result.time = time.perf_counter() - start
         return result
+
+    def _give_up_tables(self) -> None:
+        """Every attribute table and allocation site ``Any`` (tables still growing after
+        ``attribute_rounds`` rounds, or the time budget spent)."""
+        for table in self.attr_table.values():
+            for name in table:
+                table[name] = ANY
+        self._given_up = True
+        self.escaped.update(self.sites)
+        self.cache.clear()
 
     def _infer_unseen_writers(self) -> None:
         """Methods that store an attribute that was read but were not inferred on that
@@ -230,6 +246,13 @@ class AbstractInterpreter(ContainerTracking):
                 self._infer_writers(cls, name)
 
     def _infer_writers(self, cls: type, name: str) -> None:
+        if time.perf_counter() > self._deadline:
+            # out of time: what the writers store is not known
+            table = self.attr_table.setdefault(cls, {})
+            if table.get(name) is not ANY:
+                table[name] = ANY
+                self._attr_changed = True
+            return
         for fn in _attribute_writers(cls).get(name, ()):
             if any(fn is f and a.exact_class is cls for f, a in self._seen_self):
                 continue
@@ -998,17 +1021,8 @@ class AbstractInterpreter(ContainerTracking):
         module = fn.__globals__.get("__name__", "")
         found = self._global_decls.get(module)
         if found is None:
-            names: set[str] = set()
-            path = fn.__globals__.get("__file__")
-            try:
-                with open(path) as f:  # noqa: PTH123
-                    text = f.read()
-                for match in _GLOBAL_DECL.finditer(text):
-                    names.update(n.strip() for n in match.group(1).split(","))
-            except Exception:
-                names.add("*")
-            found = frozenset(names)
-            self._global_decls[module] = found
+            found = self._global_decls[module] = _global_statements(
+                fn.__globals__.get("__file__"))
         return found if "*" not in found else _ALL
 
     def eval_op(self, op: N.Op, stmt: N.Assign, state: _State, frame: _Frame) -> Abstract:
@@ -1551,6 +1565,8 @@ class AbstractInterpreter(ContainerTracking):
         writers = _attribute_writers(cls)
         if name not in writers:
             return None
+        if self._given_up:
+            return ANY  # the writers' stores are no longer followed
         return self.attr_table.setdefault(cls, {}).get(name, NEVER)
 
     def setattr(self, obj: Abstract, name: str, value: Abstract, frame: _Frame) -> None:
@@ -1649,6 +1665,29 @@ def _attribute_edges(frame: _Frame, cls: type, name: str) -> None:
 
 
 _ALL: frozenset[str] = frozenset({"*"})
+#: (path, modification time) -> the names its ``global`` statements declare
+_GLOBAL_STATEMENTS: dict[tuple[str, float], frozenset[str]] = {}
+
+
+def _global_statements(path: Any) -> frozenset[str]:
+    """The names a source file declares ``global`` somewhere (``*``: unreadable), read once
+    per version of the file."""
+    try:
+        key = (path, os.stat(path).st_mtime)
+    except Exception:
+        return _ALL
+    found = _GLOBAL_STATEMENTS.get(key)
+    if found is None:
+        names: set[str] = set()
+        try:
+            with open(path) as f:  # noqa: PTH123
+                text = f.read()
+            for match in _GLOBAL_DECL.finditer(text):
+                names.update(n.strip() for n in match.group(1).split(","))
+        except Exception:
+            names.add("*")
+        found = _GLOBAL_STATEMENTS[key] = frozenset(names)
+    return found
 #: versions of local bindings (unique across the process: a fact names one binding)
 _VERSIONS = itertools.count(1)
 #: ops whose handlers deal with escaping themselves (their ANY results hide nothing)

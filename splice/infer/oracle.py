@@ -14,6 +14,7 @@ function's inference for its arguments' exact classes, inferred on first use.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import types
 from collections.abc import Callable, Iterator
@@ -22,7 +23,7 @@ from typing import Any
 
 import splice.ir as splice_ir
 from splice.infer.lattice import ANY, NEVER, Abstract, Exact
-from splice.infer.results import Inference
+from splice.infer.results import Inference, InferenceParams
 from splice.ir import nodes as N
 
 _SPEC_VAR = "__splice_oracle_spec"
@@ -189,20 +190,23 @@ class LiveOracle(_Checker):
     ``max_specializations`` per function, then one with every argument ``Any``).
     ``snapshot(inference)``, called right after an inference, returns a test of whether
     what it relied on (its edges: globals, class attributes, cells, callees' code) still
-    holds: a specialisation whose test fails is inferred again at the next call, and a value
-    outside its abstract value found while the test fails is counted in ``stale``, not as a
-    violation (the program changed a definition; code instances check such changes where
-    they rely on them). While the oracle itself runs (inferring, checking) no check is
+    holds; it is run when a value does not fit: if the edges broke, the value is counted in
+    ``stale``, not as a violation (the program changed a definition; code instances check
+    such changes where they rely on them), and the specialisation is inferred again at the
+    next call. While the oracle itself runs (inferring, checking) no check is
     made, so the program may be code the oracle uses. ``report.violations`` holds one
     example per (function, line, abstract value); ``counts`` how many values each had.
+    ``params``: the inference parameters of the default ``infer_for`` (a fresh
+    ``AbstractInterpreter`` per specialisation).
     """
 
     def __init__(self, infer_for: Callable[[Any, tuple[Abstract, ...]], Inference]
                  | None = None,
                  snapshot: Callable[[Inference], Callable[[], bool]] | None = None,
-                 max_specializations: int = 4) -> None:
+                 max_specializations: int = 4, params: InferenceParams | None = None
+                 ) -> None:
         super().__init__(Report())
-        self.infer_for = infer_for or _fresh_inference
+        self.infer_for = infer_for or functools.partial(_fresh_inference, params=params)
         self.snapshot = snapshot or _always
         self.max_specializations = max_specializations
         #: per function key: its specialisations (inference, test of its edges)
@@ -215,6 +219,8 @@ class LiveOracle(_Checker):
         #: inferences that raised (the function's calls are then not checked)
         self.errors: list[str] = []
         self.counts: dict[tuple[str, int, str], int] = {}
+        self._stale_specs: set[tuple[int, int | None]] = set()
+        self._argcounts: list[int] = []
         self._state = threading.local()
         self._lock = threading.RLock()
 
@@ -225,6 +231,7 @@ class LiveOracle(_Checker):
 
         with self._quiet():
             code = _instrument(fn, None, self)
+            self._argcounts.append(fn.__code__.co_argcount)
         if code is None or code.co_freevars != fn.__code__.co_freevars:
             raise UnsupportedError(getattr(fn, "__qualname__", repr(fn)),
                                    "the oracle cannot instrument it")
@@ -252,20 +259,23 @@ class LiveOracle(_Checker):
             state.busy = before
 
     def enter(self, fn: int, *args: Any) -> list[int] | None:  # type: ignore[override]
-        if getattr(self._state, "busy", False):
+        state = self._state
+        if getattr(state, "busy", False):
             return None
-        with self._quiet():
-            try:
-                return self._enter(fn, args)
-            except Exception as exc:  # the oracle must never change the program's run
-                self.errors.append(f"{self.functions[fn].__qualname__}: "
-                                   f"{type(exc).__name__}: {exc}"[:300])
-                return None
+        state.busy = True
+        try:
+            return self._enter(fn, args)
+        except Exception as exc:  # the oracle must never change the program's run
+            self.errors.append(f"{self.functions[fn].__qualname__}: "
+                               f"{type(exc).__name__}: {exc}"[:300])
+            return None
+        finally:
+            state.busy = False
 
     def _enter(self, fn: int, args: tuple[Any, ...]) -> list[int] | None:
         function = self.functions[fn]
         classes: tuple[type, ...] | None = tuple(
-            type(a) for a in args[:function.__code__.co_argcount])
+            type(a) for a in args[:self._argcounts[fn]])
         table = self._by_classes.setdefault(fn, {})
         specs = self.inferences.setdefault(fn, [])
         with self._lock:
@@ -273,9 +283,12 @@ class LiveOracle(_Checker):
             if index is None and len(table) >= self.max_specializations:
                 classes = None  # the generic specialisation
                 index = table.get(classes)
-            if index is not None and specs[index][1]():
+            # (whether its edges still hold is tested when a value does not fit: a
+            # specialisation found stale then is inferred again here)
+            if index is not None and (fn, index) not in self._stale_specs:
                 self.entered.add(fn)
                 return [index]
+            self._stale_specs.discard((fn, index))
             argtypes = () if classes is None else tuple(Exact(c) for c in classes)
             inference = self.infer_for(function, argtypes)
             entry = (inference, self.snapshot(inference))
@@ -291,14 +304,19 @@ class LiveOracle(_Checker):
 
     def check(self, fn: int, index: int, line: int, specs: list[int] | None, *values: Any
               ) -> None:
-        if specs is None or getattr(self._state, "busy", False):
+        if specs is None:
             return
-        with self._quiet():
-            try:
-                self._check(fn, index, line, specs[0], values)
-            except Exception as exc:  # the oracle must never change the program's run
-                self.errors.append(f"check in {self.functions[fn].__qualname__}: "
-                                   f"{type(exc).__name__}: {exc}"[:300])
+        state = self._state
+        if getattr(state, "busy", False):
+            return
+        state.busy = True
+        try:
+            self._check(fn, index, line, specs[0], values)
+        except Exception as exc:  # the oracle must never change the program's run
+            self.errors.append(f"check in {self.functions[fn].__qualname__}: "
+                               f"{type(exc).__name__}: {exc}"[:300])
+        finally:
+            state.busy = False
 
     def _check(self, fn: int, index: int, line: int, spec: int, values: tuple[Any, ...]
                ) -> None:
@@ -310,6 +328,7 @@ class LiveOracle(_Checker):
             inference, holds = self.inferences[fn][spec]
             if not holds():
                 self.stale += 1
+                self._stale_specs.add((fn, spec))  # inferred again at the next call
                 continue
             name = self.functions[fn].__qualname__
             key = (f"{self.functions[fn].__module__}.{name}", line, str(abstract))
@@ -320,10 +339,11 @@ class LiveOracle(_Checker):
                     f"{key[0]}({args})", line, _short(value), str(abstract)))
 
 
-def _fresh_inference(fn: Any, argtypes: tuple[Abstract, ...]) -> Inference:
+def _fresh_inference(fn: Any, argtypes: tuple[Abstract, ...],
+                     params: InferenceParams | None = None) -> Inference:
     from splice.infer.interpreter import AbstractInterpreter
 
-    return AbstractInterpreter().infer(fn, argtypes)
+    return AbstractInterpreter(params).infer(fn, argtypes)
 
 
 def _always(inference: Inference) -> Callable[[], bool]:

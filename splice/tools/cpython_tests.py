@@ -8,6 +8,7 @@ Usage::
     python -m splice.tools.cpython_tests test_json test_enum --jobs 2 --timeout 600
     python -m splice.tools.cpython_tests --literal --json out.json
     python -m splice.tools.cpython_tests --mode context,hooked   # under identity plugins
+    python -m splice.tools.cpython_tests --mode oracle test_json    # the soundness oracle
 
 Mechanism
 ---------
@@ -29,7 +30,18 @@ Each test module runs natively and in each mode asked for (``--mode``, default
   is simpler and reaches further than wrapping each test method: fixtures, ``subTest`` and
   the assertion helpers are covered too, and a test is entered exactly as unittest calls it;
 * ``hooked``: the same with no-op ``prehook``/``posthook`` on every call (the per-call path:
-  one ``splice_call`` frame per call, implicit calls of operators routed).
+  one ``splice_call`` frame per call, implicit calls of operators routed);
+* ``oracle``: the modules under test are rebuilt as in ``rebuilt``, but each function is
+  replaced by one that the soundness oracle checks (``splice.infer.oracle.LiveOracle``):
+  every call is checked against the function's inference for its arguments' exact classes
+  (inferred on first use, with a time budget of ``ORACLE_BUDGET``), every temp it assigns
+  against its abstract value. The report adds the functions instrumented and called, the
+  specialisations inferred, the values checked and every violation (one line per
+  function, line and abstract value, with how many values); values outside their abstract
+  value while a definition the inference relied on has changed (a test patching a global,
+  a method, a callee's code) are counted as stale, not as violations. The outcomes are
+  compared with the native run as in the other modes (the checks change nothing). The
+  exit status is 1 if there is a violation.
 
 In the context modes the child also reports what ``splice.explain(plugin)`` said: how many
 distinct callees ran transformed and natively, per group (the modules under test, the test
@@ -264,12 +276,18 @@ def live_oracle() -> Any:
     checked against the guards of what their inference relied on (a test that patches a
     global, a method or a callee's code makes them stale, not wrong)."""
     from splice.cache.pipeline import edge_guards
+    from splice.infer import InferenceParams
     from splice.infer.oracle import LiveOracle
 
     def snapshot(inference: Any) -> Callable[[], bool]:
         guards = edge_guards(inference.all_edges(), inference.function)
         return lambda: all(guard.holds() for guard in guards)
-    return LiveOracle(snapshot=snapshot)
+    # a smaller time budget than the default 2 s: thousands of specialisations are inferred
+    return LiveOracle(snapshot=snapshot, params=InferenceParams(time_budget=ORACLE_BUDGET))
+
+
+#: ``oracle`` mode: seconds to infer one specialisation (beyond: ``Any``)
+ORACLE_BUDGET = 0.5
 
 
 def oracle_summary(oracle: Any) -> dict[str, Any]:

@@ -125,18 +125,21 @@ def test_live_oracle_catches_a_wrong_inference() -> None:
 
 
 def test_live_oracle_counts_values_after_a_rebinding_as_stale_and_infers_again() -> None:
-    global LIVE_SCALE
     oracle = live_oracle_of()
     scaled = oracle.instrument(live_scaled)
+    namespace = globals()  # (no ``global`` statement: inference would not trust the name)
     try:
         assert scaled(3) == 6
-        LIVE_SCALE = 2.5  # the global the inference relied on (an int) changes
-        assert scaled(2) == 5.0  # the edge broke: inferred again, with the float
-        assert not oracle.report.violations
+        namespace["LIVE_SCALE"] = 2.5  # the global the inference relied on (an int)
+        assert scaled(2) == 5.0  # a float where an int was inferred, the edge broken: stale
+        assert oracle.stale == 1 and not oracle.report.violations
         (key,) = oracle.inferences
-        assert len(oracle.inferences[key]) == 1  # the same specialisation, inferred again
+        first = oracle.inferences[key][0][0]
+        assert scaled(4) == 10.0  # inferred again (with the float): it fits
+        assert oracle.stale == 1 and not oracle.report.violations
+        assert len(oracle.inferences[key]) == 1 and oracle.inferences[key][0][0] is not first
     finally:
-        LIVE_SCALE = 2
+        namespace["LIVE_SCALE"] = 2
 
 
 def test_live_oracle_never_changes_the_program() -> None:

@@ -61,3 +61,15 @@ def test_the_value_of_an_or_only_tested(fn: Any, args: tuple[bytes, bytes]) -> N
 
 def test_module_is_a_plain_module() -> None:
     assert isinstance(P, types.ModuleType)
+
+
+def test_out_of_time_the_attribute_tables_are_any() -> None:
+    """Past the time budget writers are not inferred: what they store is ``Any`` (it was
+    ``Never`` for attributes whose writers had not been seen, and the rounds went on)."""
+    from splice.infer import InferenceParams
+
+    inference = infer(P.Matcher.get_blocks, [Exact(P.Matcher)],
+                      params=InferenceParams(time_budget=0.0))
+    report = check_run(inference, P.Matcher.get_blocks, P.Matcher("abc"))
+    assert not report.violations, [str(v) for v in report.violations]
+    assert inference.return_type is ANY
