@@ -49,6 +49,7 @@ from splice.infer.lattice import (
     Const,
     Elements,
     Exact,
+    MadeFunction,
     Method,
     PartialTuple,
     Sub,
@@ -178,6 +179,7 @@ class AbstractInterpreter(ContainerTracking):
         self.escaped_classes: set[type] = set()
         self._site_reads: set[Any] = set()
         self._site_hint: Any = None
+        self._templates: dict[tuple[types.CodeType, int], types.FunctionType] = {}
 
     # ------------------------------------------------------------------ entry points
 
@@ -281,7 +283,7 @@ class AbstractInterpreter(ContainerTracking):
             return old
         result = NEVER
         for m in joined.members():
-            if isinstance(m, (Const, PartialTuple, Elements, Method)):
+            if isinstance(m, (Const, PartialTuple, Elements, Method, MadeFunction)):
                 m = m.widen()
             result = join(result, m, self.params.union_width)
         return result
@@ -416,6 +418,13 @@ class AbstractInterpreter(ContainerTracking):
                 return self.infer_call(Method(target.__func__, _object_abstract(
                     target.__self__)), args, kwargs, frame)
             return self.call_builtin(target, args, kwargs)
+        if isinstance(func, MadeFunction):
+            template = self._template(func)
+            bound = _bind(template, args, kwargs, defaults=func.defaults,
+                          kwdefaults=dict(func.kwdefaults))
+            if bound is None:
+                return self.opaque([*args, *kwargs.values()])
+            return self.call_function(template, bound, frame)
         if isinstance(func, Method):
             if isinstance(func.func, types.FunctionType):
                 if stmt is not None:
@@ -426,6 +435,33 @@ class AbstractInterpreter(ContainerTracking):
                 return self.call_function(func.func, bound, frame)
             return self.call_builtin_method(func.func, func.receiver, args, kwargs)
         return self.opaque([func, *args, *kwargs.values()])
+
+    def made_function(self, fir: N.FunctionIR, defaults: list[N.Operand],
+                      kwdefaults: list[N.Operand | None], state: _State, frame: _Frame
+                      ) -> MadeFunction | None:
+        """The function a ``def`` or ``lambda`` of the function being inferred makes (None
+        if its code object cannot be told apart among the nested ones)."""
+        code = _nested_code(frame.fn.__code__, fir)
+        if code is None:
+            return None
+        kwonly = fir.args.kwonly
+        return MadeFunction(
+            code, frame.fn.__globals__, [self.value(d, state, frame) for d in defaults],
+            [(name, self.value(d, state, frame))
+             for name, d in zip(kwonly, kwdefaults, strict=False) if d is not None])
+
+    def _template(self, made: MadeFunction) -> types.FunctionType:
+        """A function object of ``made``'s code, with empty cells (inference reads its free
+        variables as ``Any``), one per code and globals: what a call of it is inferred as."""
+        key = (made.code, id(made.globals))
+        found = self._templates.get(key)
+        if found is None:
+            code = made.code
+            found = types.FunctionType(code, made.globals, code.co_name, None,
+                                       tuple(types.CellType() for _ in code.co_freevars))
+            found.__qualname__ = code.co_qualname
+            self._templates[key] = found
+        return found
 
     def call_builtin_method(self, descriptor: Any, receiver: Abstract, args: list[Abstract],
                             kwargs: dict[str, Abstract]) -> Abstract:
@@ -711,6 +747,9 @@ class AbstractInterpreter(ContainerTracking):
                 self.value(operand, state, frame)
             kind = types.FunctionType if isinstance(stmt, N.FunctionDef) else type
             value = Exact(kind) if not stmt.decorators else ANY
+            if isinstance(stmt, N.FunctionDef) and not stmt.decorators:
+                value = self.made_function(stmt.fn, stmt.defaults, stmt.kwdefaults, state,
+                                           frame) or value
             self.store(state, frame, stmt.fn.name, value)
             return state
         if isinstance(stmt, (N.Declare, N.Pass, N.AnnotateName)):
@@ -1201,7 +1240,8 @@ class AbstractInterpreter(ContainerTracking):
         if isinstance(op, N.MakeLambda):
             for operand in op.operands():
                 self.value(operand, state, frame)
-            return Exact(types.FunctionType)
+            made = self.made_function(op.fn, op.defaults, op.kwdefaults, state, frame)
+            return made or Exact(types.FunctionType)
         if isinstance(op, N.ComprehensionAppend):
             values = [self.value(operand, state, frame) for operand in op.operands()]
             target = frame.comp_sites[-1] if frame.comp_sites else ANY
@@ -1662,6 +1702,24 @@ def _attribute_edges(frame: _Frame, cls: type, name: str) -> None:
             if klass is not cls:
                 frame.edges[Edge("attribute", klass, name)] = None
             break
+
+
+def _nested_code(code: types.CodeType, fir: N.FunctionIR) -> types.CodeType | None:
+    """The code object of the nested scope ``fir`` among ``code``'s constants (and theirs:
+    a lambda in a comprehension), by qualified name and first line; None unless exactly
+    one matches (two lambdas on one line)."""
+    found: list[types.CodeType] = []
+    todo = [code]
+    while todo:
+        current = todo.pop()
+        for const in current.co_consts:
+            if isinstance(const, types.CodeType):
+                if const.co_qualname == fir.qualname and \
+                        const.co_firstlineno == fir.pos.lineno:
+                    found.append(const)
+                else:
+                    todo.append(const)
+    return found[0] if len(found) == 1 else None
 
 
 _ALL: frozenset[str] = frozenset({"*"})

@@ -225,10 +225,12 @@ def _exception_of(exc: Abstract) -> Abstract:
     return ANY
 
 
-def _bind(fn: types.FunctionType, args: list[Abstract], kwargs: dict[str, Abstract]
-          ) -> tuple[Abstract, ...] | None:
+def _bind(fn: types.FunctionType, args: list[Abstract], kwargs: dict[str, Abstract], *,
+          defaults: Sequence[Abstract] | None = None,
+          kwdefaults: dict[str, Abstract] | None = None) -> tuple[Abstract, ...] | None:
     """Bind abstract arguments to ``fn``'s parameters (in ``ir.args.names()`` order);
-    ``None`` when the binding is not simple (the call then gets ``ANY``)."""
+    ``None`` when the binding is not simple (the call then gets ``ANY``). ``defaults`` and
+    ``kwdefaults``: the abstract values of the defaults (default: ``fn``'s own)."""
     code = fn.__code__
     nargs = code.co_argcount
     nkw = code.co_kwonlyargcount
@@ -251,19 +253,21 @@ def _bind(fn: types.FunctionType, args: list[Abstract], kwargs: dict[str, Abstra
         if bound[index] is not None:
             return None
         bound[index] = value
-    defaults = fn.__defaults__ or ()
+    if defaults is None:
+        defaults = [_object_abstract(d) for d in fn.__defaults__ or ()]
     for i in range(nargs):
         if bound[i] is None:
             j = i - (nargs - len(defaults))
             if j < 0:
                 return None
-            bound[i] = _object_abstract(defaults[j])
-    kwdefaults = fn.__kwdefaults__ or {}
+            bound[i] = defaults[j]
+    if kwdefaults is None:
+        kwdefaults = {k: _object_abstract(v) for k, v in (fn.__kwdefaults__ or {}).items()}
     for i in range(nargs, nargs + nkw):
         if bound[i] is None:
             if names[i] not in kwdefaults:
                 return None
-            bound[i] = _object_abstract(kwdefaults[names[i]])
+            bound[i] = kwdefaults[names[i]]
     out: list[Abstract] = [b for b in bound if b is not None]
     if has_var:
         out.insert(nargs, PartialTuple(extra))

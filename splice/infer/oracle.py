@@ -171,11 +171,15 @@ def _instrument(fn: Any, infs: list[Inference] | None, checker: _Checker
     result = base.new_temp()
     base.body[:0] = [N.Assign((result,), enter, base.pos), N.Store(N.Var(_SPEC_VAR), result,
                                                                    base.pos)]
+    from splice.runtime.callsites import restore_nested_code
+
     try:
         compiled = splice_ir.compile_ir(base, fn)
     except Exception:
         return None
-    code: types.CodeType = compiled.__code__
+    # functions the checked function makes (closures, lambdas) keep their own code objects,
+    # which inference knows them by (``MadeFunction``)
+    code: types.CodeType = restore_nested_code(compiled.__code__, fn.__code__)
     return code
 
 
