@@ -65,6 +65,7 @@ from splice.infer.lattice import (
 )
 from splice.infer.objects import (
     ALL_NAMES,
+    _attribute_readers,
     _attribute_writers,
     _bind,
     _class_of_object,
@@ -75,6 +76,7 @@ from splice.infer.objects import (
     _lookup,
     _object_abstract,
     join_all_,
+    outside_loads,
     outside_stores,
 )
 from splice.infer.results import Edge, Inference, InferenceParams
@@ -255,7 +257,12 @@ class AbstractInterpreter(ContainerTracking):
                 table[name] = ANY
                 self._attr_changed = True
             return
-        for fn in _attribute_writers(cls).get(name, ()):
+        functions = list(_attribute_writers(cls).get(name, ()))
+        if allocs(self.attr_table.get(cls, {}).get(name, NEVER)):
+            # it holds a container: the methods reading it may change it
+            functions.extend(f for f in _attribute_readers(cls).get(name, ())
+                             if f not in functions)
+        for fn in functions:
             if any(fn is f and a.exact_class is cls for f, a in self._seen_self):
                 continue
             ir = self.lowered(fn)
@@ -1635,6 +1642,13 @@ class AbstractInterpreter(ContainerTracking):
                         and not isinstance(attr, types.MemberDescriptorType)):
                     self.opaque([m, value])  # another data descriptor runs its __set__
                     continue
+            # a container stored in an attribute that code other than the class's methods
+            # reads can be changed through it where inference does not look: it escapes
+            # (the methods reading it are inferred: ``_infer_unseen_writers``)
+            loaded = outside_loads(cls)
+            if loaded is ALL_NAMES or name in loaded:
+                for klass, site in allocs(value):
+                    self.escape(Alloc(klass, (site,)))
             table = self.attr_table.setdefault(cls, {})
             old = table.get(name, NEVER)
             new = self.join(old, _drop_consts(value))

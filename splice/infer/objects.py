@@ -24,6 +24,7 @@ from splice.infer.lattice import (
     join,
 )
 from splice.ir import nodes as N
+from splice.ir.tools import scopes
 
 
 def join_all_(values: Sequence[Abstract]) -> Abstract:
@@ -86,13 +87,15 @@ def _lookup(cls: type, name: str) -> Any:
     return None
 
 
-_WRITERS: dict[type, dict[str, list[types.FunctionType]]] = {}
+_WRITERS: dict[type, tuple[dict[str, list[types.FunctionType]],
+                           dict[str, list[types.FunctionType]]]] = {}
 
 
 #: what :func:`outside_stores` gives when any attribute name may be stored
 ALL_NAMES: frozenset[str] = frozenset({"*"})
-_OUTSIDE: dict[type, frozenset[str]] = {}
-_MODULE_STORES: dict[tuple[str, int], tuple[tuple[str, frozenset[str]], ...]] = {}
+_OUTSIDE: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
+_MODULE_ATTRIBUTES: dict[tuple[str, int],
+                         tuple[tuple[str, frozenset[str], frozenset[str]], ...]] = {}
 _DYNAMIC_STORES = frozenset({"setattr", "delattr", "__setattr__", "__delattr__", "__dict__",
                              "vars"})
 
@@ -106,10 +109,22 @@ def outside_stores(cls: type) -> frozenset[str]:
     any), and the stores of methods of the MRO without source (those made by ``exec``, such
     as a dataclass's ``__init__``). Stores made by other modules are not seen (a known
     limit)."""
+    return _outside(cls)[0]
+
+
+def outside_loads(cls: type) -> frozenset[str]:
+    """Attribute names that code other than the methods of ``cls``'s MRO may read from an
+    instance of ``cls`` (as :func:`outside_stores`; dynamic reads, ``getattr``: any): a
+    container held in such an attribute may be changed by code inference does not see."""
+    return _outside(cls)[1]
+
+
+def _outside(cls: type) -> tuple[frozenset[str], frozenset[str]]:
     found = _OUTSIDE.get(cls)
     if found is not None:
         return found
-    names: set[str] = set()
+    stores: set[str] = set()
+    loads: set[str] = set()
     methods: set[str] = set()
     for klass in cls.__mro__:
         if not _is_python_class(klass):
@@ -120,14 +135,19 @@ def outside_stores(cls: type) -> frozenset[str]:
             if isinstance(fn, types.FunctionType):
                 methods.add(fn.__code__.co_qualname)
                 if _unlowerable(fn):
-                    names.update(_code_stores(fn.__code__, constants_only=True))
+                    own_stores, own_loads = _code_attributes(fn.__code__,
+                                                             constants_only=True)
+                    stores.update(own_stores)
+                    loads.update(own_loads)
     for klass in cls.__mro__:
         if not _is_python_class(klass):
             continue
-        for qualname, stored in _stores_of_module(klass.__module__):
+        for qualname, stored, loaded in _attributes_of_module(klass.__module__):
             if qualname not in methods:
-                names.update(stored)
-    result = ALL_NAMES if "*" in names else frozenset(names)
+                stores.update(stored)
+                loads.update(loaded)
+    result = (ALL_NAMES if "*" in stores else frozenset(stores),
+              ALL_NAMES if "*" in loads else frozenset(loads))
     _OUTSIDE[cls] = result
     return result
 
@@ -140,64 +160,114 @@ def _unlowerable(fn: types.FunctionType) -> bool:
     return False
 
 
-def _stores_of_module(name: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """(code qualname, attribute names it may store) for every code object of the module's
-    source (``*``: any name)."""
+def _attributes_of_module(name: str
+                          ) -> tuple[tuple[str, frozenset[str], frozenset[str]], ...]:
+    """(code qualname, attribute names it may store, names it may read) for every code
+    object of the module's source (``*``: any name)."""
     module = sys.modules.get(name)
     key = (name, id(module))
-    found = _MODULE_STORES.get(key)
+    found = _MODULE_ATTRIBUTES.get(key)
     if found is not None:
         return found
-    result: list[tuple[str, frozenset[str]]] = []
+    result: list[tuple[str, frozenset[str], frozenset[str]]] = []
     try:
         source = inspect.getsource(module) if module is not None else None
         code = compile(source, getattr(module, "__file__", name), "exec") if source else None
-    except Exception:  # no source: nothing known about what it stores
+    except Exception:  # no source: nothing known about what it does
         code = None
         if module is not None and getattr(module, "__file__", None):
-            result.append(("<module>", ALL_NAMES))
+            result.append(("<module>", ALL_NAMES, ALL_NAMES))
     todo = [code] if code is not None else []
     while todo:
         current = todo.pop()
-        result.append((current.co_qualname, frozenset(_code_stores(current))))
+        stored, loaded = _code_attributes(current)
+        result.append((current.co_qualname, frozenset(stored), frozenset(loaded)))
         todo.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    _MODULE_STORES[key] = tuple(result)
-    return _MODULE_STORES[key]
+    _MODULE_ATTRIBUTES[key] = tuple(result)
+    return _MODULE_ATTRIBUTES[key]
 
 
-def _code_stores(code: types.CodeType, *, constants_only: bool = False) -> set[str]:
-    """Attribute names one code object (not its nested ones) may store: its ``STORE_ATTR``
-    and ``DELETE_ATTR`` names, except stores on its own first argument in a method (an
-    instance of its own class); with a dynamic store (``setattr``, ``__dict__``...), any
-    name (``*``), or its string constants if ``constants_only``."""
-    names: set[str] = set()
+def _code_attributes(code: types.CodeType, *, constants_only: bool = False
+                     ) -> tuple[set[str], set[str]]:
+    """Attribute names one code object (not its nested ones) may store (``STORE_ATTR``,
+    ``DELETE_ATTR``) and read (``LOAD_ATTR``, ``LOAD_METHOD``), except on its own first
+    argument in a method (an instance of its own class); with a dynamic store (``setattr``,
+    ``__dict__``...) or read (``getattr``...), any name (``*``), or its string constants if
+    ``constants_only``."""
+    stores: set[str] = set()
+    loads: set[str] = set()
     parts = code.co_qualname.split(".")
     # a method's ``self`` (by name: a static method's first argument is anything)
     method = len(parts) >= 2 and parts[-2] != "<locals>" and code.co_argcount > 0 \
         and code.co_varnames[0] == "self"
-    previous = None
-    for instruction in dis.get_instructions(code):
-        if instruction.opname in ("STORE_ATTR", "DELETE_ATTR"):
+    instructions = [i for i in dis.get_instructions(code) if i.opname not in _NOISE]
+    for index, instruction in enumerate(instructions):
+        name = instruction.opname
+        if name in _STORE_OPS or name in _LOAD_OPS:
+            previous = instructions[index - 1] if index else None
             own = (method and previous is not None and previous.opname == "LOAD_FAST"
                    and previous.argval == "self")
-            if not own:
-                names.add(instruction.argval)
-        previous = instruction
-    if _DYNAMIC_STORES & set(code.co_names):
-        if constants_only:
-            names.update(c for c in code.co_consts if isinstance(c, str) and c.isidentifier())
-        else:
-            names.add("*")
-    return names
+            if own:
+                continue
+            if name in _STORE_OPS:
+                stores.add(instruction.argval)
+            elif not _only_read(instructions, index):
+                loads.add(instruction.argval)
+    names = set(code.co_names)
+    constants = {c for c in code.co_consts if isinstance(c, str) and c.isidentifier()}
+    for dynamic, found in ((_DYNAMIC_STORES, stores), (_DYNAMIC_LOADS, loads)):
+        if dynamic & names:
+            if constants_only:
+                found.update(constants)
+            else:
+                found.add("*")
+    return stores, loads
+
+
+def _only_read(instructions: list[dis.Instruction], index: int) -> bool:
+    """Whether the value the attribute read at ``index`` gives is only looked at right
+    away (subscripted, iterated, compared, tested: ``obj.items[-1]``, ``x in obj.items``),
+    not kept, passed on or called a method of (which could change it)."""
+    following = [i.opname for i in instructions[index + 1:index + 3]]
+    if following and following[0] in _READ_ONLY_USES:
+        return True
+    return len(following) == 2 and following[0] in _SIMPLE_LOADS and \
+        following[1] in _READ_ONLY_BINARY
+
+
+_READ_ONLY_USES = frozenset({"BINARY_SUBSCR", "GET_ITER", "COMPARE_OP", "CONTAINS_OP",
+                             "IS_OP", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
+                             "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
+                             "UNARY_NOT", "POP_TOP", "FORMAT_VALUE"})
+_SIMPLE_LOADS = frozenset({"LOAD_CONST", "LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL",
+                           "LOAD_NAME"})
+_READ_ONLY_BINARY = frozenset({"BINARY_SUBSCR", "COMPARE_OP", "CONTAINS_OP", "IS_OP"})
+#: instructions that do nothing to the values on the stack
+_NOISE = frozenset({"CACHE", "EXTENDED_ARG", "NOP", "RESUME"})
+_STORE_OPS = frozenset({"STORE_ATTR", "DELETE_ATTR"})
+_LOAD_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_DYNAMIC_LOADS = frozenset({"getattr", "__getattribute__", "__dict__", "vars"})
 
 
 def _attribute_writers(cls: type) -> dict[str, list[types.FunctionType]]:
     """Attribute name -> the functions along ``cls``'s MRO that store an attribute of that
     name (``x.name = ...`` on any object: a conservative superset of the self stores)."""
+    return _attribute_users(cls)[0]
+
+
+def _attribute_readers(cls: type) -> dict[str, list[types.FunctionType]]:
+    """Attribute name -> the functions along ``cls``'s MRO that read an attribute of that
+    name (they may change a container it holds: ``self.items.append(x)``)."""
+    return _attribute_users(cls)[1]
+
+
+def _attribute_users(cls: type) -> tuple[dict[str, list[types.FunctionType]],
+                                         dict[str, list[types.FunctionType]]]:
     found = _WRITERS.get(cls)
     if found is not None:
         return found
-    names: dict[str, list[types.FunctionType]] = {}
+    writers: dict[str, list[types.FunctionType]] = {}
+    readers: dict[str, list[types.FunctionType]] = {}
     for klass in cls.__mro__:
         for attr in vars(klass).values():
             fn = getattr(attr, "__func__", attr)
@@ -209,13 +279,16 @@ def _attribute_writers(cls: type) -> dict[str, list[types.FunctionType]]:
                 ir = splice_ir.lower(fn)
             except Exception:
                 continue
-            for stmt in ir.walk():
-                if isinstance(stmt, N.Assign) and isinstance(stmt.op, N.SetAttr):
-                    writers = names.setdefault(stmt.op.name, [])
-                    if fn not in writers:
-                        writers.append(fn)
-    _WRITERS[cls] = names
-    return names
+            for scope in scopes(ir):  # comprehensions run with the method
+                for stmt in scope.walk():
+                    if isinstance(stmt, N.Assign) and isinstance(stmt.op, (N.SetAttr,
+                                                                           N.GetAttr)):
+                        table = writers if isinstance(stmt.op, N.SetAttr) else readers
+                        users = table.setdefault(stmt.op.name, [])
+                        if fn not in users:
+                            users.append(fn)
+    _WRITERS[cls] = (writers, readers)
+    return _WRITERS[cls]
 
 
 def _exception_of(exc: Abstract) -> Abstract:

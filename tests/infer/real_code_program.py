@@ -104,3 +104,53 @@ def either(a, b):
 
 def either_expression(a, b):
     return "some" if a[0] or b[0] else "none"
+
+
+class Sorter:
+    """graphlib.TopologicalSorter's shape: a container made in ``__init__`` and filled by
+    another method (which inference must infer, or the container looks empty)."""
+
+    def __init__(self):
+        self._infos = {}
+        self._ready = None
+
+    def _info(self, node):
+        if (found := self._infos.get(node)) is None:
+            self._infos[node] = found = [node]
+        return found
+
+    def add(self, node):
+        self._info(node)
+
+    def first(self):
+        for info in self._infos.values():
+            return info
+        return None
+
+
+def sorter_first(node):
+    sorter = Sorter()
+    sorter.add(node)
+    return sorter.first()
+
+
+class Stack:
+    """plistlib's and pulldom's shape: a list attribute that a function of the module
+    (not a method) changes."""
+
+    def __init__(self):
+        self.items = []
+
+    def top(self):
+        return self.items[-1]
+
+
+def push(stack, value):
+    stack.items.append(value)
+
+
+def stack_top(value):
+    stack = Stack()
+    push(stack, value)
+    return stack.top()
+

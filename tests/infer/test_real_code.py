@@ -73,3 +73,19 @@ def test_out_of_time_the_attribute_tables_are_any() -> None:
     report = check_run(inference, P.Matcher.get_blocks, P.Matcher("abc"))
     assert not report.violations, [str(v) for v in report.violations]
     assert inference.return_type is ANY
+
+
+def test_a_container_filled_by_another_method() -> None:
+    sorter = P.Sorter()
+    sorter.add("n")
+    inference = sound(P.Sorter.first, [Exact(P.Sorter)], sorter)
+    assert inference.return_type.accepts(["n"])
+    sound(P.sorter_first, [Exact(str)], "m")
+
+
+def test_a_container_attribute_changed_by_a_function_of_the_module() -> None:
+    stack = P.Stack()
+    P.push(stack, 3.5)
+    inference = sound(P.Stack.top, [Exact(P.Stack)], stack)
+    assert inference.return_type.accepts(3.5)
+    sound(P.stack_top, [Exact(float)], 2.5)
