@@ -448,10 +448,13 @@ class InstanceCache:
         #: how many instances were built (tests check "compiled once")
         self.builds = 0
 
-    def find(self, spec: Specialization, fn: types.FunctionType) -> CodeInstance | None:
-        """A valid instance of ``spec`` that ``fn`` may run, if there is one."""
+    def find(self, spec: Specialization, fn: types.FunctionType, *, own: bool = False
+             ) -> CodeInstance | None:
+        """A valid instance of ``spec`` that ``fn`` may run (``own``: built for ``fn``
+        itself), if there is one."""
         for ci in self._by_code.get(id(spec.code), ()):
-            if _same(ci.specialization, spec) and ci.valid and ci.fits(fn):
+            if _same(ci.specialization, spec) and ci.valid and ci.fits(fn) and \
+                    (not own or ci.fn is fn):
                 return ci
         return None
 

@@ -578,7 +578,9 @@ def compile(plugin: Any, fn: Any, /, *argtypes: Any, key: Hashable = None) -> Co
         raise TypeError(f"compile() takes a plugin, not {type(plugin).__name__}")
     function = function_of(fn)
     types_ = _argtypes(function, argtypes)
-    return _compile_owner(plugin.context, function, types_, key)
+    ci = _compile_owner(plugin.context, function, types_, key, own=True)
+    ci.compiled  # noqa: B018 (made now, while ``fn`` is alive: ``invoke`` runs it)
+    return ci
 
 
 #: instances of one function under one owner before callers get its generic instance
@@ -607,14 +609,15 @@ def _callee_instance(owner: Any, function: types.FunctionType,
 
 
 def _compile_owner(owner: Any, function: types.FunctionType, types_: tuple[Abstract, ...],
-                   key: Hashable = None) -> CodeInstance:
+                   key: Hashable = None, *, own: bool = False) -> CodeInstance:
     """The cached instance of ``function`` for ``types_`` under ``owner`` (shared with
     the other function objects of its code that fit it: ``CodeInstance.fits``), built if
-    missing or no longer valid."""
+    missing or no longer valid. ``own``: an instance built for ``function`` itself (its
+    ``fn`` and ``compiled``: what ``splice.compile`` returns)."""
     spec = Specialization(function.__code__, types_, key)
     cache = cache_of(owner)
     with _lock:
-        found = cache.find(spec, function)
+        found = cache.find(spec, function, own=own)
         if found is not None and found.check():
             return found
         cell_free = cache.variants(spec) >= MAX_VARIANTS
