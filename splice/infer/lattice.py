@@ -489,8 +489,14 @@ class MadeFunction(Abstract):
         return types.FunctionType
 
     def accepts(self, value: object) -> bool:
-        if type(value) is not types.FunctionType or value.__code__ is not self.code \
-                or value.__globals__ is not self.globals:
+        if type(value) is not types.FunctionType or value.__globals__ is not self.globals:
+            return False
+        code = value.__code__
+        # the same ``def``: this code object, or another compiled from the same source
+        # (inference lowers the source; splice's rebuilt copies of a function make their
+        # nested functions from regenerated code objects)
+        if code is not self.code and (code.co_filename, code.co_qualname,
+                                      code.co_firstlineno) != _origin(self.code):
             return False
         defaults = value.__defaults__ or ()
         kwdefaults = value.__kwdefaults__ or {}
@@ -512,6 +518,10 @@ class MadeFunction(Abstract):
 
     def __repr__(self) -> str:
         return f"function[{self.code.co_qualname}]"
+
+
+def _origin(code: types.CodeType) -> tuple[str, str, int]:
+    return code.co_filename, code.co_qualname, code.co_firstlineno
 
 
 class Union(Abstract):

@@ -89,3 +89,22 @@ def test_a_container_attribute_changed_by_a_function_of_the_module() -> None:
     inference = sound(P.Stack.top, [Exact(P.Stack)], stack)
     assert inference.return_type.accepts(3.5)
     sound(P.stack_top, [Exact(float)], 2.5)
+
+
+def test_a_function_made_by_a_rebuilt_copy_is_the_same_made_function() -> None:
+    """json's ``py_make_scanner`` under the oracle: the ``scan_once`` it makes comes from
+    a code object compiled again from the same source, which inference's ``MadeFunction``
+    (found among the original's constants) must accept."""
+    import splice.ir
+    from splice.infer.lattice import MadeFunction
+
+    def make(k):  # type: ignore[no-untyped-def]
+        def inner(x):  # type: ignore[no-untyped-def]
+            return x + k
+        return inner
+
+    original = make.__code__.co_consts[1]
+    made = MadeFunction(original, globals())
+    again = splice.ir.roundtrip(make, renest=False)(1)
+    assert again.__code__ is not original and made.accepts(again)
+    assert made.accepts(make(1)) and not made.accepts(test_module_is_a_plain_module)
