@@ -4,12 +4,13 @@ A call whose callee inference resolved to a Python function ``g`` (and whose arg
 it inferred) is compiled as a call of ``g``'s own code instance, specialised on those
 argument types, behind a guard that falls back to the ordinary call::
 
-    %r = call %g(x, y)          becomes     if %g is <instance>.holder[0]:
+    %r = call %g(x, y)          becomes     if %g is <binding>.holder[0]:
                                                 %r = call <instance of g(float, int)>(x, y)
                                             else:
                                                 %r = call %g(x, y)
 
-``holder[0]`` is ``g`` while the callee instance is valid and a sentinel once it is
+``holder[0]`` (of the instance's ``Binding`` to ``g``: instances are shared by function
+objects of one code) is ``g`` while the callee instance is valid and a sentinel once it is
 invalidated, which happens at once when ``g``'s ``__code__`` or defaults are replaced (the
 audit hook of ``splice.cache.world``). So the guard makes the direct call exactly the call
 the program makes: the same function object with the same code; a rebound name or a swapped
@@ -35,7 +36,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from splice.cache.instances import erase_sites
+from splice.cache.checks import Checks, checked, guarded
+from splice.cache.proven import proven_classes
 from splice.errors import UnsupportedError
 from splice.infer.lattice import ANY, Abstract
 from splice.ir.nodes import (
@@ -45,8 +47,8 @@ from splice.ir.nodes import (
     Const,
     FunctionIR,
     GetItem,
-    If,
     Starred,
+    Stmt,
 )
 from splice.ir.source import describe
 from splice.ir.tools import locations
@@ -85,11 +87,10 @@ class building:
 
 
 def _argument_type(value: Abstract) -> Abstract:
-    """The type a callee is specialised on: plain value constants widen to their class
-    (as inference specialises callees), allocation sites (which belong to the caller's
-    inference) to the container's class; callables and other constants stay."""
-    result: Abstract = erase_sites(value)
-    return result
+    """The type a callee is specialised on: what the call's check proves (plain value
+    constants widen to their class, allocation sites and elements to the class; callables
+    and other constants stay: ``splice.cache.checks.checked``)."""
+    return checked(value)
 
 
 def _eligible(owner: Any, callee: Any) -> bool:
@@ -110,7 +111,8 @@ def plan_direct_calls(owner: Any, ir: FunctionIR,
                       compile_for: Callable[[types.FunctionType, tuple[Abstract, ...]], Any]
                       ) -> dict[int, Any]:
     """For each call statement of ``ir`` that can be made direct, the callee instance
-    (built with ``compile_for(function, argtypes)``), by statement id."""
+    (built with ``compile_for(function, argtypes)``) bound to the callee, by statement
+    id."""
     plan: dict[int, Any] = {}
     stack = _stack()
     if len(stack) > MAX_DEPTH:
@@ -139,40 +141,48 @@ def plan_direct_calls(owner: Any, ir: FunctionIR,
         # (rewritten by typed passes) must return only what that was inferred to return
         if not instance.preserves_return_type:
             continue
-        plan[stmt.id] = instance
+        plan[stmt.id] = instance.bind(callee)
     return plan
 
 
-def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any]) -> list[str]:
+def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any], checks: Checks,
+                       argtypes: tuple[Abstract, ...]) -> list[str]:
     """Rewrite the planned calls of ``ir`` into guarded direct calls (see the module
     docstring); a call a later pass changed (another callee, other arguments) is left as it
-    is. Returns one line per call made direct."""
+    is. ``argtypes``: the caller instance's (its entry checks them). Returns one line per
+    call made direct."""
     done: list[str] = []
     if not plan:
         return done
+    checks.proven = proven_classes(ir, argtypes)
     for loc in list(locations(ir)):
         stmt = loc.stmt
-        instance = plan.get(stmt.id)
-        if instance is None or not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
+        binding = plan.get(stmt.id)
+        if binding is None or not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
             continue
         op = stmt.op
-        callee = instance.fn
+        callee = binding.fn
+        instance = binding.instance
         if op.callee is not callee or op.keywords or \
                 len(op.args) != callee.__code__.co_argcount:
             continue
         pos = stmt.pos
-        func = op.func
         current = ir.new_temp()
         same = ir.new_temp()
-        direct = Assign(stmt.results, Call(Const(instance.compiled, pos), list(op.args), []),
+        direct = Assign(stmt.results, Call(Const(binding.function, pos), list(op.args), []),
                         pos)
-        guarded = [
-            Assign((current,), GetItem(Const(instance.holder, pos), Const(0, pos)), pos),
-            Assign((same,), Compare("is_", func, current), pos),
-            If(same, [direct], [stmt], pos),
-        ]
+        holder: list[Stmt] = [
+            Assign((current,), GetItem(Const(binding.holder, pos), Const(0, pos)), pos),
+            Assign((same,), Compare("is_", op.func, current), pos)]
+        # the callee instance relies on its arguments fitting its specialisation: checked
+        # here, since what inference proved may no longer hold (a definition rebound while
+        # this instance runs)
+        tests = [(arg, argtype) for arg, argtype in zip(op.args, instance.argtypes,
+                                                        strict=False)
+                 if not isinstance(arg, Starred)]
         index = loc.block.index(stmt)
-        loc.block[index:index + 1] = guarded
+        loc.block[index:index + 1] = guarded(ir, [stmt], [direct], tests, checks,
+                                            before=holder, ready=[same])
         done.append(f"line {pos.lineno}: direct call of {describe(callee)}"
                     f"({', '.join(str(t) for t in instance.argtypes)})")
     return done

@@ -2,7 +2,8 @@
 
 ``SpecializingEntry(owner, fn)`` is a callable that a context's dispatch table can hold for
 ``fn``: each call picks ``fn``'s code instance for the exact classes of its positional
-arguments (compiling it on first use), up to ``MAX_SPECIALIZATIONS`` of them; calls beyond
+arguments (compiling it on first use, or sharing the instance of another function object
+of the same code that fits ``fn``), up to ``MAX_SPECIALIZATIONS`` of them; calls beyond
 that, calls with keywords and calls whose instance cannot be specialised run the generic
 instance (every argument ``Any``). An instance is used only while it is valid and its
 guards hold (checked on every call: 3.11 has no dict watchers), else it is rebuilt.
@@ -29,7 +30,8 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 
 __all__ = ["MAX_SPECIALIZATIONS", "SpecializingEntry", "wants_typed_stages"]
 
-#: exact-class specialisations of one function before calls use its generic instance
+#: exact-class specialisations of one function object before its calls use the generic
+#: instance (the pipeline bounds those of one code object the same way)
 MAX_SPECIALIZATIONS = 8
 
 
@@ -46,16 +48,26 @@ def wants_typed_stages(plugins: tuple[Any, ...]) -> bool:
 
 
 class SpecializingEntry:
-    """Calls ``fn`` through the code instance chosen for its arguments' exact classes."""
+    """Calls ``fn`` through the code instance chosen for its arguments' exact classes.
+
+    The entry holds ``fn`` weakly (the dispatch table sweeps it once only the table refers
+    to ``fn``); instances are shared by the function objects of one code object that fit
+    them (``CodeInstance.fits``), so a closure made anew in a loop reuses the instances of
+    the closures before it. What the entry keeps per class tuple is the instance and the
+    function running it with ``fn``'s cells and defaults."""
 
     def __init__(self, owner: Any, fn: types.FunctionType,
                  max_specializations: int = MAX_SPECIALIZATIONS) -> None:
         self.owner = owner
-        # weakly: the dispatch table sweeps an entry once only it references its function
         self._fn: weakref.ref[types.FunctionType] = weakref.ref(fn)
         self.max_specializations = max_specializations
+        #: the instance used for each tuple of argument classes
         self.instances: dict[tuple[type, ...], CodeInstance] = {}
-        self._generic: CodeInstance | None = None
+        # classes -> (instance, the function running it for fn)
+        self._runners: dict[tuple[type, ...], tuple[CodeInstance, types.FunctionType]] = {}
+        self._generic: tuple[CodeInstance, types.FunctionType] | None = None
+        # the generic instance while no call needed its function yet
+        self._generic_instance: CodeInstance | None = None
         self._lock = threading.RLock()
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -70,43 +82,66 @@ class SpecializingEntry:
 
     def _usable(self, ci: CodeInstance | None) -> bool:
         return ci is not None and ci.max_world == MAX_WORLD and (
-            not ci.guards or ci.check())
+            not ci.guards or ci.check()) and (not ci.cells or ci.cells_hold(self.fn))
+
+    def _runner(self, types_: tuple[Any, ...]) -> tuple[CodeInstance, types.FunctionType]:
+        ci = self._instance(types_)
+        return ci, ci.function_for(self.fn)
+
+    def _instance(self, types_: tuple[Any, ...]) -> CodeInstance:
+        from splice.cache.pipeline import _callee_instance
+
+        return _callee_instance(self.owner, self.fn, types_)
 
     def generic(self) -> CodeInstance:
         """The instance for arguments of any type."""
-        ci = self._generic
-        if not self._usable(ci):
-            from splice.cache.pipeline import _compile_owner
+        runner = self._generic
+        if runner is not None and self._usable(runner[0]):
+            return runner[0]
+        with self._lock:
+            self._generic = None
+            ci = self._generic_instance = self._instance(())
+            return ci
 
+    def _generic_runner(self) -> tuple[CodeInstance, types.FunctionType]:
+        runner = self._generic
+        if runner is None or not self._usable(runner[0]):
             with self._lock:
-                ci = self._generic = _compile_owner(self.owner, self.fn, ())
-        assert ci is not None
-        return ci
+                ci = self._generic_instance
+                if ci is None or not self._usable(ci):
+                    ci = self._instance(())
+                runner = self._generic = (ci, ci.function_for(self.fn))
+                self._generic_instance = None
+        return runner
 
     def instance_for(self, classes: tuple[type, ...]) -> CodeInstance:
         """The instance for positional arguments of exactly these classes."""
-        ci = self.instances.get(classes)
-        if self._usable(ci):
-            assert ci is not None
-            return ci
-        from splice.cache.pipeline import _compile_owner
+        return self._runner_for(classes)[0]
+
+    def _runner_for(self, classes: tuple[type, ...]
+                    ) -> tuple[CodeInstance, types.FunctionType]:
+        runner = self._runners.get(classes)
+        if runner is not None and self._usable(runner[0]):
+            return runner
         from splice.infer.lattice import Exact
 
         with self._lock:
+            self._runners.pop(classes, None)
             self.instances.pop(classes, None)
-            code = self.fn.__code__
-            if len(self.instances) >= self.max_specializations or \
-                    len(classes) > code.co_argcount:
-                return self.generic()
-            ci = _compile_owner(self.owner, self.fn, tuple(Exact(c) for c in classes))
-            self.instances[classes] = ci
-            return ci
+            if len(self._runners) >= self.max_specializations or \
+                    len(classes) > self.fn.__code__.co_argcount:
+                return self._generic_runner()
+            runner = self._runner(tuple(Exact(c) for c in classes))
+            self._runners[classes] = runner
+            self.instances[classes] = runner[0]
+            return runner
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
-            return self.generic().compiled(*args, **kwargs)
-        return self.instance_for(tuple(map(type, args))).compiled(*args)
+            return self._generic_runner()[1](*args, **kwargs)
+        return self._runner_for(tuple(map(type, args)))[1](*args)
 
     def __repr__(self) -> str:
-        return f"<splice specializing entry of {self.fn.__qualname__}: " \
-               f"{len(self.instances)} instances>"
+        fn = self._fn()
+        name = "<freed>" if fn is None else fn.__qualname__
+        return f"<splice specializing entry of {name}: {len(self.instances)} instances>"

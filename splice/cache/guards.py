@@ -2,7 +2,7 @@
 
 CPython 3.11 has no dictionary watchers, and assigning an attribute of a class raises no
 audit event (``type.__setattr__`` does not call ``PySys_Audit``; only function attributes
-such as ``__code__`` do). So the two kinds of edge splice cannot observe as they change are
+such as ``__code__`` do). So the kinds of edge splice cannot observe as they change are
 checked instead, each time an instance is entered through ``splice.invoke`` (and by
 ``splice.cache.instances.revalidate``):
 
@@ -11,7 +11,11 @@ checked instead, each time an instance is entered through ``splice.invoke`` (and
   module's globals, then its builtins);
 * an **attribute** edge (a class and a name) holds while looking the name up on the class's
   MRO finds the same object (a method replaced on the class or on a base, a new override in
-  between, or a changed ``__bases__`` all fail it).
+  between, or a changed ``__bases__`` all fail it);
+* a **cell** edge (a closure cell from which inference read a function or class) holds
+  while the cell holds the same object (the instance's own function's cells are checked
+  per function object: ``CodeInstance.cells_hold``; cells of other functions by
+  ``CellGuard``).
 
 Objects are compared by identity, so rebinding a name to an equal but new object counts as
 a change (conservative: the instance is rebuilt, never wrong).
@@ -28,7 +32,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["AttributeGuard", "GlobalGuard", "Guard", "MISSING"]
+__all__ = ["AttributeGuard", "CellGuard", "FunctionGuard", "GlobalGuard", "Guard", "MISSING"]
 
 
 class _Missing:
@@ -138,3 +142,72 @@ class AttributeGuard(Guard):
 
     def describe(self) -> str:
         return f"attribute {getattr(self.owner, '__qualname__', self.owner)!s}.{self.name}"
+
+
+@dataclass(eq=False, slots=True)
+class CellGuard(Guard):
+    """A closure cell still holds ``expected`` (a cell of a function the instance reached:
+    the outer function, or a ``nonlocal`` statement, can rebind it)."""
+
+    cell: Any = field(repr=False)
+    name: str
+    expected: Any
+
+    @classmethod
+    def now(cls, cell: Any, name: str) -> CellGuard:
+        """A guard expecting what the cell holds now."""
+        guard = cls(cell, name, MISSING)
+        guard.expected = guard.current()
+        return guard
+
+    def current(self) -> Any:
+        try:
+            return self.cell.cell_contents
+        except ValueError:  # an empty cell
+            return MISSING
+
+    def describe(self) -> str:
+        return f"closure variable {self.name}"
+
+
+@dataclass(eq=False, slots=True)
+class FunctionGuard(Guard):
+    """A function still has the code, defaults and keyword defaults it had (instances learn
+    of such changes from the audit hook of ``splice.cache.world`` at once; this guard is for
+    checking them later, as the soundness oracle does)."""
+
+    function: Any = field(repr=False)
+    expected: Any
+
+    @classmethod
+    def now(cls, function: Any) -> FunctionGuard:
+        """A guard expecting the function's current code and defaults."""
+        guard = cls(function, MISSING)
+        guard.expected = guard.current()
+        return guard
+
+    def current(self) -> Any:
+        return _FunctionState(self.function)
+
+    def holds(self) -> bool:
+        return bool(self.current() == self.expected)
+
+    def describe(self) -> str:
+        return f"function {getattr(self.function, '__qualname__', self.function)}"
+
+
+class _FunctionState:
+    """A function's code and defaults, compared by identity."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, function: Any) -> None:
+        self.parts = (getattr(function, "__code__", None), getattr(function, "__defaults__",
+                                                                    None),
+                      getattr(function, "__kwdefaults__", None))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _FunctionState) and all(
+            a is b for a, b in zip(self.parts, other.parts, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]

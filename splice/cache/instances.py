@@ -28,6 +28,7 @@ not fit the specialization with ``ArgumentTypeError`` (a ``TypeError``).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import threading
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from splice.cache.guards import Guard
-from splice.cache.world import advance, world
+from splice.cache.world import add_backedge, advance, world
 from splice.errors import SpliceError
 from splice.ir.nodes import FunctionIR
 
@@ -49,8 +50,9 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["INVALID", "ArgumentTypeError", "CodeInstance", "InvalidatedError", "Specialization",
-           "instances_of", "invoke", "revalidate"]
+__all__ = ["INVALID", "SELF", "ArgumentTypeError", "Binding", "CodeInstance",
+           "InvalidatedError", "Specialization", "defaults_of", "instances_of", "invoke",
+           "revalidate"]
 
 #: ``max_world`` of an instance that has not been invalidated
 MAX_WORLD = sys.maxsize
@@ -89,28 +91,79 @@ class Specialization:
         return f"{self.code.co_qualname}({types_}{key})"
 
 
+@dataclass(eq=False, slots=True)
+class Binding:
+    """A code instance applied to one function object, for guarded direct calls:
+    ``function`` runs the instance with that object's cells and defaults; ``holder`` is
+    ``[the function object]`` while the instance is valid and ``[INVALID]`` from the moment
+    it (or the object's code or defaults) changes, so the guard ``f is holder[0]`` is one
+    subscript (reading ``f.__code__`` would raise an audit event per call)."""
+
+    instance: CodeInstance
+    function: types.FunctionType
+    holder: list[Any]
+
+    @property
+    def fn(self) -> Any:
+        """The function object the instance is applied to."""
+        return self.holder[0]
+
+
+def defaults_of(fn: types.FunctionType) -> tuple[Any, ...]:
+    """The abstract values of ``fn``'s defaults and keyword defaults, as inference reads
+    them when it binds a call of ``fn`` (what an instance that read them relies on)."""
+    from splice.infer.objects import _object_abstract
+
+    kwdefaults = fn.__kwdefaults__ or {}
+    return (tuple(_object_abstract(d) for d in fn.__defaults__ or ()),
+            tuple((name, _object_abstract(kwdefaults[name])) for name in sorted(kwdefaults)))
+
+
+#: in ``CodeInstance.cells``: the cell holds the function itself (a recursive closure)
+SELF: Any = type("_Self", (), {"__repr__": lambda self: "<the function itself>"})()
+
+
 @dataclass(eq=False)
 class CodeInstance:
     """The compiled result of one specialization for one owner (see the module docstring).
 
     ``lowered``, ``typed`` and ``optimized`` are the IR after each stage (after the
     plugins' hooks of that stage); ``routed`` is the IR that was compiled (calls go through
-    the owner's dispatch table, so callees run under the plugin); ``compiled`` is the
-    function object, sharing ``fn``'s globals, closure cells and keyword defaults.
+    the owner's dispatch table, so callees run under the plugin); ``code`` is what was
+    compiled, from which a function is made for each function object that runs the
+    instance (:meth:`function_for`); ``compiled`` is the one for ``fn``.
+
+    An instance is shared by the function objects of its code object that fit what it
+    relied on (:meth:`fits`): the same globals, the same objects in the closure cells that
+    inference read (``cells``: free variable index and object, ``SELF`` for a cell holding
+    the function itself) and, if inference read the function's own defaults (a recursive
+    closure calling itself), defaults of the same abstract values (``defaults``). It holds
+    ``builder``, the function it was inferred and compiled from: ``fn`` itself if ``fn``
+    is not a closure, else a copy of ``fn`` whose cells hold only what inference may read
+    (functions and classes), so an instance does not keep the closure it was first built
+    for, or the data that closure captured, alive. ``fn`` is held weakly.
     """
 
     specialization: Specialization
     owner: Context
-    fn: types.FunctionType
+    builder: types.FunctionType
     lowered: FunctionIR
     typed: FunctionIR
     optimized: FunctionIR
     routed: FunctionIR
-    compiled: types.FunctionType
+    code: Any  # a splice.ir.assemble.CompiledCode
     return_type: Any
     edges: tuple[Any, ...]
     guards: tuple[Guard, ...]
     inference: Any = None
+    #: the function object the instance was built for (weakly held: see ``fn``)
+    function: Any = field(default=None, repr=False)
+    #: own closure cells inference relied on: (free variable index, object or ``SELF``)
+    cells: tuple[tuple[int, Any], ...] = ()
+    #: the abstract values of the defaults inference read (None: it read none)
+    defaults: Any = None
+    #: the callee instances run by direct calls (they must live as long as this code)
+    direct: list[Binding] = field(default_factory=list, repr=False)
     #: the return type inferred before the ``typed`` hooks (the function as the context
     #: runs it) and whether typed hooks ran (the types were inferred again after them)
     untyped_return_type: Any = None
@@ -125,15 +178,82 @@ class CodeInstance:
     invalidated_because: str | None = None
     _dependents: list[weakref.ref[CodeInstance]] = field(default_factory=list, repr=False)
     _source: str | None = field(default=None, repr=False)
-    #: ``[fn]`` while the instance is valid, ``[INVALID]`` after: what guarded direct calls
-    #: compare the callee with (one subscript, no attribute read that raises audit events)
-    holder: list[Any] = field(default_factory=list, repr=False)
+    _bindings: dict[int, Binding] = field(default_factory=dict, repr=False)
+    _compiled: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self.holder[:] = [self.fn]
+        fn = self.function if self.function is not None else self.builder
+        self._fn_ref: weakref.ref[types.FunctionType] = weakref.ref(fn)
+        self.function = None
         code = self.specialization.code
         self._names = code.co_varnames
         self._argcount = code.co_argcount
+        self.globals: dict[str, Any] = self.builder.__globals__
+
+    @property
+    def fn(self) -> Any:
+        """The function object the instance was built for (None once it was freed)."""
+        return self._fn_ref()
+
+    # ------------------------------------------------------------------ function objects
+
+    def fits(self, fn: types.FunctionType) -> bool:
+        """Whether ``fn`` (a function of the instance's code object) may run this instance:
+        its globals, the cells inference read and (if read) its defaults are what the
+        instance was inferred with."""
+        if fn.__globals__ is not self.globals or not self.cells_hold(fn):
+            return False
+        return self.defaults is None or defaults_of(fn) == self.defaults
+
+    def cells_hold(self, fn: types.FunctionType) -> bool:
+        """Whether ``fn``'s closure cells still hold what inference read (a cell can be
+        rebound after the closure was made)."""
+        if not self.cells:
+            return True
+        closure = fn.__closure__
+        assert closure is not None
+        for index, expected in self.cells:
+            try:
+                content = closure[index].cell_contents
+            except ValueError:
+                return False
+            if content is not (fn if expected is SELF else expected):
+                return False
+        return True
+
+    def function_for(self, fn: types.FunctionType) -> types.FunctionType:
+        """A function running this instance's code with ``fn``'s globals, closure cells and
+        defaults (keyword defaults shared: changes to them show)."""
+        from splice.ir.assemble import instantiate
+
+        return instantiate(self.code, fn, share_kwdefaults=True)
+
+    @property
+    def compiled(self) -> types.FunctionType:
+        """The function running this instance for ``fn`` (made on first use)."""
+        compiled = self._compiled
+        if compiled is None:
+            fn = self.fn
+            if fn is None:
+                raise ReferenceError(f"the function {self.specialization} was compiled for "
+                                     "was freed")
+            compiled = self._compiled = self.function_for(fn)
+        return compiled  # type: ignore[no-any-return]
+
+    def bind(self, fn: types.FunctionType) -> Binding:
+        """The instance applied to ``fn`` for direct calls (one per function object): the
+        function to call and the holder the call's guard compares the callee with."""
+        with _lock:
+            found = self._bindings.get(id(fn))
+            if found is not None:
+                return found
+            holder = [fn if self.valid else INVALID]
+            binding = Binding(self, self.function_for(fn), holder)
+            self._bindings[id(fn)] = binding  # the holder keeps fn: its id stays unique
+        if fn is not self.fn:
+            # a new code or defaults of fn: its direct calls take the generic path at once
+            add_backedge(fn, functools.partial(holder.__setitem__, 0, INVALID))
+        return binding
 
     # ------------------------------------------------------------------------ validity
 
@@ -165,7 +285,8 @@ class CodeInstance:
                 return
             self.max_world = world()
             self.invalidated_because = reason
-            self.holder[0] = INVALID
+            for binding in self._bindings.values():
+                binding.holder[0] = INVALID
             dependents = [ref() for ref in self._dependents]
             self._dependents.clear()
             cache = self.owner.__dict__.get(_CACHE_ATTRIBUTE)
@@ -239,7 +360,7 @@ class CodeInstance:
             values: Sequence[Any] = args
         else:
             try:
-                bound = inspect.signature(self.fn).bind(*args, **kwargs)
+                bound = inspect.signature(self.compiled).bind(*args, **kwargs)
             except TypeError:
                 return None
             bound.apply_defaults()
@@ -247,14 +368,14 @@ class CodeInstance:
         for index, expected in enumerate(argtypes):
             value = values[index]
             if not expected.accepts(value):
-                return (f"{self.fn.__qualname__}() argument {index + 1} ({names[index]!r}) "
+                return (f"{self.builder.__qualname__}() argument {index + 1} ({names[index]!r}) "
                         f"is {type(value).__name__} {_short(value)}, but this instance is "
                         f"specialized for {expected}")
         key = self.specialization.key
         if key is not None:
             now = _key_of(self.owner, self.fn, tuple(args), kwargs)
             if now != key:
-                return (f"{self.fn.__qualname__}(): the runtime key is {now!r}, but this "
+                return (f"{self.builder.__qualname__}(): the runtime key is {now!r}, but this "
                         f"instance is specialized for key {key!r}")
         return None
 
@@ -321,42 +442,60 @@ _lock = threading.RLock()
 
 
 class InstanceCache:
-    """The code instances of one owner, by specialization."""
+    """The code instances of one owner, by code object (several per specialization when
+    function objects of one code differ in what inference read: see
+    ``CodeInstance.fits``)."""
 
     def __init__(self) -> None:
-        self._items: dict[tuple[int, tuple[Any, ...], Hashable], CodeInstance] = {}
+        # id(code) -> its instances; an instance holds its code, so the id stays unique
+        self._by_code: dict[int, list[CodeInstance]] = {}
         #: how many instances were built (tests check "compiled once")
         self.builds = 0
 
-    def get(self, spec: Specialization) -> CodeInstance | None:
-        """The valid instance for ``spec``, if there is one."""
-        found = self._items.get((id(spec.code), spec.argtypes, spec.key))
-        if found is None or found.specialization.code is not spec.code or not found.valid:
-            return None
-        return found
+    def find(self, spec: Specialization, fn: types.FunctionType, *, own: bool = False
+             ) -> CodeInstance | None:
+        """A valid instance of ``spec`` that ``fn`` may run (``own``: built for ``fn``
+        itself), if there is one."""
+        for ci in self._by_code.get(id(spec.code), ()):
+            if _same(ci.specialization, spec) and ci.valid and ci.fits(fn) and \
+                    (not own or ci.fn is fn):
+                return ci
+        return None
+
+    def variants(self, spec: Specialization) -> int:
+        """How many valid instances ``spec`` has (for different function objects)."""
+        return sum(1 for ci in self._by_code.get(id(spec.code), ())
+                   if _same(ci.specialization, spec) and ci.valid)
 
     def add(self, ci: CodeInstance) -> None:
-        spec = ci.specialization
-        self._items[(id(spec.code), spec.argtypes, spec.key)] = ci
-        self.builds += 1
+        with _lock:
+            self._by_code.setdefault(id(ci.specialization.code), []).append(ci)
+            self.builds += 1
         _all_instances.add(ci)
 
     def discard(self, ci: CodeInstance) -> None:
-        spec = ci.specialization
-        key = (id(spec.code), spec.argtypes, spec.key)
-        if self._items.get(key) is ci:
-            del self._items[key]
+        with _lock:
+            key = id(ci.specialization.code)
+            found = self._by_code.get(key)
+            if found is not None and ci in found:
+                found.remove(ci)
+                if not found:
+                    del self._by_code[key]
 
     def of_code(self, code: types.CodeType) -> list[CodeInstance]:
         """The valid instances compiled from ``code``."""
-        return [ci for ci in self._items.values()
-                if ci.specialization.code is code and ci.valid]
+        return [ci for ci in self._by_code.get(id(code), ()) if ci.valid]
 
     def __iter__(self) -> Any:
-        return iter(list(self._items.values()))
+        return iter([ci for found in list(self._by_code.values()) for ci in found])
 
     def __len__(self) -> int:
-        return len(self._items)
+        return sum(len(found) for found in self._by_code.values())
+
+
+def _same(a: Specialization, b: Specialization) -> bool:
+    # (not ``==``: comparing code objects compares their contents, and ignores file names)
+    return a.code is b.code and a.argtypes == b.argtypes and a.key == b.key
 
 
 _all_instances: weakref.WeakSet[CodeInstance] = weakref.WeakSet()

@@ -25,21 +25,25 @@ import time
 import types
 import weakref
 from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from splice.cache.checks import Checks, callees_of, finish, guard_replaced_callees
 from splice.cache.direct import apply_direct_calls, building, plan_direct_calls
-from splice.cache.guards import AttributeGuard, GlobalGuard, Guard
+from splice.cache.guards import AttributeGuard, CellGuard, FunctionGuard, GlobalGuard, Guard
 from splice.cache.headroom import with_headroom
 from splice.cache.instances import (
+    SELF,
     CodeInstance,
     Specialization,
     _lock,
     cache_of,
+    defaults_of,
 )
 from splice.cache.optimize import optimize
 from splice.cache.world import add_backedge
 from splice.errors import SpliceError, UnsupportedError
-from splice.ir.assemble import CompiledCode, compile_code, instantiate
+from splice.ir.assemble import CompiledCode, compile_code
 from splice.ir.nodes import (
     Assign,
     Call,
@@ -65,7 +69,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["build_instance", "compile", "stage_hooks"]
+__all__ = ["build_instance", "builder_of", "compile", "edge_guards", "stage_hooks"]
 
 
 def stage_hooks(plugins: tuple[Any, ...], stage: str) -> list[Callable[[FunctionIR], Any]]:
@@ -260,10 +264,23 @@ def walk_edges(inference: Any) -> Iterator[Any]:
         stack.extend(callees.values() if isinstance(callees, dict) else callees)
 
 
-def _guards_and_callees(edges: list[Any]) -> tuple[list[Guard], list[Any]]:
-    guards: list[Guard] = []
-    callees: list[Any] = []
+@dataclass
+class _Reliance:
+    """What an instance's inferences relied on, sorted by how it is checked."""
+
+    guards: list[Guard] = field(default_factory=list)
+    #: Python functions whose code or defaults were used (backedges)
+    callees: list[Any] = field(default_factory=list)
+    #: the builder's own cells read: (free variable index, object or SELF)
+    cells: list[tuple[int, Any]] = field(default_factory=list)
+    #: whether the builder's own defaults were read (it called itself)
+    own_defaults: bool = False
+
+
+def _reliance(edges: list[Any], builder: types.FunctionType) -> _Reliance:
+    found = _Reliance()
     seen: set[tuple[str, int, Any]] = set()
+    code = builder.__code__
     for edge in edges:
         kind, target, name = edge.kind, edge.target, getattr(edge, "name", None)
         marker = (kind, id(target), name)
@@ -271,19 +288,82 @@ def _guards_and_callees(edges: list[Any]) -> tuple[list[Guard], list[Any]]:
             continue
         seen.add(marker)
         if kind == "callee":
-            callees.append(target)
+            if target is builder:
+                found.own_defaults = True  # it called itself: _bind read its defaults
+            else:
+                found.callees.append(target)
         elif kind == "global" and isinstance(target, dict) and isinstance(name, str):
-            guards.append(GlobalGuard.now(target, name))
+            found.guards.append(GlobalGuard.now(target, name))
         elif kind == "attribute" and isinstance(name, str):
-            guards.append(AttributeGuard.now(target, name))
-    return guards, callees
+            found.guards.append(AttributeGuard.now(target, name))
+        elif kind == "cell" and isinstance(name, str):
+            index = target.__code__.co_freevars.index(name)
+            cell = target.__closure__[index]
+            if target is builder:
+                content = cell.cell_contents
+                found.cells.append((index, SELF if content is builder else content))
+            else:
+                found.guards.append(CellGuard.now(cell, name))
+    assert all(index < len(code.co_freevars) for index, _ in found.cells)
+    return found
+
+
+def edge_guards(edges: list[Any], fn: types.FunctionType) -> list[Guard]:
+    """Guards for everything ``edges`` (of an inference of ``fn``) rely on, checkable at
+    any later time: bindings, ``fn``'s own cells, the callees' code and defaults."""
+    reliance = _reliance(edges, fn)
+    guards = list(reliance.guards)
+    freevars, closure = fn.__code__.co_freevars, fn.__closure__ or ()
+    for index, _ in reliance.cells:
+        guards.append(CellGuard.now(closure[index], freevars[index]))
+    guards.extend(FunctionGuard.now(f) for f in [fn, *reliance.callees]
+                  if isinstance(f, types.FunctionType))
+    return guards
+
+
+def builder_of(fn: types.FunctionType, *, cell_free: bool = False) -> types.FunctionType:
+    """The function an instance for ``fn`` is inferred and compiled from: ``fn`` itself if
+    it is not a closure, else a copy of ``fn`` with its own cells holding only what
+    inference reads from cells (functions and classes; a cell holding ``fn`` holds the
+    copy), so the instance keeps neither ``fn`` nor what ``fn`` captured. ``cell_free``:
+    every cell empty (inference reads nothing from them; the instance fits every function
+    object of the code)."""
+    code = fn.__code__
+    if not code.co_freevars:
+        return fn
+    closure = fn.__closure__ or ()
+    cells: list[types.CellType] = []
+    itself: list[types.CellType] = []
+    for cell in closure:
+        try:
+            content = cell.cell_contents
+        except ValueError:
+            content = None
+        if cell_free or not isinstance(content, (types.FunctionType, type)):
+            cells.append(types.CellType())
+        elif content is fn:
+            cells.append(types.CellType())
+            itself.append(cells[-1])
+        else:
+            cells.append(types.CellType(content))
+    builder = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__,
+                                 tuple(cells))
+    for cell in itself:
+        cell.cell_contents = builder
+    builder.__kwdefaults__ = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
+    builder.__qualname__ = fn.__qualname__
+    builder.__module__ = fn.__module__
+    builder.__doc__ = fn.__doc__
+    builder.__annotations__ = dict(fn.__annotations__)
+    return builder
 
 
 def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract, ...],
-                   key: Hashable = None) -> CodeInstance:
+                   key: Hashable = None, *, cell_free: bool = False) -> CodeInstance:
     """Run the pipeline for ``fn`` specialized on ``argtypes`` (and ``key``) under
     ``owner`` (a ``Context``). Raises ``UnsupportedError`` if ``fn`` cannot be lowered or
-    compiled."""
+    compiled. ``cell_free``: infer without reading ``fn``'s closure cells (see
+    :func:`builder_of`). The stages see ``builder_of(fn)`` as ``ir.function``."""
     from splice.runtime.context import LOWERED, _lower
 
     times: dict[str, float] = {}
@@ -292,8 +372,9 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     lowered = LOWERED.get(fn, _lower)
     if isinstance(lowered, UnsupportedError):
         raise lowered
+    builder = builder_of(fn, cell_free=cell_free)
     staged = lowered.copy()
-    staged.function = fn
+    staged.function = builder
     staged = _run_hooks(stage_hooks(plugins, "lowered"), staged)
     lowered_ir = staged.copy()
     loaded = load_call_arguments(staged)
@@ -304,70 +385,81 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     outer_interpreter = getattr(_current, "interpreter", None)
     _current.interpreter = interpreter
     try:
-        return _build(owner, fn, argtypes, key, plugins, staged, lowered_ir, loaded,
-                      interpreter, times, start)
+        return _build(owner, fn, builder, argtypes, key, plugins, staged, lowered_ir,
+                      loaded, interpreter, times, start)
     finally:
         _current.interpreter = outer_interpreter
 
 
-def _build(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract, ...],
-           key: Hashable, plugins: tuple[Any, ...], staged: FunctionIR,
-           lowered_ir: FunctionIR, loaded: Loaded, interpreter: Any,
+def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
+           argtypes: tuple[Abstract, ...], key: Hashable, plugins: tuple[Any, ...],
+           staged: FunctionIR, lowered_ir: FunctionIR, loaded: Loaded, interpreter: Any,
            times: dict[str, float], start: float) -> CodeInstance:
-    """The stages after lowering (see :func:`build_instance`)."""
-    inference = _infer(fn, staged, argtypes, interpreter)
+    """The stages after lowering (see :func:`build_instance`), on ``builder``."""
+    inference = _infer(builder, staged, argtypes, interpreter)
     first_inference = inference
     typed: FunctionIR = inference.ir
-    typed.function = fn
+    typed.function = builder
     times["infer"] = time.perf_counter() - start
 
     start = time.perf_counter()
+    checks = Checks()
     typed_hooks = stage_hooks(plugins, "typed")
+    before = callees_of(typed) if typed_hooks else {}
     typed = _run_hooks(typed_hooks, typed)
+    replaced = guard_replaced_callees(typed, before, checks, argtypes) if typed_hooks else []
     times["passes"] = time.perf_counter() - start
     if typed_hooks:
         start = time.perf_counter()
-        again = _reinfer(fn, typed, argtypes, interpreter)
+        again = _reinfer(builder, typed, argtypes, interpreter)
         if again is None:
             raise SpliceError(f"cannot infer {describe(fn)} again after its typed hooks: "
                               f"the interpreter {type(interpreter).__name__} lacks the "
                               "caches of AbstractInterpreter")
         inference = again
         typed = inference.ir
-        typed.function = fn
+        typed.function = builder
         times["infer"] += time.perf_counter() - start
     start = time.perf_counter()
     typed_ir = typed.copy()
-    optimizations = optimize(typed, inference)
+    optimizations = [*replaced, *optimize(typed)]
     times["passes"] += time.perf_counter() - start
     with building(fn.__code__):
         plan = plan_direct_calls(owner, typed, functools.partial(_callee_instance, owner))
     start = time.perf_counter()
     optimized = _run_hooks(stage_hooks(plugins, "optimized"), typed)
     unload_call_arguments(optimized, loaded)
-    optimizations.extend(apply_direct_calls(optimized, plan))
+    optimizations.extend(apply_direct_calls(optimized, plan, checks, argtypes))
     optimized_ir = optimized.copy()
     times["passes"] += time.perf_counter() - start
 
     start = time.perf_counter()
-    targets = {id(callee.compiled) for callee in plan.values()}
-    routed, compiled, direct = _codegen(owner, optimized, fn, targets)
+    targets = {id(binding.function) for binding in plan.values()}
+    routed, compiled, direct = _codegen(owner, optimized, builder, targets, checks)
     optimizations.extend(direct)
-    function = instantiate(compiled, fn, share_kwdefaults=True)
     times["codegen"] = time.perf_counter() - start
 
     edges = list(dict.fromkeys([*walk_edges(first_inference), *walk_edges(inference)]))
-    guards, callees = _guards_and_callees(edges)
-    for callee_instance in plan.values():
+    reliance = _reliance(edges, builder)
+    guards, callees = reliance.guards, reliance.callees
+    for binding in plan.values():
         # the caller runs the callee instance directly: it relies on its guards too
+        callee_instance, callee = binding.instance, binding.fn
         guards.extend(g for g in callee_instance.guards if g not in guards)
-        callees.append(callee_instance.fn)
+        for index, expected in callee_instance.cells:
+            guards.append(CellGuard(callee.__closure__[index], "", callee
+                                    if expected is SELF else expected))
+        callees.append(callee)
     ci = CodeInstance(
-        specialization=Specialization(fn.__code__, argtypes, key), owner=owner, fn=fn,
-        lowered=lowered_ir, typed=typed_ir, optimized=optimized_ir, routed=routed,
-        compiled=function, return_type=inference.return_type, edges=tuple(edges),
-        untyped_return_type=first_inference.return_type, retyped=bool(typed_hooks),
-        guards=tuple(guards), inference=inference, times=times, optimizations=optimizations)
+        specialization=Specialization(fn.__code__, argtypes, key), owner=owner,
+        builder=builder, function=fn, lowered=lowered_ir, typed=typed_ir,
+        optimized=optimized_ir, routed=routed, code=compiled,
+        return_type=inference.return_type, edges=tuple(edges),
+        cells=tuple(reliance.cells),
+        defaults=defaults_of(builder) if reliance.own_defaults else None,
+        direct=list(plan.values()), untyped_return_type=first_inference.return_type,
+        retyped=bool(typed_hooks), guards=tuple(guards), inference=inference, times=times,
+        optimizations=optimizations)
     _connect(ci, fn, callees)
     return ci
 
@@ -402,19 +494,22 @@ def _connect(ci: CodeInstance, fn: types.FunctionType, callees: list[Any]) -> No
                 other.add_dependent(ci)
 
 
-def _codegen(owner: Any, ir: FunctionIR, fn: types.FunctionType, targets: set[int]
-             ) -> tuple[FunctionIR, CompiledCode, list[str]]:
-    """Route the calls of ``ir`` through ``owner``'s table and compile it (as
-    ``Context._build`` does: the plain form if the ``try`` form cannot be an expression)."""
+def _codegen(owner: Any, ir: FunctionIR, fn: types.FunctionType, targets: set[int],
+             checks: Checks) -> tuple[FunctionIR, CompiledCode, list[str]]:
+    """Route the calls of ``ir`` through ``owner``'s table, make the use-site checks' type
+    reads real (not routed: no hook sees them) and compile it (as ``Context._build`` does:
+    the plain form if the ``try`` form cannot be an expression)."""
     fallback = ir.copy()
     routed = ir
     try:
         owner._route(routed, plain=False)
+        finish(routed, checks)
         direct = direct_native_calls(owner, routed, targets)
         compiled = compile_code(routed, fn, comprehension_functions=True)
     except UnsupportedError:
         routed = fallback
         owner._route(routed, plain=True)
+        finish(routed, checks)
         direct = direct_native_calls(owner, routed, targets)
         compiled = compile_code(routed, fn, comprehension_functions=True)
     code = restore_nested_code(compiled.code, fn.__code__)
@@ -488,45 +583,58 @@ def compile(plugin: Any, fn: Any, /, *argtypes: Any, key: Hashable = None) -> Co
         raise TypeError(f"compile() takes a plugin, not {type(plugin).__name__}")
     function = function_of(fn)
     types_ = _argtypes(function, argtypes)
-    return _compile_owner(plugin.context, function, types_, key)
+    ci = _compile_owner(plugin.context, function, types_, key, own=True)
+    ci.compiled  # noqa: B018 (made now, while ``fn`` is alive: ``invoke`` runs it)
+    return ci
 
 
 #: instances of one function under one owner before callers get its generic instance
 MAX_SPECIALIZATIONS = 8
 
 
+#: instances of one specialization for function objects that differ in what inference
+#: read from them (cells, defaults) before one that reads no cell is built for all
+MAX_VARIANTS = 4
+
+
 def _callee_instance(owner: Any, function: types.FunctionType,
                      types_: tuple[Abstract, ...]) -> CodeInstance:
-    """The instance a direct call runs: specialised on ``types_``, or the generic one
-    (every argument ``Any``) once ``function`` has ``MAX_SPECIALIZATIONS`` instances."""
+    """The instance a direct call runs (or a specializing entry uses): specialised on
+    ``types_``, or the generic one (every argument ``Any``) once ``function``'s code has
+    ``MAX_SPECIALIZATIONS`` instances of other specialisations."""
     cache = cache_of(owner)
-    spec = Specialization(function.__code__, types_)
-    if cache.get(spec) is None and len(cache.of_code(function.__code__)) >= \
+    code = function.__code__
+    found = cache.find(Specialization(code, types_), function)
+    if found is not None and found.check():
+        return found
+    if types_ and len({ci.argtypes for ci in cache.of_code(code)} - {()}) >= \
             MAX_SPECIALIZATIONS:
         types_ = ()
     return _compile_owner(owner, function, types_)
 
 
 def _compile_owner(owner: Any, function: types.FunctionType, types_: tuple[Abstract, ...],
-                   key: Hashable = None) -> CodeInstance:
-    """The cached instance of ``function`` for ``types_`` under ``owner``, built if
-    missing or no longer valid (with room on the stack, ``splice.cache.headroom``: the
-    lock is taken where the build runs)."""
-    return with_headroom(_compile_owner_here, owner, function, types_, key)
+                   key: Hashable = None, *, own: bool = False) -> CodeInstance:
+    """The cached instance of ``function`` for ``types_`` under ``owner`` (shared with
+    the other function objects of its code that fit it: ``CodeInstance.fits``), built if
+    missing or no longer valid. ``own``: an instance built for ``function`` itself (its
+    ``fn`` and ``compiled``: what ``splice.compile`` returns). Built with room on the
+    stack (``splice.cache.headroom``: the lock is taken where the build runs)."""
+    return with_headroom(_compile_owner_here, owner, function, types_, key, own)
 
 
 def _compile_owner_here(owner: Any, function: types.FunctionType,
-                        types_: tuple[Abstract, ...], key: Hashable) -> CodeInstance:
+                        types_: tuple[Abstract, ...], key: Hashable, own: bool
+                        ) -> CodeInstance:
     spec = Specialization(function.__code__, types_, key)
     cache = cache_of(owner)
     with _lock:
-        found = cache.get(spec)
-        # an instance belongs to one function object: closures and defaults of another
-        # function with the same code would break what it was inferred and compiled for
-        if found is not None and found.fn is function and found.check():
+        found = cache.find(spec, function, own=own)
+        if found is not None and found.check():
             return found
+        cell_free = cache.variants(spec) >= MAX_VARIANTS
         try:
-            ci = build_instance(owner, function, types_, key)
+            ci = build_instance(owner, function, types_, key, cell_free=cell_free)
         except RecursionError:
             # on a fresh stack when the caller had little room: the limit itself is too
             # low for splice (docs/runtime.md, "Recursion limit")

@@ -22,6 +22,7 @@ import builtins
 import inspect
 import itertools
 import math
+import os
 import re
 import sys
 import time
@@ -48,6 +49,7 @@ from splice.infer.lattice import (
     Const,
     Elements,
     Exact,
+    MadeFunction,
     Method,
     PartialTuple,
     Sub,
@@ -62,6 +64,8 @@ from splice.infer.lattice import (
     narrow_type_is,
 )
 from splice.infer.objects import (
+    ALL_NAMES,
+    _attribute_readers,
     _attribute_writers,
     _bind,
     _class_of_object,
@@ -72,6 +76,8 @@ from splice.infer.objects import (
     _lookup,
     _object_abstract,
     join_all_,
+    outside_loads,
+    outside_stores,
 )
 from splice.infer.results import Edge, Inference, InferenceParams
 from splice.infer.scopes import (
@@ -168,6 +174,8 @@ class AbstractInterpreter(ContainerTracking):
         self.attr_table: dict[type, dict[str, Abstract]] = {}
         self._attr_reads: set[tuple[type, str]] = set()
         self._attr_changed = False
+        #: the tables were given up (``Any``) in the ``infer`` under way
+        self._given_up = False
         self._seen_self: set[tuple[Any, Abstract]] = set()
         #: what the containers made at each allocation site hold (see ``write_site``)
         self.sites: dict[Any, Abstract] = {}
@@ -176,6 +184,7 @@ class AbstractInterpreter(ContainerTracking):
         self.escaped_classes: set[type] = set()
         self._site_reads: set[Any] = set()
         self._site_hint: Any = None
+        self._templates: dict[tuple[types.CodeType, int], types.FunctionType] = {}
 
     # ------------------------------------------------------------------ entry points
 
@@ -184,6 +193,7 @@ class AbstractInterpreter(ContainerTracking):
         args = tuple(abstract(t) for t in argtypes)
         start = time.perf_counter()
         self._deadline = start + self.params.time_budget
+        self._given_up = False
         result: Inference | None = None
         LOST_SITE_HOOKS.append(self.escape)
         try:
@@ -191,17 +201,21 @@ class AbstractInterpreter(ContainerTracking):
                 self._attr_changed = False
                 self._attr_reads.clear()
                 self._site_reads.clear()
+                # writers inferred in an earlier round saw smaller tables: infer them again
+                self._seen_self.clear()
                 result = self._infer_function(fn, args, top=True)
                 self._infer_unseen_writers()
                 if not self._attr_changed:
                     break
                 self.cache.clear()  # tables grew after a read: infer again
+                if time.perf_counter() > self._deadline:
+                    # out of time: one last round with every table Any (callees are no
+                    # longer entered, so it is quick)
+                    self._give_up_tables()
+                    result = self._infer_function(fn, args, top=True)
+                    break
             else:
-                for table in self.attr_table.values():
-                    for name in table:
-                        table[name] = ANY
-                self.escaped.update(self.sites)
-                self.cache.clear()
+                self._give_up_tables()
                 result = self._infer_function(fn, args, top=True)
         finally:
             LOST_SITE_HOOKS.remove(self.escape)
@@ -213,24 +227,58 @@ class AbstractInterpreter(ContainerTracking):
         result.time = time.perf_counter() - start
         return result
 
+    def _give_up_tables(self) -> None:
+        """Every attribute table and allocation site ``Any`` (tables still growing after
+        ``attribute_rounds`` rounds, or the time budget spent)."""
+        for table in self.attr_table.values():
+            for name in table:
+                table[name] = ANY
+        self._given_up = True
+        self.escaped.update(self.sites)
+        self.cache.clear()
+
     def _infer_unseen_writers(self) -> None:
         """Methods that store an attribute that was read but were not inferred on that
-        class: infer them now (other arguments ``ANY``) so their stores are seen."""
-        for cls, name in list(self._attr_reads):
-            for fn in _attribute_writers(cls).get(name, ()):
-                if any(fn is f and a.exact_class is cls for f, a in self._seen_self):
-                    continue
-                ir = self.lowered(fn)
-                if ir is None:
-                    self.attr_table.setdefault(cls, {})[name] = ANY
-                    self._attr_changed = True
-                    continue
-                nparams = len(ir.args.names())
-                if nparams == 0:
-                    continue
-                args = (Exact(cls),) + (ANY,) * (nparams - 1)
-                self._seen_self.add((fn, args[0]))
-                self._infer_function(fn, args)
+        class: infer them now (other arguments ``ANY``) so their stores are seen. Until no
+        new attribute is read: a writer may read another attribute before its store (whose
+        own writers, ``__init__`` say, must then be inferred too, or that read is ``Never``
+        and the store is never reached)."""
+        done: set[tuple[type, str]] = set()
+        while True:
+            todo = [read for read in list(self._attr_reads) if read not in done]
+            if not todo:
+                return
+            done.update(todo)
+            for cls, name in todo:
+                self._infer_writers(cls, name)
+
+    def _infer_writers(self, cls: type, name: str) -> None:
+        if time.perf_counter() > self._deadline:
+            # out of time: what the writers store is not known
+            table = self.attr_table.setdefault(cls, {})
+            if table.get(name) is not ANY:
+                table[name] = ANY
+                self._attr_changed = True
+            return
+        functions = list(_attribute_writers(cls).get(name, ()))
+        if allocs(self.attr_table.get(cls, {}).get(name, NEVER)):
+            # it holds a container: the methods reading it may change it
+            functions.extend(f for f in _attribute_readers(cls).get(name, ())
+                             if f not in functions)
+        for fn in functions:
+            if any(fn is f and a.exact_class is cls for f, a in self._seen_self):
+                continue
+            ir = self.lowered(fn)
+            if ir is None:
+                self.attr_table.setdefault(cls, {})[name] = ANY
+                self._attr_changed = True
+                continue
+            nparams = len(ir.args.names())
+            if nparams == 0:
+                continue
+            args = (Exact(cls),) + (ANY,) * (nparams - 1)
+            self._seen_self.add((fn, args[0]))
+            self._infer_function(fn, args)
 
     # ------------------------------------------------------------------ overridables
 
@@ -245,7 +293,7 @@ class AbstractInterpreter(ContainerTracking):
             return old
         result = NEVER
         for m in joined.members():
-            if isinstance(m, (Const, PartialTuple, Elements, Method)):
+            if isinstance(m, (Const, PartialTuple, Elements, Method, MadeFunction)):
                 m = m.widen()
             result = join(result, m, self.params.union_width)
         return result
@@ -380,6 +428,13 @@ class AbstractInterpreter(ContainerTracking):
                 return self.infer_call(Method(target.__func__, _object_abstract(
                     target.__self__)), args, kwargs, frame)
             return self.call_builtin(target, args, kwargs)
+        if isinstance(func, MadeFunction):
+            template = self._template(func)
+            bound = _bind(template, args, kwargs, defaults=func.defaults,
+                          kwdefaults=dict(func.kwdefaults))
+            if bound is None:
+                return self.opaque([*args, *kwargs.values()])
+            return self.call_function(template, bound, frame)
         if isinstance(func, Method):
             if isinstance(func.func, types.FunctionType):
                 if stmt is not None:
@@ -390,6 +445,33 @@ class AbstractInterpreter(ContainerTracking):
                 return self.call_function(func.func, bound, frame)
             return self.call_builtin_method(func.func, func.receiver, args, kwargs)
         return self.opaque([func, *args, *kwargs.values()])
+
+    def made_function(self, fir: N.FunctionIR, defaults: list[N.Operand],
+                      kwdefaults: list[N.Operand | None], state: _State, frame: _Frame
+                      ) -> MadeFunction | None:
+        """The function a ``def`` or ``lambda`` of the function being inferred makes (None
+        if its code object cannot be told apart among the nested ones)."""
+        code = _nested_code(frame.fn.__code__, fir)
+        if code is None:
+            return None
+        kwonly = fir.args.kwonly
+        return MadeFunction(
+            code, frame.fn.__globals__, [self.value(d, state, frame) for d in defaults],
+            [(name, self.value(d, state, frame))
+             for name, d in zip(kwonly, kwdefaults, strict=False) if d is not None])
+
+    def _template(self, made: MadeFunction) -> types.FunctionType:
+        """A function object of ``made``'s code, with empty cells (inference reads its free
+        variables as ``Any``), one per code and globals: what a call of it is inferred as."""
+        key = (made.code, id(made.globals))
+        found = self._templates.get(key)
+        if found is None:
+            code = made.code
+            found = types.FunctionType(code, made.globals, code.co_name, None,
+                                       tuple(types.CellType() for _ in code.co_freevars))
+            found.__qualname__ = code.co_qualname
+            self._templates[key] = found
+        return found
 
     def call_builtin_method(self, descriptor: Any, receiver: Abstract, args: list[Abstract],
                             kwargs: dict[str, Abstract]) -> Abstract:
@@ -675,6 +757,9 @@ class AbstractInterpreter(ContainerTracking):
                 self.value(operand, state, frame)
             kind = types.FunctionType if isinstance(stmt, N.FunctionDef) else type
             value = Exact(kind) if not stmt.decorators else ANY
+            if isinstance(stmt, N.FunctionDef) and not stmt.decorators:
+                value = self.made_function(stmt.fn, stmt.defaults, stmt.kwdefaults, state,
+                                           frame) or value
             self.store(state, frame, stmt.fn.name, value)
             return state
         if isinstance(stmt, (N.Declare, N.Pass, N.AnnotateName)):
@@ -919,6 +1004,11 @@ class AbstractInterpreter(ContainerTracking):
         """What ``next(iterator)`` gives in a ``for`` loop."""
         if isinstance(iterator, Elements):
             return iterator.elem
+        if len(iterator.members()) > 1:  # one of a few iterators (range's two, say)
+            result = NEVER
+            for member in iterator.members():
+                result = self.join(result, self.next_value(member, frame))
+            return result
         cls = iterator.exact_class
         if cls is not None and _is_python_class(cls):
             method = _lookup(cls, "__next__")
@@ -956,6 +1046,7 @@ class AbstractInterpreter(ContainerTracking):
             except ValueError:
                 return ANY
             if isinstance(content, (types.FunctionType, type)):
+                frame.edges[Edge("cell", fn, name)] = None
                 return Const(content)
             return ANY
         namespace = fn.__globals__
@@ -979,17 +1070,8 @@ class AbstractInterpreter(ContainerTracking):
         module = fn.__globals__.get("__name__", "")
         found = self._global_decls.get(module)
         if found is None:
-            names: set[str] = set()
-            path = fn.__globals__.get("__file__")
-            try:
-                with open(path) as f:  # noqa: PTH123
-                    text = f.read()
-                for match in _GLOBAL_DECL.finditer(text):
-                    names.update(n.strip() for n in match.group(1).split(","))
-            except Exception:
-                names.add("*")
-            found = frozenset(names)
-            self._global_decls[module] = found
+            found = self._global_decls[module] = _global_statements(
+                fn.__globals__.get("__file__"))
         return found if "*" not in found else _ALL
 
     def eval_op(self, op: N.Op, stmt: N.Assign, state: _State, frame: _Frame) -> Abstract:
@@ -1168,7 +1250,8 @@ class AbstractInterpreter(ContainerTracking):
         if isinstance(op, N.MakeLambda):
             for operand in op.operands():
                 self.value(operand, state, frame)
-            return Exact(types.FunctionType)
+            made = self.made_function(op.fn, op.defaults, op.kwdefaults, state, frame)
+            return made or Exact(types.FunctionType)
         if isinstance(op, N.ComprehensionAppend):
             values = [self.value(operand, state, frame) for operand in op.operands()]
             target = frame.comp_sites[-1] if frame.comp_sites else ANY
@@ -1394,6 +1477,7 @@ class AbstractInterpreter(ContainerTracking):
         first = code.co_varnames[0]
         if not isinstance(thisclass, type) or first in frame.shared:
             return None
+        frame.edges[Edge("cell", frame.fn, "__class__")] = None
         receiver = state.vals.get(first, ANY)
         return SuperOf(thisclass, receiver)
 
@@ -1465,12 +1549,12 @@ class AbstractInterpreter(ContainerTracking):
             return ANY
         attr = _lookup(cls, name)
         _attribute_edges(frame, cls, name)
-        if isinstance(attr, types.FunctionType):
-            return Method(attr, obj)
-        if isinstance(attr, staticmethod):
-            return Const(attr.__func__)
-        if isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
-            return Method(attr.__func__, Const(cls))
+        found = self._method_of(obj, cls, attr)
+        if found is not None:
+            # a method is a non-data descriptor: an instance attribute of its name, if
+            # some code stores one, hides it
+            instance = self.instance_attr(cls, name)
+            return found if instance is None else self.join(found, instance)
         if isinstance(attr, property):
             if isinstance(attr.fget, types.FunctionType):
                 _attribute_edges(frame, cls, name)
@@ -1486,6 +1570,18 @@ class AbstractInterpreter(ContainerTracking):
             return instance
         class_value = Const(attr) if _is_definition(attr) else _class_of_object(attr)
         return class_value if instance is None else self.join(class_value, instance)
+
+    @staticmethod
+    def _method_of(obj: Abstract, cls: type, attr: Any) -> Abstract | None:
+        """What getting a method (function, static or class method) ``attr`` of ``cls``
+        through an instance gives, without instance attributes (None: not a method)."""
+        if isinstance(attr, types.FunctionType):
+            return Method(attr, obj)
+        if isinstance(attr, staticmethod):
+            return Const(attr.__func__)
+        if isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
+            return Method(attr.__func__, Const(cls))
+        return None
 
     def super_attr(self, obj: SuperOf, name: str, frame: _Frame) -> Abstract:
         """``super().name``: the next definition after ``thisclass`` in the receiver's MRO."""
@@ -1508,12 +1604,19 @@ class AbstractInterpreter(ContainerTracking):
 
     def instance_attr(self, cls: type, name: str) -> Abstract | None:
         """The values stored into ``obj.name`` for instances of exactly ``cls`` seen in this
-        inference (``None`` if the class's methods never store it, then it may come from
-        outside). Growing a table after reading it makes ``infer`` run another round."""
+        inference (``None`` if nothing stores it; ``ANY`` if code inference does not infer
+        as a writer may: ``outside_stores``, or a ``__setattr__`` of the class's own).
+        Growing a table after reading it makes ``infer`` run another round."""
         self._attr_reads.add((cls, name))
+        outside = outside_stores(cls)
+        if outside is ALL_NAMES or name in outside or \
+                _lookup(cls, "__setattr__") is not object.__setattr__:
+            return ANY
         writers = _attribute_writers(cls)
-        if name not in writers or _lookup(cls, "__setattr__") is not object.__setattr__:
+        if name not in writers:
             return None
+        if self._given_up:
+            return ANY  # the writers' stores are no longer followed
         return self.attr_table.setdefault(cls, {}).get(name, NEVER)
 
     def setattr(self, obj: Abstract, name: str, value: Abstract, frame: _Frame) -> None:
@@ -1542,6 +1645,13 @@ class AbstractInterpreter(ContainerTracking):
                         and not isinstance(attr, types.MemberDescriptorType)):
                     self.opaque([m, value])  # another data descriptor runs its __set__
                     continue
+            # a container stored in an attribute that code other than the class's methods
+            # reads can be changed through it where inference does not look: it escapes
+            # (the methods reading it are inferred: ``_infer_unseen_writers``)
+            loaded = outside_loads(cls)
+            if loaded is ALL_NAMES or name in loaded:
+                for klass, site in allocs(value):
+                    self.escape(Alloc(klass, (site,)))
             table = self.attr_table.setdefault(cls, {})
             old = table.get(name, NEVER)
             new = self.join(old, _drop_consts(value))
@@ -1611,7 +1721,48 @@ def _attribute_edges(frame: _Frame, cls: type, name: str) -> None:
             break
 
 
+def _nested_code(code: types.CodeType, fir: N.FunctionIR) -> types.CodeType | None:
+    """The code object of the nested scope ``fir`` among ``code``'s constants (and theirs:
+    a lambda in a comprehension), by qualified name and first line; None unless exactly
+    one matches (two lambdas on one line)."""
+    found: list[types.CodeType] = []
+    todo = [code]
+    while todo:
+        current = todo.pop()
+        for const in current.co_consts:
+            if isinstance(const, types.CodeType):
+                if const.co_qualname == fir.qualname and \
+                        const.co_firstlineno == fir.pos.lineno:
+                    found.append(const)
+                else:
+                    todo.append(const)
+    return found[0] if len(found) == 1 else None
+
+
 _ALL: frozenset[str] = frozenset({"*"})
+#: (path, modification time) -> the names its ``global`` statements declare
+_GLOBAL_STATEMENTS: dict[tuple[str, float], frozenset[str]] = {}
+
+
+def _global_statements(path: Any) -> frozenset[str]:
+    """The names a source file declares ``global`` somewhere (``*``: unreadable), read once
+    per version of the file."""
+    try:
+        key = (path, os.stat(path).st_mtime)
+    except Exception:
+        return _ALL
+    found = _GLOBAL_STATEMENTS.get(key)
+    if found is None:
+        names: set[str] = set()
+        try:
+            with open(path) as f:  # noqa: PTH123
+                text = f.read()
+            for match in _GLOBAL_DECL.finditer(text):
+                names.update(n.strip() for n in match.group(1).split(","))
+        except Exception:
+            names.add("*")
+        found = _GLOBAL_STATEMENTS[key] = frozenset(names)
+    return found
 #: versions of local bindings (unique across the process: a fact names one binding)
 _VERSIONS = itertools.count(1)
 #: ops whose handlers deal with escaping themselves (their ANY results hide nothing)

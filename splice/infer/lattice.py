@@ -43,6 +43,11 @@ class Abstract:
 
     __slots__ = ()
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Abstract:
+        # immutable: a copy of IR shares its annotations (which may hold modules, code
+        # objects and namespaces, none of which can be copied)
+        return self
+
     # --- queries -------------------------------------------------------------------------
 
     def accepts(self, value: object) -> bool:
@@ -440,15 +445,17 @@ class Method(Abstract):
     def exact_class(self) -> type | None:
         if isinstance(self.func, types.FunctionType):
             return types.MethodType
+        if isinstance(self.func, types.WrapperDescriptorType):
+            return types.MethodWrapperType  # a slot wrapper bound (``object.__init__``)
         return types.BuiltinMethodType
 
     def accepts(self, value: object) -> bool:
         if isinstance(self.func, types.FunctionType):
             return (type(value) is types.MethodType and value.__func__ is self.func
                     and self.receiver.accepts(value.__self__))
-        return (type(value) is types.BuiltinMethodType
+        return (type(value) is self.exact_class
                 and getattr(value, "__name__", None) == getattr(self.func, "__name__", "")
-                and self.receiver.accepts(value.__self__))
+                and self.receiver.accepts(getattr(value, "__self__", None)))
 
     def _widen(self) -> Abstract:
         cls = self.exact_class
@@ -463,6 +470,62 @@ class Method(Abstract):
 
     def __repr__(self) -> str:
         return f"method[{getattr(self.func, '__qualname__', self.func)}, {self.receiver}]"
+
+
+class MadeFunction(Abstract):
+    """A function a ``def`` or ``lambda`` made while the program ran (a local function, a
+    closure): its code object and globals are known, what its cells hold is not; its
+    defaults had the abstract values ``defaults`` (positional) and ``kwdefaults``
+    (``(name, value)`` pairs) when it was made."""
+
+    __slots__ = ("code", "globals", "defaults", "kwdefaults")
+
+    def __init__(self, code: types.CodeType, globals_: dict[str, Any],
+                 defaults: Iterable[Abstract] = (),
+                 kwdefaults: Iterable[tuple[str, Abstract]] = ()) -> None:
+        self.code = code
+        self.globals = globals_
+        self.defaults = tuple(defaults)
+        self.kwdefaults = tuple(kwdefaults)
+
+    @property
+    def exact_class(self) -> type | None:
+        return types.FunctionType
+
+    def accepts(self, value: object) -> bool:
+        if type(value) is not types.FunctionType or value.__globals__ is not self.globals:
+            return False
+        code = value.__code__
+        # the same ``def``: this code object, or another compiled from the same source
+        # (inference lowers the source; splice's rebuilt copies of a function make their
+        # nested functions from regenerated code objects)
+        if code is not self.code and (code.co_filename, code.co_qualname,
+                                      code.co_firstlineno) != _origin(self.code):
+            return False
+        defaults = value.__defaults__ or ()
+        kwdefaults = value.__kwdefaults__ or {}
+        return (len(defaults) == len(self.defaults)
+                and all(a.accepts(v) for a, v in zip(self.defaults, defaults, strict=True))
+                and all(name in kwdefaults and a.accepts(kwdefaults[name])
+                        for name, a in self.kwdefaults))
+
+    def _widen(self) -> Abstract:
+        return Exact(types.FunctionType)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, MadeFunction) and other.code is self.code
+                and other.globals is self.globals and other.defaults == self.defaults
+                and other.kwdefaults == self.kwdefaults)
+
+    def __hash__(self) -> int:
+        return hash(("made", id(self.code), id(self.globals), self.defaults, self.kwdefaults))
+
+    def __repr__(self) -> str:
+        return f"function[{self.code.co_qualname}]"
+
+
+def _origin(code: types.CodeType) -> tuple[str, str, int]:
+    return code.co_filename, code.co_qualname, code.co_firstlineno
 
 
 class Union(Abstract):

@@ -5,18 +5,25 @@
 that the run-time value is accepted by the temp's abstract value in the specialisation(s)
 whose argument types accept the actual arguments of that call; the entry's return value is
 checked against the return type. The functions' code is swapped in for the run and restored.
+
+``LiveOracle`` checks functions of code nobody inferred beforehand (a module under a test
+suite, ``python -m splice.tools.cpython_tests --mode oracle``): each call against the
+function's inference for its arguments' exact classes, inferred on first use.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import threading
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import splice.ir as splice_ir
-from splice.infer.lattice import ANY, NEVER, Abstract
-from splice.infer.results import Inference
+from splice.infer.lattice import ANY, NEVER, Abstract, Exact
+from splice.infer.results import Inference, InferenceParams
 from splice.ir import nodes as N
 from splice.pristine import BUILTINS
 
@@ -120,17 +127,26 @@ def _short(value: object) -> str:
 
 def _checked_temps(stmt: N.Stmt) -> tuple[N.Temp, ...]:
     if isinstance(stmt, N.Assign):
+        if isinstance(stmt.op, N.BoolOp) and stmt.op.in_test:
+            # only its truth is used: written as statements, its value is that truth
+            return ()
         return stmt.results
     return ()
 
 
-def _instrument(fn: Any, infs: list[Inference], checker: _Checker) -> types.CodeType | None:
+def _rows(inf: Inference) -> tuple[tuple[Abstract, ...], list[list[Abstract]]]:
+    """A specialisation's argument types and, per statement (walk order), the abstract
+    values of the temps it assigns."""
+    return inf.argtypes, [[inf.types.get(t, ANY) for t in _checked_temps(stmt)]
+                          for stmt, _ in _assigns(inf.ir)]
+
+
+def _instrument(fn: Any, infs: list[Inference] | None, checker: _Checker
+                ) -> types.CodeType | None:
+    """``fn``'s code with a check after each assignment of a temp (``infs``: its
+    specialisations; None: they are added as the program runs, so every temp is checked)."""
     base = splice_ir.lower(fn)
-    spec_rows: list[tuple[tuple[Abstract, ...], list[list[Abstract]]]] = []
-    for inf in infs:
-        rows = [[inf.types.get(t, ANY) for t in _checked_temps(stmt)]
-                for stmt, _ in _assigns(inf.ir)]
-        spec_rows.append((inf.argtypes, rows))
+    spec_rows = [_rows(inf) for inf in infs or ()]
     key = len(checker.functions)
     checker.functions.append(fn)
     checker.specs[key] = spec_rows
@@ -141,7 +157,8 @@ def _instrument(fn: Any, infs: list[Inference], checker: _Checker) -> types.Code
     inserts: list[tuple[list[N.Stmt], N.Stmt, N.Stmt]] = []
     for index, (stmt, block) in enumerate(list(_assigns(base))):
         temps = _checked_temps(stmt)
-        if not temps or all(all(a is ANY for a in row[1][index]) for row in spec_rows):
+        if not temps or (infs is not None and all(all(a is ANY for a in row[1][index])
+                                                  for row in spec_rows)):
             continue
         if id(stmt) in comprehension_stmts:
             continue  # codegen keeps comprehension bodies as expressions: not checked
@@ -157,12 +174,187 @@ def _instrument(fn: Any, infs: list[Inference], checker: _Checker) -> types.Code
     result = base.new_temp()
     base.body[:0] = [N.Assign((result,), enter, base.pos), N.Store(N.Var(_SPEC_VAR), result,
                                                                    base.pos)]
+    from splice.runtime.callsites import restore_nested_code
+
     try:
         compiled = splice_ir.compile_ir(base, fn)
     except Exception:
         return None
-    code: types.CodeType = compiled.__code__
+    # functions the checked function makes (closures, lambdas) keep their own code objects,
+    # which inference knows them by (``MadeFunction``)
+    code: types.CodeType = restore_nested_code(compiled.__code__, fn.__code__)
     return code
+
+
+class LiveOracle(_Checker):
+    """Checks functions while a program runs, whatever calls them.
+
+    :meth:`instrument` (a stand-in for ``splice.ir.roundtrip``: ``splice.tools.rebuild``
+    puts its results in a module's place) gives a function checking every temp it assigns.
+    Each call is checked against the function's inference for the exact classes of its
+    positional arguments (as a code instance under ``plugin.run`` is specialised), made on
+    the first call with those classes by ``infer_for(fn, argtypes)`` (at most
+    ``max_specializations`` per function, then one with every argument ``Any``).
+    ``snapshot(inference)``, called right after an inference, returns a test of whether
+    what it relied on (its edges: globals, class attributes, cells, callees' code) still
+    holds; it is run when a value does not fit: if the edges broke, the value is counted in
+    ``stale``, not as a violation (the program changed a definition; code instances check
+    such changes where they rely on them), and the specialisation is inferred again at the
+    next call. While the oracle itself runs (inferring, checking) no check is
+    made, so the program may be code the oracle uses. ``report.violations`` holds one
+    example per (function, line, abstract value); ``counts`` how many values each had.
+    ``params``: the inference parameters of the default ``infer_for`` (a fresh
+    ``AbstractInterpreter`` per specialisation).
+    """
+
+    def __init__(self, infer_for: Callable[[Any, tuple[Abstract, ...]], Inference]
+                 | None = None,
+                 snapshot: Callable[[Inference], Callable[[], bool]] | None = None,
+                 max_specializations: int = 4, params: InferenceParams | None = None
+                 ) -> None:
+        super().__init__(Report())
+        self.infer_for = infer_for or functools.partial(_fresh_inference, params=params)
+        self.snapshot = snapshot or _always
+        self.max_specializations = max_specializations
+        #: per function key: its specialisations (inference, test of its edges)
+        self.inferences: dict[int, list[tuple[Inference, Callable[[], bool]]]] = {}
+        self._by_classes: dict[int, dict[tuple[type, ...] | None, int]] = {}
+        #: function keys called at least once (checked)
+        self.entered: set[int] = set()
+        #: values outside their abstract value while the inference's edges no longer held
+        self.stale = 0
+        #: inferences that raised (the function's calls are then not checked)
+        self.errors: list[str] = []
+        self.counts: dict[tuple[str, int, str], int] = {}
+        self._stale_specs: set[tuple[int, int | None]] = set()
+        self._argcounts: list[int] = []
+        self._state = threading.local()
+        self._lock = threading.RLock()
+
+    def instrument(self, fn: Any, *, renest: bool = True) -> types.FunctionType:
+        """``fn`` checked by this oracle: a new function sharing its globals and cells.
+        Raises ``UnsupportedError`` if it cannot be instrumented."""
+        from splice.errors import UnsupportedError
+
+        with self._quiet():
+            code = _instrument(fn, None, self)
+            self._argcounts.append(fn.__code__.co_argcount)
+        if code is None or code.co_freevars != fn.__code__.co_freevars:
+            raise UnsupportedError(getattr(fn, "__qualname__", repr(fn)),
+                                   "the oracle cannot instrument it")
+        namespace = fn.__globals__
+        namespace[_CHECK] = self.check
+        namespace[_ENTER] = self.enter
+        new = types.FunctionType(code, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+        new.__kwdefaults__ = fn.__kwdefaults__
+        new.__qualname__ = fn.__qualname__
+        new.__module__ = fn.__module__
+        new.__doc__ = fn.__doc__
+        new.__annotations__ = fn.__annotations__
+        new.__dict__.update(fn.__dict__)
+        self.report.instrumented += 1
+        return new
+
+    @contextlib.contextmanager
+    def _quiet(self) -> Iterator[None]:
+        state = self._state
+        before = getattr(state, "busy", False)
+        state.busy = True
+        try:
+            yield
+        finally:
+            state.busy = before
+
+    def enter(self, fn: int, *args: Any) -> list[int] | None:  # type: ignore[override]
+        state = self._state
+        if getattr(state, "busy", False):
+            return None
+        state.busy = True
+        try:
+            return self._enter(fn, args)
+        except Exception as exc:  # the oracle must never change the program's run
+            self.errors.append(f"{self.functions[fn].__qualname__}: "
+                               f"{type(exc).__name__}: {exc}"[:300])
+            return None
+        finally:
+            state.busy = False
+
+    def _enter(self, fn: int, args: tuple[Any, ...]) -> list[int] | None:
+        function = self.functions[fn]
+        classes: tuple[type, ...] | None = tuple(
+            type(a) for a in args[:self._argcounts[fn]])
+        table = self._by_classes.setdefault(fn, {})
+        specs = self.inferences.setdefault(fn, [])
+        with self._lock:
+            index = table.get(classes)
+            if index is None and len(table) >= self.max_specializations:
+                classes = None  # the generic specialisation
+                index = table.get(classes)
+            # (whether its edges still hold is tested when a value does not fit: a
+            # specialisation found stale then is inferred again here)
+            if index is not None and (fn, index) not in self._stale_specs:
+                self.entered.add(fn)
+                return [index]
+            self._stale_specs.discard((fn, index))
+            argtypes = () if classes is None else tuple(Exact(c) for c in classes)
+            inference = self.infer_for(function, argtypes)
+            entry = (inference, self.snapshot(inference))
+            if index is None:
+                index = table[classes] = len(specs)
+                specs.append(entry)
+                self.specs[fn].append(_rows(inference))
+            else:
+                specs[index] = entry
+                self.specs[fn][index] = _rows(inference)
+        self.entered.add(fn)
+        return [index]
+
+    def check(self, fn: int, index: int, line: int, specs: list[int] | None, *values: Any
+              ) -> None:
+        if specs is None:
+            return
+        state = self._state
+        if getattr(state, "busy", False):
+            return
+        state.busy = True
+        try:
+            self._check(fn, index, line, specs[0], values)
+        except Exception as exc:  # the oracle must never change the program's run
+            self.errors.append(f"check in {self.functions[fn].__qualname__}: "
+                               f"{type(exc).__name__}: {exc}"[:300])
+        finally:
+            state.busy = False
+
+    def _check(self, fn: int, index: int, line: int, spec: int, values: tuple[Any, ...]
+               ) -> None:
+        row = self.specs[fn][spec][1][index]
+        for abstract, value in zip(row, values, strict=False):
+            self.report.checks += 1
+            if abstract.accepts(value):
+                continue
+            inference, holds = self.inferences[fn][spec]
+            if not holds():
+                self.stale += 1
+                self._stale_specs.add((fn, spec))  # inferred again at the next call
+                continue
+            name = self.functions[fn].__qualname__
+            key = (f"{self.functions[fn].__module__}.{name}", line, str(abstract))
+            self.counts[key] = self.counts.get(key, 0) + 1
+            if self.counts[key] == 1:
+                args = ", ".join(map(str, inference.argtypes))
+                self.report.violations.append(Violation(
+                    f"{key[0]}({args})", line, _short(value), str(abstract)))
+
+
+def _fresh_inference(fn: Any, argtypes: tuple[Abstract, ...],
+                     params: InferenceParams | None = None) -> Inference:
+    from splice.infer.interpreter import AbstractInterpreter
+
+    return AbstractInterpreter(params).infer(fn, argtypes)
+
+
+def _always(inference: Inference) -> Callable[[], bool]:
+    return lambda: True
 
 
 def check_run(inference: Inference, fn: Any, *args: Any, **kwargs: Any) -> Report:

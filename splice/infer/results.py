@@ -47,7 +47,9 @@ class InferenceParams:
 class Edge:
     """An assumption inference relied on: ``kind`` "callee" (target: a Python function whose
     inference was used), "global" (target: a module's globals dict, ``name``: the global
-    name) or "attribute" (target: a class, ``name``: the attribute)."""
+    name), "attribute" (target: a class, ``name``: the attribute) or "cell" (target: a
+    function, ``name``: one of its free variables, whose cell holds the function or class
+    inference read)."""
 
     kind: str
     target: Any

@@ -350,10 +350,25 @@ def iterate(a: Abstract) -> Abstract | None:
         return None
     if isinstance(a, Elements) and cls in _ITERATOR_TYPES:
         return a
+    if cls is range:
+        return range_iterator(a)
     iterator = _ITER_CLASS.get(cls)
     if iterator is None:
         return None
     return Elements(iterator, elem if elem is not None else ANY)
+
+
+_RANGE_ITERATOR = type(iter(range(0)))
+_LONG_RANGE_ITERATOR = type(iter(range(1 << 70)))
+
+
+def range_iterator(a: Abstract) -> Abstract:
+    """``iter(r)`` or ``reversed(r)`` for a range ``r``: a ``range_iterator`` when its
+    bounds and length fit a C long, else a ``longrange_iterator`` (both yield ints)."""
+    if isinstance(a, Const) and type(a.value) is range:
+        return Elements(type(iter(a.value)), Exact(int))
+    return join(Elements(_RANGE_ITERATOR, Exact(int)),
+                Elements(_LONG_RANGE_ITERATOR, Exact(int)))
 
 
 _ITER_CLASS: dict[type, type] = {
@@ -365,7 +380,7 @@ _ITER_CLASS: dict[type, type] = {
 }
 _ITERATOR_TYPES: frozenset[type] = frozenset(
     {*_ITER_CLASS.values(), types.GeneratorType, enumerate, zip, map, filter, reversed,
-     type(iter(range(1 << 70)))})
+     _LONG_RANGE_ITERATOR})
 
 
 def _builtin_rule(fn: Any, args: list[Abstract], kwargs: dict[str, Abstract]
@@ -415,7 +430,9 @@ def _builtin_rule(fn: Any, args: list[Abstract], kwargs: dict[str, Abstract]
         return Elements(enumerate, PartialTuple((Exact(int), elements(args[0]))))
     if fn is zip and not kwargs:
         return Elements(zip, PartialTuple(elements(a) for a in args))
-    if fn is reversed and n == 1 and args[0].exact_class in (list, tuple, range, str):
+    if fn is reversed and n == 1 and args[0].exact_class is range:
+        return range_iterator(args[0])
+    if fn is reversed and n == 1 and args[0].exact_class in (list, tuple, str):
         return Elements(_REVERSED[args[0].exact_class], elements(args[0]))
     if fn is iter and n == 1:
         return iterate(args[0])
@@ -439,8 +456,7 @@ def _builtin_rule(fn: Any, args: list[Abstract], kwargs: dict[str, Abstract]
     return None
 
 
-_REVERSED: dict[type, type] = {list: type(reversed([])), tuple: reversed,
-                               range: type(reversed(range(0))), str: reversed}
+_REVERSED: dict[type, type] = {list: type(reversed([])), tuple: reversed, str: reversed}
 #: builtin classes whose call always returns a new instance of exactly that class
 _PLAIN_CONSTRUCTORS: frozenset[type] = frozenset(
     {list, dict, set, frozenset, tuple, bytearray, object, slice, map, filter, enumerate,

@@ -17,12 +17,12 @@ created under a context behave natively when called outside it.
 
 from __future__ import annotations
 
-import ast
 import functools
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from splice.cache.proven import Proven, proven_classes
 from splice.ir.nodes import (
     NOPOS,
     Assign,
@@ -37,7 +37,6 @@ from splice.ir.nodes import (
     Compare,
     Const,
     Copy,
-    DeleteVar,
     DelItem,
     Format,
     FunctionDef,
@@ -47,8 +46,6 @@ from splice.ir.nodes import (
     Handler,
     If,
     IfExp,
-    Import,
-    ImportFrom,
     InPlace,
     Iter,
     JoinStr,
@@ -60,7 +57,6 @@ from splice.ir.nodes import (
     Region,
     SetItem,
     Stmt,
-    Store,
     Temp,
     Try,
     UnaryOp,
@@ -85,8 +81,7 @@ __all__ = ["route_calls", "restore_nested_code"]
 
 def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
                 plain: bool = False, direct_builtins: bool = True,
-                global_site: Callable[[str], Any] | None = None,
-                fast_locals: frozenset[str] = frozenset()) -> int:
+                global_site: Callable[[str], Any] | None = None) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
     ``table``. Returns the number of call sites rewritten. A method site whose name is not
     in ``overlay_names`` calls a builtin method directly. ``plain``: look up with
@@ -96,15 +91,12 @@ def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
     or intercept needs to see them). Decorators are looked up in the table too.
     ``global_site(name)``: the ``splice.runtime.sites.Site`` for calls of the global
     ``name`` in ``ir``'s own scope (None: not a global there); such calls use it instead of
-    a table lookup. ``fast_locals``: the names of ``ir``'s own scope that are plain local
-    variables (no cell): a builtin method called on one that only ever holds a display
-    (``out = []``, ``seen = {}``) is called as natively, without a type test."""
+    a table lookup. A builtin method called on a value whose class no rebinding can change
+    (``out = []; out.append(x)``: ``splice.cache.proven``) is called as natively."""
     count = 0
     for scope in _scopes_run_inline(ir):
-        top = scope is ir
         count += _route_scope(scope, table, overlay_names, plain, direct_builtins,
-                              global_site if top else None,
-                              fast_locals if top else frozenset())
+                              global_site if scope is ir else None)
     return count
 
 
@@ -162,8 +154,7 @@ class _Scope:
 
 def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
                  plain: bool, direct_builtins: bool,
-                 global_site: Callable[[str], Any] | None = None,
-                 fast_locals: frozenset[str] = frozenset()) -> int:
+                 global_site: Callable[[str], Any] | None = None) -> int:
     defs = definitions(ir)
     scope = _Scope(ir)
     sites = [loc for loc in locations(ir)
@@ -173,7 +164,9 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
     # so there every call uses the form ``@dispatch[f](args)``, which always re-nests.
     class_body = ir.kind == "class"
     expression_only = expression_statements(ir)
-    exact_locals = _exact_locals(ir, defs, fast_locals) if fast_locals else {}
+    # the classes no rebinding can change: a builtin method of one is called as natively
+    # (a class body's names live in a namespace its metaclass may make anything of)
+    proven = {} if class_body else proven_classes(ir, ())
     for loc in sites:
         stmt = loc.stmt
         assert isinstance(stmt, Assign) and isinstance(stmt.op, Call)
@@ -185,7 +178,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             assert isinstance(func, Temp)
             builtin_direct = direct_builtins and method.name not in overlay_method_names
             if builtin_direct and method.name in _C_METHODS.get(
-                    _exact_builtin(method.obj, defs, exact_locals), ()):
+                    _proven_class(method.obj, proven), ()):
                 continue  # a builtin method of a list, dict, str, ...: called as natively
             python_first = _is_receiver(ir, method.obj, defs)
             new = _method_dispatch(ir, stmt, func, table, builtin_direct, python_first)
@@ -282,73 +275,9 @@ _C_METHODS: dict[type | None, frozenset[str]] = {
                                                            types.BuiltinMethodType))
     for kind in RECEIVER_TYPES}
 
-#: operations whose result is always of one exact builtin type
-_DISPLAYS: dict[type, type] = {BuildList: list, BuildDict: dict, BuildSet: set,
-                               BuildTuple: tuple, JoinStr: str}
-_COMPREHENSIONS = {"list": list, "set": set, "dict": dict}
-
-
-def _exact_builtin(operand: Operand, defs: dict[Temp, Assign],
-                   exact_locals: dict[str, type]) -> type | None:
-    """The exact builtin class ``operand`` always has, if the code says so: a constant, a
-    display or comprehension, or a local that only ever holds those (None if unknown).
-    Only a native call is made on it: a wrong answer here could cost reach, never the
-    result."""
-    if isinstance(operand, Const):
-        kind = type(operand.value)
-        return kind if kind in RECEIVER_TYPES else None
-    if isinstance(operand, Var):
-        return exact_locals.get(operand.name)
-    definition = defs.get(operand)
-    if definition is None:
-        return None
-    op = definition.op
-    if isinstance(op, Load):
-        return exact_locals.get(op.var.name)
-    if isinstance(op, Copy):
-        return _exact_builtin(op.value, defs, exact_locals)
-    if isinstance(op, MakeComprehension):
-        return _COMPREHENSIONS.get(op.kind)
-    return _DISPLAYS.get(type(op))
-
-
-def _exact_locals(ir: FunctionIR, defs: dict[Temp, Assign], fast_locals: frozenset[str]
-                  ) -> dict[str, type]:
-    """The plain locals of ``ir``'s scope that every binding gives the same exact builtin
-    class (``_exact_builtin`` of each stored value)."""
-    found: dict[str, type | None] = {name: None for name in ir.args.names()}
-
-    def bound(name: str, kind: type | None) -> None:
-        if name in found and found[name] is not kind:
-            kind = None
-        found[name] = kind
-
-    for stmt in locations(ir):
-        node = stmt.stmt
-        if isinstance(node, Store):
-            bound(node.var.name, _exact_builtin(node.value, defs, {}))
-        elif isinstance(node, DeleteVar):
-            bound(node.var.name, None)
-        elif isinstance(node, Assign) and isinstance(node.op, Walrus):
-            bound(node.op.var.name, None)
-        elif isinstance(node, (FunctionDef, ClassDef)):
-            bound(node.fn.name, None)
-        elif isinstance(node, (Import, ImportFrom)):
-            for dotted, alias in node.names:
-                bound(alias or dotted.split(".")[0], None)
-        elif isinstance(node, Try):
-            for handler in node.handlers:
-                if handler.name is not None:
-                    bound(handler.name, None)
-        elif isinstance(node, Match):
-            for case in node.cases:
-                for part in ast.walk(case.pattern):
-                    for attr in ("name", "rest"):
-                        name = getattr(part, attr, None)
-                        if isinstance(name, str):
-                            bound(name, None)
-    return {name: kind for name, kind in found.items()
-            if kind is not None and name in fast_locals}
+def _proven_class(operand: Operand, proven: dict[Any, Proven]) -> type | None:
+    found = proven.get(operand.name if isinstance(operand, Var) else operand)
+    return None if found is None else found.cls
 
 
 def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,

@@ -614,7 +614,7 @@ class Context:
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
         route_calls(ir, self.table, self.routed_names, plain=plain,
                     direct_builtins=self.direct_builtin_methods,
-                    global_site=self._site_maker(ir), fast_locals=_fast_locals(ir))
+                    global_site=self._site_maker(ir))
         if self.implicit is not None:
             route_implicit(ir, self.implicit, NATIVE_TYPES, skip=(self.table, self.table.fast),
                            compact=plain)
@@ -867,14 +867,6 @@ def _unbound_c_method(callee: Any) -> Any:
             return found
     return None
 
-
-def _fast_locals(ir: FunctionIR) -> frozenset[str]:
-    """The names of ``ir``'s function that are plain local variables (not cells)."""
-    fn = ir.function
-    if fn is None or ir.kind not in ("function", "lambda"):
-        return frozenset()
-    code = fn.__code__
-    return frozenset(code.co_varnames) - frozenset(code.co_cellvars)
 
 #: builtins whose result depends on the frame that calls them (``compile`` inherits the
 #: caller's ``from __future__`` flags)

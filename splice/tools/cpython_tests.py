@@ -8,6 +8,7 @@ Usage::
     python -m splice.tools.cpython_tests test_json test_enum --jobs 2 --timeout 600
     python -m splice.tools.cpython_tests --literal --json out.json
     python -m splice.tools.cpython_tests --mode context,hooked   # under identity plugins
+    python -m splice.tools.cpython_tests --mode oracle test_json    # the soundness oracle
 
 Mechanism
 ---------
@@ -29,7 +30,18 @@ Each test module runs natively and in each mode asked for (``--mode``, default
   is simpler and reaches further than wrapping each test method: fixtures, ``subTest`` and
   the assertion helpers are covered too, and a test is entered exactly as unittest calls it;
 * ``hooked``: the same with no-op ``prehook``/``posthook`` on every call (the per-call path:
-  one ``splice_call`` frame per call, implicit calls of operators routed).
+  one ``splice_call`` frame per call, implicit calls of operators routed);
+* ``oracle``: the modules under test are rebuilt as in ``rebuilt``, but each function is
+  replaced by one that the soundness oracle checks (``splice.infer.oracle.LiveOracle``):
+  every call is checked against the function's inference for its arguments' exact classes
+  (inferred on first use, with a time budget of ``ORACLE_BUDGET``), every temp it assigns
+  against its abstract value. The report adds the functions instrumented and called, the
+  specialisations inferred, the values checked and every violation (one line per
+  function, line and abstract value, with how many values); values outside their abstract
+  value while a definition the inference relied on has changed (a test patching a global,
+  a method, a callee's code) are counted as stale, not as violations. The outcomes are
+  compared with the native run as in the other modes (the checks change nothing). The
+  exit status is 1 if there is a violation.
 
 In the context modes the child also reports what ``splice.explain(plugin)`` said: how many
 distinct callees ran transformed and natively, per group (the modules under test, the test
@@ -256,7 +268,40 @@ PLUGINS: dict[str, type[splice.Plugin]] = {"context": IdentityPlugin,
                                            "hooked": HookedIdentityPlugin}
 CONTEXT_MODES = tuple(PLUGINS)
 #: every mode a test module can run in (each compared with ``native``)
-MODES = ("native", "rebuilt", *CONTEXT_MODES)
+MODES = ("native", "rebuilt", *CONTEXT_MODES, "oracle")
+
+
+def live_oracle() -> Any:
+    """``oracle`` mode: a ``splice.infer.oracle.LiveOracle`` whose specialisations are
+    checked against the guards of what their inference relied on (a test that patches a
+    global, a method or a callee's code makes them stale, not wrong)."""
+    from splice.cache.pipeline import edge_guards
+    from splice.infer import InferenceParams
+    from splice.infer.oracle import LiveOracle
+
+    def snapshot(inference: Any) -> Callable[[], bool]:
+        guards = edge_guards(inference.all_edges(), inference.function)
+        return lambda: all(guard.holds() for guard in guards)
+    # a smaller time budget than the default 2 s: thousands of specialisations are inferred
+    return LiveOracle(snapshot=snapshot, params=InferenceParams(time_budget=ORACLE_BUDGET))
+
+
+#: ``oracle`` mode: seconds to infer one specialisation (beyond: ``Any``)
+ORACLE_BUDGET = 0.5
+
+
+def oracle_summary(oracle: Any) -> dict[str, Any]:
+    """What the oracle of a run found (JSON-ready)."""
+    report = oracle.report
+    return {"instrumented": report.instrumented, "entered": len(oracle.entered),
+            "specializations": sum(len(v) for v in oracle.inferences.values()),
+            "checks": report.checks, "stale": oracle.stale,
+            "violations": [{"function": v.function, "line": v.line, "value": v.value,
+                            "abstract": v.abstract,
+                            "count": oracle.counts.get((v.function.split("(")[0], v.line,
+                                                        v.abstract), 1)}
+                           for v in report.violations],
+            "errors": len(oracle.errors), "error_examples": oracle.errors[:20]}
 
 
 @dataclass(frozen=True)
@@ -301,6 +346,9 @@ REASONS: dict[str, Reason] = {
         "objects live longer under the plugin: arguments of method calls (and of calls of "
         "local names) kept in hidden locals until the frame ends (repro r8); weakrefs, "
         "finalizers and refcounts see it")),
+    "oracle-frames": Reason("limit", (
+        "oracle mode: each check is a call, so a test that measures how much recursion "
+        "depth is left sees less, and a parser it drives to the limit fails earlier")),
 }
 
 BOTH = ("context", "hooked")
@@ -311,6 +359,8 @@ HOOKED = ("hooked",)
 #: DEFAULT in both modes (README, "Corpora"); each entry must still match something
 #: (tests/tools/test_cpython_tests.py checks the modules it runs).
 EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
+    (("oracle",), "test_tomllib", r"test\.test_tomllib\.test_misc\.TestMiscellaneous\.test_"
+     r"inline_(array|table)_recursion_limit", "oracle-frames"),
     (BOTH, "test_ast", r"test\.test_ast\.AST_Tests\.test_AST_garbage_collection", "lifetimes"),
     (BOTH, "test_code", r"test\.test_code\.(CoExtra\.test_free_|CodeWeakRefTest\.test_basic)",
      "lifetimes"),
@@ -499,11 +549,16 @@ def _child(test: str, mode: str, out: str, renest: bool, resources: list[str],
             modules.append(importlib.import_module(name))
         except Exception as exc:  # noqa: BLE001 - reported
             data["rebuilds"].append({"modules": [name], "import_error": repr(exc)})
-    if mode == "rebuilt":
+    oracle = live_oracle() if mode == "oracle" else None
+    if mode in ("rebuilt", "oracle"):
         from splice.tools.rebuild import rebuild_modules
 
-        stand_in = load_roundtrip(roundtrip) if roundtrip else None
-        restore = rebuild_modules(modules, renest=renest, roundtrip=stand_in)
+        # oracle: the functions under test replaced by instrumented ones (whose code
+        # differs from the original's by the checks: no dis-level comparison)
+        stand_in = oracle.instrument if oracle is not None else \
+            load_roundtrip(roundtrip) if roundtrip else None
+        check = oracle is None
+        restore = rebuild_modules(modules, renest=renest, roundtrip=stand_in, check=check)
         data["rebuilds"].append(restore.stats.as_dict())
         original = import_helper.import_fresh_module
         done = {id(m) for m in modules}
@@ -521,7 +576,7 @@ def _child(test: str, mode: str, out: str, renest: bool, resources: list[str],
             if group:
                 done.update(id(m) for m in group)
                 stats = rebuild_modules(group, renest=renest, roundtrip=stand_in,
-                                        scope=modules).stats.as_dict()
+                                        scope=modules, check=check).stats.as_dict()
                 stats["fresh"] = True
                 data["rebuilds"].append(stats)
             return module
@@ -552,6 +607,8 @@ def _child(test: str, mode: str, out: str, renest: bool, resources: list[str],
             plugin.run(suite.run, result)
     if plugin is not None:
         data["explain"] = explain_summary(plugin, targets)
+    if oracle is not None:
+        data["oracle"] = oracle_summary(oracle)
     data["events"] = result.events
     data["tests_run"] = result.testsRun
     data["seconds"] = time.perf_counter() - start
@@ -578,6 +635,8 @@ class Run:
     log: str = ""
     #: context modes: :func:`explain_summary` of the plugin after the run
     explain: dict[str, Any] = field(default_factory=dict)
+    #: oracle mode: :func:`oracle_summary` after the run
+    oracle: dict[str, Any] = field(default_factory=dict)
 
     def counts(self) -> Counter[str]:
         """Outcomes of whole tests (subtests not included)."""
@@ -662,7 +721,7 @@ def run_one(test: str, mode: str, *, renest: bool = True, timeout: float = 600.0
                [(e[0], e[1].replace(private_tmp, "$TMPDIR"), e[2], e[3])
                 for e in data["events"]],
                data["rebuilds"], data.get("tests_run", 0), seconds, log,
-               data.get("explain", {}))
+               data.get("explain", {}), data.get("oracle", {}))
 
 
 @dataclass
@@ -766,7 +825,8 @@ def format_table(comparisons: Sequence[Comparison]) -> str:
         group = [c for c in comparisons if c.mode == mode]
         context = mode in CONTEXT_MODES
         extra = (f"{'entered':>7} {'native':>6}" if context else
-                 f"{'replaced':>8} {'unsup':>5} {'failed':>6}")
+                 f"{'instr':>5} {'called':>6} {'checks':>9} {'viol':>4}" if mode == "oracle"
+                 else f"{'replaced':>8} {'unsup':>5} {'failed':>6}")
         lines.append(f"{'test module':22} {'native: pass fail err skip':34} "
                      f"{mode + ': pass fail err skip':34} {'same':5} {extra} "
                      f"{'native s':>8} {mode + ' s':>9}")
@@ -774,7 +834,11 @@ def format_table(comparisons: Sequence[Comparison]) -> str:
         for c in group:
             v = verdict(c)
             verdicts[v] += 1
+            o = c.other.oracle
             extra = (f"{c.other.entered():7} {c.other.ran_native():6}" if context else
+                     f"{o.get('instrumented', 0):5} {o.get('entered', 0):6} "
+                     f"{o.get('checks', 0):9} {len(o.get('violations', [])):4}"
+                     if mode == "oracle" else
                      f"{c.other.replaced():8} {len(c.other.unsupported()):5} "
                      f"{len(c.other.failed()):6}")
             lines.append(f"{c.test:22} {_counts_text(c.native):34} {_counts_text(c.other):34} "
@@ -797,6 +861,8 @@ def format_table(comparisons: Sequence[Comparison]) -> str:
                 lines.append(f"  {c.test}: rebuild failed for {name}: {error}")
         if context:
             lines.append(_explain_text(group))
+        if mode == "oracle":
+            lines.append(_oracle_text(group))
         lines.append("")
     if used:
         lines.append("reasons:")
@@ -834,6 +900,26 @@ def _totals(group: Sequence[Comparison]) -> str:
     mode = group[0].mode if group else "?"
     return (f"totals: native {total([c.native for c in group])}; "
             f"{mode} {total([c.other for c in group])}")
+
+
+def _oracle_text(group: Sequence[Comparison]) -> str:
+    """The oracle's figures summed over the modules, and every violation."""
+    def total(key: str) -> int:
+        return sum(int(c.other.oracle.get(key, 0)) for c in group)
+    violations = [(c.test, v) for c in group for v in c.other.oracle.get("violations", [])]
+    lines = [f"oracle: {len(group)} test modules, {total('instrumented')} functions "
+             f"instrumented, {total('entered')} called and checked "
+             f"({total('specializations')} specialisations inferred), {total('checks')} "
+             f"values checked, {len(violations)} violations "
+             f"({sum(v['count'] for _, v in violations)} values), {total('stale')} stale "
+             f"values (a definition changed since inference), {total('errors')} oracle "
+             "errors"]
+    lines += [f"  VIOLATION [{test}] {v['function']}:{v['line']}: {v['value']} not in "
+              f"{v['abstract']} (x{v['count']})" for test, v in violations]
+    for c in group:
+        lines += [f"  oracle error [{c.test}] {e}"
+                  for e in c.other.oracle.get("error_examples", [])[:5]]
+    return "\n".join(lines)
 
 
 def _explain_text(group: Sequence[Comparison]) -> str:
@@ -917,9 +1003,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         c.mode: {"status": c.other.status, "counts": c.other.counts(),
                                  "subtests": c.other.subtest_counts(),
                                  "seconds": c.other.seconds,
-                                 "rebuilds": c.other.rebuilds, "explain": c.other.explain}}
+                                 "rebuilds": c.other.rebuilds, "explain": c.other.explain,
+                                 "oracle": c.other.oracle}}
                        for c in comparisons], f, indent=1)
-    return 0 if all(verdict(c) != "NO" for c in comparisons) else 1
+    violations = sum(len(c.other.oracle.get("violations", [])) for c in comparisons)
+    return 0 if all(verdict(c) != "NO" for c in comparisons) and not violations else 1
 
 
 if __name__ == "__main__":

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import linecache
 import math
 import types
 from pathlib import Path
-
-import pytest
 
 import splice
 from splice.cache.dispatch import SpecializingEntry, wants_typed_stages
@@ -95,15 +94,15 @@ def test_plugin_without_typed_stages_keeps_plain_entries() -> None:
     assert plugin.run(sine_caller, [1.0]) == [math.sin(1.0)]
 
 
-@pytest.mark.xfail(strict=True, reason="a code instance holds its function (CodeInstance.fn, "
-                   "the direct-call holder), so the dispatch table's sweep never sees a "
-                   "closure referenced by the table alone: under typed-stage plugins, "
-                   "closures made in a loop pile up")
 def test_specializing_entries_die_with_their_functions() -> None:
-    """Closures made in a loop and called under a typed-stage plugin do not pile up, and
-    each runs with its own closure."""
+    """Closures made in a loop and called under a typed-stage plugin are freed once the
+    dispatch table sweeps their entries (nothing else of splice holds them: a full
+    collection sweeps), and they share their code's instances instead of each building its
+    own."""
     import gc
     import weakref
+
+    from splice.cache.instances import cache_of
 
     plugin = FastMath({math.sin: marked_sin})
     refs = []
@@ -122,8 +121,13 @@ def test_specializing_entries_die_with_their_functions() -> None:
         return total
 
     assert plugin.run(run) == sum(k + 1 for k in range(300))
+    gc.collect()  # a full collection sweeps the dispatch tables
     gc.collect()
-    assert sum(r() is not None for r in refs) < 50
+    assert sum(r() is not None for r in refs) < 5
+    inner_code = make.__code__.co_consts[1]
+    assert isinstance(inner_code, types.CodeType) and inner_code.co_name == "inner"
+    # one generic and one (int,) instance of inner, shared by all 300 closures
+    assert len(cache_of(plugin.context).of_code(inner_code)) == 2
 
 
 def test_closures_sharing_code_run_with_their_own_cells_and_defaults() -> None:
@@ -140,3 +144,134 @@ def test_closures_sharing_code_run_with_their_own_cells_and_defaults() -> None:
         return [make(k)(1) for k in (1, 2.5, 3)] + [make("a")("b")]
 
     assert plugin.run(run) == run() == [3, 6.0, 7, "baa"]
+
+
+# ------------------------------------------------- instances shared between closures
+
+def test_closures_capturing_different_functions_get_their_own_variants() -> None:
+    """Inference reads a cell holding a function: closures whose cells hold other functions
+    do not share that instance (each variant is rewritten for what its cell holds), and past
+    ``MAX_VARIANTS`` one instance that reads no cell serves them all."""
+    from splice.cache import pipeline
+    from splice.cache.instances import cache_of
+
+    plugin = FastMath({math.sin: marked_sin})
+
+    def make(helper):  # type: ignore[no-untyped-def]
+        def inner(x):  # type: ignore[no-untyped-def]
+            return math.sin(helper(x))
+        return inner
+
+    helpers = [(lambda x: x * 0.5), (lambda x: x + 1), (lambda x: x / 2),
+               (lambda x: x - 1)] * 3
+    # distinct function objects: each closure's cell holds another helper
+    helpers = [types.FunctionType(h.__code__, h.__globals__) for h in helpers]
+
+    def run():  # type: ignore[no-untyped-def]
+        return [make(h)(3) for h in helpers]
+
+    def expected():  # type: ignore[no-untyped-def]
+        out = []
+        for h in helpers:
+            value = h(3)
+            out.append(("fast", value) if type(value) is float else math.sin(value))
+        return out
+
+    results = plugin.run(run)
+    # rewritten exactly where the helper returns a float, except in the instance that
+    # reads no cell (it cannot know): there, never rewritten
+    for got, want, h in zip(results, expected(), helpers, strict=True):
+        assert got == want or got == math.sin(h(3)), (got, want)
+    assert results[:pipeline.MAX_VARIANTS] == expected()[:pipeline.MAX_VARIANTS]
+    inner_code = make.__code__.co_consts[1]
+    variants = [ci for ci in cache_of(plugin.context).of_code(inner_code) if ci.argtypes]
+    assert len(variants) == pipeline.MAX_VARIANTS + 1
+    assert sum(1 for ci in variants if not ci.cells) == 1
+
+
+def test_a_rebound_cell_is_seen_at_the_next_call() -> None:
+    """The outer function rebinds a cell the instance read (``nonlocal``): the next call
+    does not run the instance inferred for the old content."""
+    plugin = FastMath({math.sin: marked_sin})
+
+    def make():  # type: ignore[no-untyped-def]
+        def helper():  # type: ignore[no-untyped-def]
+            return 0.5
+
+        def inner():  # type: ignore[no-untyped-def]
+            return math.sin(helper())
+
+        def rebind():  # type: ignore[no-untyped-def]
+            nonlocal helper
+            helper = lambda: 1  # noqa: E731
+        return inner, rebind
+
+    inner, rebind = make()
+    assert plugin.run(inner) == ("fast", 0.5)
+    rebind()
+    assert plugin.run(inner) == math.sin(1)
+
+
+def test_recursive_closures_share_one_instance() -> None:
+    """A closure calling itself through its own cell: every such closure fits the instance
+    (the cell holds the function itself), so they share it."""
+    from splice.cache.instances import SELF, cache_of
+
+    plugin = FastMath({math.sin: marked_sin})
+
+    def make(k):  # type: ignore[no-untyped-def]
+        def rec(n):  # type: ignore[no-untyped-def]
+            return k if n == 0 else rec(n - 1) + 1
+        return rec
+
+    def run():  # type: ignore[no-untyped-def]
+        return [make(k)(5) for k in range(50)]
+
+    assert plugin.run(run) == run()
+    rec_code = make.__code__.co_consts[1]
+    found = [ci for ci in cache_of(plugin.context).of_code(rec_code) if ci.argtypes]
+    assert len(found) == 1 and (rec_code.co_freevars.index("rec"), SELF) in found[0].cells
+
+
+def test_recursive_closures_with_other_defaults_do_not_share() -> None:
+    """A closure calling itself reads its own defaults (binding the recursive call):
+    closures whose defaults differ in type get their own instances."""
+    from splice.cache.instances import cache_of
+
+    plugin = FastMath({math.sin: marked_sin})
+
+    def make(step):  # type: ignore[no-untyped-def]
+        def rec(n, step=step):  # type: ignore[no-untyped-def]
+            if n == 0:
+                return step
+            return math.sin(rec(n - 1))
+        return rec
+
+    def run():  # type: ignore[no-untyped-def]
+        return [make(1.5)(1), make(2)(1), make(0.5)(1)]
+
+    # rewritten only where the recursive call returns the float default
+    assert plugin.run(run) == [("fast", 1.5), math.sin(2), ("fast", 0.5)]
+    rec_code = make.__code__.co_consts[1]
+    found = [ci for ci in cache_of(plugin.context).of_code(rec_code) if ci.argtypes]
+    # defaults are compared by their abstract values (plain constants by value)
+    assert len(found) == 3 and all(ci.defaults is not None for ci in found)
+    assert plugin.run(make(1.5), 1) == ("fast", 1.5)
+    assert len([ci for ci in cache_of(plugin.context).of_code(rec_code) if ci.argtypes]) == 3
+
+
+def test_functions_of_one_code_with_other_globals_do_not_share() -> None:
+    plugin = FastMath({math.sin: marked_sin})
+    namespace_a = {"math": math, "SCALE": 0.5}
+    namespace_b = {"math": math, "SCALE": 2}
+    source = "def scaled(x):\n    return math.sin(x * SCALE)\n"
+    filename = "<splice-test-globals>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        exec(compile(source, filename, "exec"), namespace_a)
+        scaled_b = types.FunctionType(namespace_a["scaled"].__code__, namespace_b, "scaled")
+        assert plugin.run(namespace_a["scaled"], 1) == ("fast", 0.5)
+        assert plugin.run(scaled_b, 1) == math.sin(2)
+        assert plugin.run(namespace_a["scaled"], 1) == ("fast", 0.5)
+    finally:
+        del linecache.cache[filename]

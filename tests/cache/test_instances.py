@@ -284,3 +284,24 @@ def test_concurrent_compiles_agree_on_one_instance() -> None:
     assert len({id(ci) for ci, _ in found}) == 1
     assert {result for _, result in found} == {poly(0.5, 6)}
     assert len([i for i in instances_of(plugin.context) if i.fn is poly]) == 1
+
+
+def test_compile_gives_the_instance_of_that_function_object() -> None:
+    """Instances are shared by closures of one code, but ``splice.compile`` returns one
+    built for the function it was given: ``invoke`` runs it with that closure's cells,
+    even once the closure itself is gone."""
+    import gc
+
+    def make(k):  # type: ignore[no-untyped-def]
+        def add(x):  # type: ignore[no-untyped-def]
+            return x + k
+        return add
+
+    plugin = splice.Plugin()
+    one, two = make(1), make(2)
+    first, second = splice.compile(plugin, one, int), splice.compile(plugin, two, int)
+    assert first.fn is one and second.fn is two
+    assert splice.invoke(first, 10) == 11 and splice.invoke(second, 10) == 12
+    del one, two
+    gc.collect()
+    assert splice.invoke(first, 10) == 11 and splice.invoke(second, 10) == 12

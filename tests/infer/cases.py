@@ -450,3 +450,27 @@ def inherited(n):
 
 
 ALL += [(inherited, [int], (1,))]
+
+
+def local_functions(x):
+    """A local function and lambdas, called where they are made."""
+    def helper(a, scale=2.0):
+        return a * scale
+    twice = lambda t: t + t  # noqa: E731
+    keyed = [len(s) for s in map(lambda v: str(v), [x, 1])]  # noqa: C417
+    return helper(x), twice(3), keyed
+
+
+def closure_reads_a_cell(x):
+    """A closure's free variable: ``Any`` for inference (what the cell holds when the
+    closure is called is not known)."""
+    offset = 1.5
+
+    def shifted(a):
+        return a + offset
+    return shifted(x)
+
+
+def two_lambdas_on_a_line(x):
+    first, second = (lambda: x), (lambda: 2)  # noqa: E731
+    return first(), second()

@@ -81,3 +81,89 @@ def test_random_program_is_sound(seed: int) -> None:
         forget_source(filename)
     assert report.instrumented >= 1
     assert not report.violations, [str(v) for v in report.violations]
+
+
+# ------------------------------------------------------------------ the live oracle
+
+LIVE_SCALE = 2
+
+
+def live_scaled(x):  # type: ignore[no-untyped-def]
+    return x * LIVE_SCALE
+
+
+def live_words(text):  # type: ignore[no-untyped-def]
+    return str(len(text.split()))
+
+
+def live_oracle_of(**options):  # type: ignore[no-untyped-def]
+    from splice.tools.cpython_tests import live_oracle
+
+    oracle = live_oracle()
+    for name, value in options.items():
+        setattr(oracle, name, value)
+    return oracle
+
+
+def test_live_oracle_checks_each_call_against_its_argument_classes() -> None:
+    oracle = live_oracle_of()
+    scaled = oracle.instrument(live_scaled)
+    assert [scaled(3), scaled(1.5), scaled("ab"), scaled(4)] == [6, 3.0, "abab", 8]
+    assert oracle.report.checks > 0 and not oracle.report.violations
+    (key,) = oracle.inferences
+    assert [inf.argtypes for inf, _ in oracle.inferences[key]] == [
+        (Exact(int),), (Exact(float),), (Exact(str),)]
+
+
+def test_live_oracle_catches_a_wrong_inference() -> None:
+    oracle = live_oracle_of(infer_for=lambda fn, argtypes: infer(fn, argtypes,
+                                                                 interpreter=_Liar()))
+    words = oracle.instrument(live_words)
+    assert words("a b c") == "3"
+    assert oracle.report.violations
+    assert "live_words" in oracle.report.violations[0].function
+
+
+def test_live_oracle_counts_values_after_a_rebinding_as_stale_and_infers_again() -> None:
+    oracle = live_oracle_of()
+    scaled = oracle.instrument(live_scaled)
+    namespace = globals()  # (no ``global`` statement: inference would not trust the name)
+    try:
+        assert scaled(3) == 6
+        namespace["LIVE_SCALE"] = 2.5  # the global the inference relied on (an int)
+        assert scaled(2) == 5.0  # a float where an int was inferred, the edge broken: stale
+        assert oracle.stale == 1 and not oracle.report.violations
+        (key,) = oracle.inferences
+        first = oracle.inferences[key][0][0]
+        assert scaled(4) == 10.0  # inferred again (with the float): it fits
+        assert oracle.stale == 1 and not oracle.report.violations
+        assert len(oracle.inferences[key]) == 1 and oracle.inferences[key][0][0] is not first
+    finally:
+        namespace["LIVE_SCALE"] = 2
+
+
+def test_live_oracle_never_changes_the_program() -> None:
+    """Inference that raises, and values whose checks raise, leave the run as it is."""
+    def broken(fn, argtypes):  # type: ignore[no-untyped-def]
+        raise RuntimeError("inference failed")
+
+    oracle = live_oracle_of(infer_for=broken)
+    scaled = oracle.instrument(live_scaled)
+    assert scaled(3) == 6
+    assert oracle.errors and not oracle.report.violations
+
+
+def test_cpython_test_modules_under_the_oracle() -> None:
+    """The bounded version of ``python -m splice.tools.cpython_tests --mode oracle``: a few
+    fast CPython test modules run natively and with the functions of the modules under
+    test checked by the live oracle: the same outcomes, values checked, no violation."""
+    from splice.tools.cpython_tests import run_many
+
+    for c in run_many(["test_colorsys", "test_bisect"], jobs=2, timeout=240,
+                      modes=("oracle",)):
+        assert c.native.status == c.other.status == "ran", c.other.detail
+        assert c.identical, c.differences()
+        oracle = c.other.oracle
+        assert oracle["instrumented"] > 0 and oracle["entered"] > 0, oracle
+        assert oracle["checks"] > 1000, oracle
+        assert oracle["violations"] == [] and oracle["errors"] == 0, oracle

@@ -4,7 +4,8 @@
   barrier: every result is right, every code object is compiled once for the plugin's
   context, and nothing deadlocks (recursive and mutually recursive functions included; a
   slow ``lowered`` hook widens the window in which first calls race).
-* 100,000 closures created and called under a plugin: the dispatch table, the code caches
+* 100,000 closures created and called under a plugin (plain, with per-call hooks, with a
+  ``typed`` hook: code instances): the dispatch table, the code caches, the code instances
   and the backedges do not grow with the number of closures, the closures themselves are
   freed, and the interpreter's allocated blocks stay bounded.
 """
@@ -199,6 +200,14 @@ class Hooked(splice.Plugin):
         self.calls += 1
 
 
+class Typed(splice.Plugin):
+    """A ``typed`` hook that changes nothing: every function runs code instances
+    (``splice.cache.dispatch.SpecializingEntry``)."""
+
+    def typed(self, ir: Any) -> None:
+        return None
+
+
 def make_adder(k):
     def add(x):
         return x + k
@@ -220,13 +229,17 @@ def churn(n, keep_first):
 
 
 def _sizes(plugin: splice.Plugin) -> dict[str, int]:
+    from splice.cache.instances import cache_of
+
     context = plugin.context
     return {"table": len(context.table), "fast": len(context.table.fast),
             "code": len(context.code),
-            "backedges": len(world_module._backedges), "reached": len(context.reached)}
+            "backedges": len(world_module._backedges), "reached": len(context.reached),
+            "instances": len(cache_of(context))}
 
 
-@pytest.mark.parametrize("plugin_kind", [splice.Plugin, Hooked], ids=["plain", "hooked"])
+@pytest.mark.parametrize("plugin_kind", [splice.Plugin, Hooked, Typed],
+                         ids=["plain", "hooked", "typed"])
 def test_hundred_thousand_closures_memory_bounded(plugin_kind: type[splice.Plugin]) -> None:
     plugin = plugin_kind()
     refs: list[weakref.ref[Any]] = []
@@ -236,6 +249,9 @@ def test_hundred_thousand_closures_memory_bounded(plugin_kind: type[splice.Plugi
 
     assert plugin.run(churn, 1000, keep_first) == churn(1000, lambda fn: None)
     builds = plugin.context.code.builds
+    from splice.cache.instances import cache_of
+
+    instance_builds = cache_of(plugin.context).builds
     gc.collect()
     small = _sizes(plugin)
     blocks = sys.getallocatedblocks()
@@ -245,6 +261,11 @@ def test_hundred_thousand_closures_memory_bounded(plugin_kind: type[splice.Plugi
     large = _sizes(plugin)
     assert result == churn(CLOSURES, lambda fn: None)
     assert plugin.context.code.builds == builds  # closures share their code's build
+    if isinstance(plugin, Typed):
+        from splice.cache.instances import cache_of
+
+        # ... and their code's instances: none is built for the big run
+        assert cache_of(plugin.context).builds == instance_builds
     assert refs[-1]() is None  # the first closure of the big run was freed
     # nothing grows with the number of closures (the table may keep up to its sweep floor)
     for name, size in large.items():

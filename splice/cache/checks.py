@@ -1,0 +1,263 @@
+"""Use-site checks: a rewrite checks what it relies on where it relies on it.
+
+An instance's guards (``splice.cache.guards``) are checked when it is entered. While it
+runs, a callee may rebind a global, a class attribute, a method, a module attribute or a
+closure cell, or swap a function's code; from then on inference's types no longer describe
+what the code computes, and an instance cannot be left half-way. So every rewrite that
+depends on types (a guarded direct call, a callee a ``typed`` hook replaced) runs behind a
+check, made right before the rewritten call, of exactly what the rewrite relies on: the
+callee is the object inference resolved, and each argument fits the abstract value the
+rewrite was made for. Otherwise the call the program wrote runs::
+
+    %r = call %f(%a, %b)         becomes     %t1 = %f is <callee>
+                                             %k = type(%a)
+                                             %t2 = %k is float
+                                             if %t1 and %t2:
+                                                 %r = call <replacement>(%a, %b)
+                                             else:
+                                                 %r = call %f(%a, %b)
+
+The checks run no code of the program: ``is`` comparisons, ``type(x)``, and for the rare
+abstract values that are not one class or one object, ``Abstract.accepts`` (which looks at
+classes, and at constants and tuples item by item, never at a container's contents). The
+callee of a direct call is specialised on exactly what the checks prove (:func:`checked`).
+The types that inference gave the rest of the code are then only advice: a check that
+fails takes the program's own path, so a rebinding while the instance runs can make it
+slower, never wrong.
+
+``type(x)`` is written ``x.__class__`` (which inference does not resolve, so both paths
+stay live for it) until the calls of the IR have been routed through the dispatch table, so
+that no plugin hook sees the checks' calls: :func:`finish` makes them ``type(x)``.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from splice.cache.proven import Proven, proven_classes
+from splice.infer import lattice as L
+from splice.ir.nodes import (
+    Assign,
+    BoolOp,
+    Call,
+    Compare,
+    Const,
+    Copy,
+    FunctionIR,
+    GetAttr,
+    If,
+    Operand,
+    Pos,
+    Region,
+    Stmt,
+    Temp,
+    Var,
+)
+from splice.ir.tools import locations
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["Callees", "Checks", "callees_of", "checked", "finish", "guard_replaced_callees",
+           "guarded"]
+
+_DEFINITIONS = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
+
+
+@dataclass
+class Checks:
+    """The placeholders of one instance's IR: statement id -> the function (``type``, or
+    an abstract value's ``accepts``) its ``x.__class__`` becomes a call of."""
+
+    calls: dict[int, Callable[[object], object]] = field(default_factory=dict)
+    #: operands whose class no rebinding can change (``splice.cache.proven``), for the IR
+    #: checks are being made in
+    proven: dict[Any, Proven] = field(default_factory=dict)
+
+    def placeholder(self, result: Temp, operand: Operand, function: Callable[[object], object],
+                    pos: Pos) -> Assign:
+        """``result = operand.__class__``, made ``result = function(operand)`` by
+        :func:`finish`."""
+        read = Assign((result,), GetAttr(operand, "__class__"), pos)
+        self.calls[read.id] = function
+        return read
+
+
+def checked(value: L.Abstract) -> L.Abstract:
+    """What a use-site check of ``value`` proves: ``value`` itself, except that what a
+    check does not look at is forgotten (allocation sites become the container's class, the
+    elements of an iterator, range or generator are forgotten; plain value constants become
+    their class). A callee instance specialised on ``checked(t)`` relies on nothing its
+    caller's check does not establish."""
+    if isinstance(value, L.Alloc):
+        return L.Exact(value.cls)
+    if isinstance(value, L.Elements):
+        return L.Exact(value.cls)
+    if isinstance(value, L.PartialTuple):
+        return L.PartialTuple(checked(item) for item in value.items)
+    if isinstance(value, L.Union):
+        return L.join_all(checked(m) for m in value.members())
+    if isinstance(value, L.Const) and L.is_value_constant(value.value):
+        return L.Exact(type(value.value))
+    return value
+
+
+def _argument_test(ir: FunctionIR, operand: Operand, value: L.Abstract, pos: Pos,
+                   checks: Checks) -> tuple[list[Stmt], Operand | None]:
+    """Statements testing that ``operand`` fits ``value`` and the operand holding the result
+    (None: nothing to check)."""
+    if value is L.ANY or isinstance(operand, Const):
+        return [], None  # anything fits; a literal is what it is
+    proven = checks.proven.get(operand.name if isinstance(operand, Var) else operand)
+    if proven is not None:
+        # no rebinding can change it: inference's value holds (a class it proved; a
+        # constant only if the value is computed from literals alone)
+        if isinstance(value, L.Exact) and value.cls is proven.cls:
+            return [], None
+        if proven.determined and isinstance(value, L.Const) and \
+                type(value.value) is proven.cls:
+            return [], None
+    result = ir.new_temp()
+    if isinstance(value, L.Exact):
+        kind = ir.new_temp()
+        return [checks.placeholder(kind, operand, type, pos),
+                Assign((result,), Compare("is_", kind, Const(value.cls, pos)), pos)], result
+    if isinstance(value, L.Const) and (value.value is None or type(value.value) is bool
+                                       or isinstance(value.value, _DEFINITIONS)):
+        return [Assign((result,), Compare("is_", operand, Const(value.value, pos)), pos)], \
+            result
+    # not one class or one object: the lattice's own membership test (C calls aside, the
+    # only Python code a check runs; it runs none of the program's)
+    return [checks.placeholder(result, operand, value.accepts, pos)], result
+
+
+def guarded(ir: FunctionIR, generic: list[Stmt], fast: list[Stmt],
+            tests: list[tuple[Operand, L.Abstract]], checks: Checks, *,
+            before: list[Stmt] | None = None, ready: list[Operand] | None = None
+            ) -> list[Stmt]:
+    """The statements replacing ``generic`` (the call the program makes): ``fast`` where
+    each operand of ``tests`` fits its abstract value (and each bool of ``ready``, computed
+    by ``before``, is true), else ``generic`` itself. The operands must be computed before
+    (temps, constants; a name is read where the test is)."""
+    pos = generic[-1].pos
+    before = list(before or [])
+    results: list[Operand] = list(ready or [])
+    for operand, value in tests:
+        made, result = _argument_test(ir, operand, value, pos, checks)
+        before.extend(made)
+        if result is not None:
+            results.append(result)
+    if not results:
+        return fast
+    test: Operand = results[0]
+    if len(results) > 1:
+        test = ir.new_temp()
+        before.append(Assign((test,), BoolOp("and", results[0],
+                                             [Region([], r) for r in results[1:]],
+                                             in_test=True), pos))
+    return [*before, If(test, fast, generic, pos)]
+
+
+def finish(ir: FunctionIR, checks: Checks) -> int:
+    """Make the placeholders of ``ir`` real calls (after its calls were routed, so that the
+    checks' own calls are not); returns how many were made."""
+    if not checks.calls:
+        return 0
+    count = 0
+    for loc in locations(ir):
+        stmt = loc.stmt
+        function = checks.calls.get(stmt.id)
+        if function is not None and isinstance(stmt, Assign) and \
+                isinstance(stmt.op, GetAttr):
+            stmt.op = Call(Const(function, stmt.pos), [stmt.op.obj], [])
+            count += 1
+    return count
+
+
+#: call statement id -> (the called operand, the callee inference resolved or None)
+Callees = dict[int, tuple[Operand, object]]
+
+
+def callees_of(ir: FunctionIR) -> Callees:
+    """The called operand and resolved callee of every call of ``ir``, before the ``typed``
+    hooks run (what :func:`guard_replaced_callees` compares with)."""
+    found: Callees = {}
+    for loc in locations(ir):
+        stmt = loc.stmt
+        if isinstance(stmt, Assign) and isinstance(stmt.op, Call):
+            callee = stmt.op.callee
+            if callee is None:
+                annotation = stmt.op.func.annotation if isinstance(stmt.op.func, Temp) \
+                    else None
+                if isinstance(annotation, L.Const):
+                    callee = annotation.value
+            found[stmt.id] = (stmt.op.func, callee)
+    return found
+
+
+def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
+                           argtypes: tuple[Any, ...]) -> list[str]:
+    """Put a use-site check around each call whose callee a ``typed`` hook replaced by a
+    constant (``TypedCall.callee = replacement``): the replacement runs where the program
+    would call the callee inference resolved, with arguments of the abstract values the
+    hook saw; else the program's call runs. A replacement that cannot be checked there (the
+    program calls a name, not a computed value, or the call is in code that must stay one
+    expression) is undone. ``argtypes``: the instance's (its entry checks them). Returns
+    one line per call."""
+    from splice.runtime.callsites import expression_statements
+
+    done: list[str] = []
+    expression_only = expression_statements(ir)
+    checks.proven = proven_classes(ir, argtypes)
+    temps = {t.id: t for loc in locations(ir) if isinstance(loc.stmt, Assign)
+             for t in loc.stmt.results}
+    for loc in list(locations(ir)):
+        stmt = loc.stmt
+        if not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
+            continue
+        original = before.get(stmt.id)
+        op = stmt.op
+        if original is None or not isinstance(op.func, Const):
+            continue
+        func, callee = original
+        if op.func.value is callee or (isinstance(func, Const) and func.value is callee):
+            continue  # not replaced
+        pos = stmt.pos
+        # the called operand as this IR has it (a hook may have copied the IR)
+        called = temps.get(func.id) if isinstance(func, Temp) else None
+        if called is None or id(stmt) in expression_only:
+            op.func, op.callee = func, callee
+            done.append(f"line {pos.lineno}: replacement of {_name(callee)} undone (it "
+                        "cannot be checked where it is called)")
+            continue
+        # the generic call through a copy made in its own branch: the dispatch-table
+        # lookup that routing puts right after the callee is computed stays there too
+        again = ir.new_temp()
+        call = Call(again, list(op.args), list(op.keywords))
+        call.callee = callee
+        generic: list[Stmt] = [Assign((again,), Copy(called), pos),
+                               Assign(stmt.results, call, pos)]
+        tests: list[tuple[Operand, L.Abstract]] = []
+        if callee is not None:
+            tests.append((called, L.Const(callee)))
+        tests.extend((a, _type_of(a)) for a in op.args if isinstance(a, (Temp, Const)))
+        tests.extend((k.value, _type_of(k.value)) for k in op.keywords
+                     if k.name is not None and isinstance(k.value, (Temp, Const)))
+        index = loc.block.index(stmt)
+        loc.block[index:index + 1] = guarded(ir, generic, [stmt], tests, checks)
+        done.append(f"line {pos.lineno}: {_name(op.func.value)} instead of {_name(callee)}, "
+                    "checked where it is called")
+    return done
+
+
+def _type_of(operand: Operand) -> L.Abstract:
+    if isinstance(operand, Temp) and isinstance(operand.annotation, L.Abstract):
+        return operand.annotation
+    return L.ANY
+
+
+def _name(value: object) -> str:
+    return str(getattr(value, "__qualname__", None) or value)
