@@ -17,52 +17,34 @@ created under a context behave natively when called outside it.
 
 from __future__ import annotations
 
-import functools
 import types
 from collections.abc import Iterator
 from typing import Any
 
 from splice.ir.nodes import (
     Assign,
-    BinOp,
-    BoolOp,
-    BuildDict,
-    BuildList,
-    BuildSet,
-    BuildTuple,
     Call,
     ClassDef,
     Compare,
     Const,
     Copy,
-    DelItem,
-    Format,
     FunctionDef,
     FunctionIR,
     GetAttr,
     GetItem,
     Handler,
     If,
-    IfExp,
-    InPlace,
-    Iter,
-    JoinStr,
     Load,
     MakeComprehension,
     Match,
     Operand,
     Pos,
     Region,
-    SetItem,
     Stmt,
     Temp,
     Try,
-    UnaryOp,
-    Unpack,
     Var,
     Walrus,
-    While,
-    With,
 )
 from splice.ir.tools import definitions, locations
 
@@ -71,35 +53,39 @@ _MethodType = types.MethodType
 _BuiltinMethodType = types.BuiltinMethodType
 _MethodWrapperType = types.MethodWrapperType
 
-__all__ = ["route_calls", "restore_nested_code"]
+__all__ = ["expression_statements", "restore_nested_code", "route_calls", "scopes_run_inline"]
 
 
 def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
-                plain: bool = False, direct_builtins: bool = True) -> int:
+                plain: bool = False, direct_builtins: bool = True,
+                native_attributes: set[int] | None = None) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
     ``table``. Returns the number of call sites rewritten. A method site whose name is not
     in ``overlay_names`` calls a builtin method directly. ``plain``: look up with
     ``@dispatch[f]`` only, which stays an expression (for code that must be one, such as a
     lambda's body), at the price of a ``TypeError`` for an unhashable callee.
     ``direct_builtins``: builtin methods may be called without the table (no plugin hook
-    or intercept needs to see them). Decorators are looked up in the table too."""
+    or intercept needs to see them). Decorators are looked up in the table too. The ids of
+    the statements it adds that read an attribute of a bound method or of an object of a
+    known builtin type (``%m.__func__``) are added to ``native_attributes``."""
     count = 0
-    for scope in _scopes_run_inline(ir):
-        count += _route_scope(scope, table, overlay_names, plain, direct_builtins)
+    inserted = native_attributes if native_attributes is not None else set()
+    for scope, _ in scopes_run_inline(ir):
+        count += _route_scope(scope, table, overlay_names, plain, direct_builtins, inserted)
     return count
 
 
-def _scopes_run_inline(ir: FunctionIR) -> Iterator[FunctionIR]:
-    yield ir
+def scopes_run_inline(ir: FunctionIR, private: str | None = None
+                      ) -> Iterator[tuple[FunctionIR, str | None]]:
+    """``ir`` and the scopes that run as part of it (class bodies, comprehensions), each
+    with the name of the class that mangles its private names (``private`` for ``ir``)."""
+    yield ir, private
     for loc in locations(ir):
         stmt = loc.stmt
-        inner: FunctionIR | None = None
         if isinstance(stmt, ClassDef):
-            inner = stmt.fn
+            yield from scopes_run_inline(stmt.fn, stmt.fn.name)
         elif isinstance(stmt, Assign) and isinstance(stmt.op, MakeComprehension):
-            inner = stmt.op.fn
-        if inner is not None:
-            yield from _scopes_run_inline(inner)
+            yield from scopes_run_inline(stmt.op.fn, private)
 
 
 class _Scope:
@@ -142,7 +128,7 @@ class _Scope:
 
 
 def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
-                 plain: bool, direct_builtins: bool) -> int:
+                 plain: bool, direct_builtins: bool, native_attributes: set[int]) -> int:
     defs = definitions(ir)
     scope = _Scope(ir)
     sites = [loc for loc in locations(ir)
@@ -163,10 +149,12 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             assert isinstance(func, Temp)
             builtin_direct = direct_builtins and method.name not in overlay_method_names
             python_first = _is_receiver(ir, method.obj, defs)
-            new = _method_dispatch(ir, stmt, func, table, builtin_direct, python_first)
+            new = _method_dispatch(ir, stmt, func, table, builtin_direct, python_first,
+                                   native_attributes)
             receivers = _builtin_receivers(method.name) if builtin_direct else frozenset()
             if receivers and not python_first:
-                new = _with_builtin_receiver(ir, scope, stmt, defs[func], receivers, new)
+                new = _with_builtin_receiver(ir, scope, stmt, defs[func], receivers, new,
+                                             native_attributes)
             scope.replace(stmt, new)
             continue
         looked_up = ir.new_temp()
@@ -246,7 +234,8 @@ def _builtin_receivers(name: str) -> frozenset[type]:
 
 
 def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,
-                           receivers: frozenset[type], method_form: list[Stmt]) -> list[Stmt]:
+                           receivers: frozenset[type], method_form: list[Stmt],
+                           native_attributes: set[int]) -> list[Stmt]:
     """Before the method form, a test made where the attribute is looked up: when the
     receiver's exact type is one of ``receivers``, skip the lookup there and make the call
     as CPython does (``obj.name(args)``, no bound method object); the attribute is known to
@@ -269,6 +258,7 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
     direct: list[Stmt] = [Assign((method,), GetAttr(receiver, op.name), call.pos),
                           Assign(call.results, Call(method, list(call.op.args),
                                                     list(call.op.keywords)), call.pos)]
+    native_attributes.add(direct[0].id)
     return [If(fast, direct, method_form, call.pos)]
 
 
@@ -332,7 +322,8 @@ def _method_lookup(scope: _Scope, func: Operand, defs: dict[Temp, Assign]) -> Ge
 
 
 def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
-                     builtin_direct: bool, python_first: bool) -> list[Stmt]:
+                     builtin_direct: bool, python_first: bool, native_attributes: set[int]
+                     ) -> list[Stmt]:
     """The method-call form (module docstring), as ``if`` statements that each assign the
     call's result. ``python_first``: test for a bound Python method before a builtin one
     (the receiver is ``self``/``cls``); else the other way round."""
@@ -360,6 +351,7 @@ def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
     func, f1 = assign(GetAttr(method, "__func__"))
     target = ir.new_temp()
     receiver, f3 = assign(GetAttr(method, "__self__"))
+    native_attributes.update((f1.id, f3.id))
     bound = [f1, _lookup(table, func, target, pos), f3, call_with(target, receiver)]
     # anything else: dispatch on the callable itself
     other_target = ir.new_temp()
@@ -425,236 +417,3 @@ def _runs_inline(code: types.CodeType) -> bool:
 
 def _key(code: types.CodeType) -> tuple[str, str, int]:
     return (code.co_name, code.co_qualname, code.co_firstlineno)
-
-
-
-# ------------------------------------------------------------------------- implicit calls
-
-_GUARDED_COMPARE = frozenset({"lt", "le", "eq", "ne", "gt", "ge", "in", "not_in"})
-_GUARDED_UNARY = frozenset({"neg", "pos", "invert"})
-
-
-def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type], *,
-                   skip: tuple[Any, ...] = (), compact: bool = False) -> int:
-    """Rewrite operators, subscripts, ``iter`` and f-string fields of ``ir`` (and of the
-    scopes it runs) so that, unless every operand's type is in ``native_types``, they run
-    through ``implicit`` (a ``splice.runtime.implicit.Implicit``). Returns the number of
-    operations rewritten. Subscripts of the constants in ``skip`` (the dispatch tables) are
-    left alone. ``compact``: every operation on a computed operand calls ``implicit``, so
-    it stays one expression (for code that cannot hold statements)."""
-    count = 0
-    for scope in _scopes_run_inline(ir):
-        chained = _chained_comparisons(scope)
-        defs = definitions(scope)
-        known = _builtin_typed(defs)
-        expression_only = expression_statements(scope)
-        for loc in list(locations(scope)):
-            stmt = loc.stmt
-            # a class body's temporaries would become class attributes: one call each
-            compact_here = compact or scope.kind == "class" or id(stmt) in expression_only
-            op = stmt.op if isinstance(stmt, Assign) else None
-            before: list[Stmt] = []
-            if isinstance(stmt, If):
-                before, stmt.test = _guard_truth(scope, stmt.test, stmt.pos, implicit,
-                                                 native_types, defs, compact_here, known)
-            elif isinstance(stmt, While):
-                # the test region runs before every iteration: the guard goes at its end
-                extra, stmt.test.value = _guard_truth(scope, stmt.test.value, stmt.pos,
-                                                      implicit, native_types, defs,
-                                                      compact_here, known)
-                stmt.test.body.extend(extra)
-                count += bool(extra)
-            elif isinstance(stmt, With):
-                method = implicit.managed_async if stmt.is_async else implicit.managed
-                # compact (one call): a guard would keep the value in a hidden local until
-                # the frame ends, and weak references would see it live on
-                before, stmt.manager = _guard_operand(scope, stmt.manager, stmt.pos, method,
-                                                      native_types, True, known)
-            elif isinstance(op, Unpack):
-                # not a comprehension's ``for a, b in`` target, which must stay a target
-                # (the comprehension may have to stay an expression), nor the inner target
-                # of ``(a, b), c = ...`` (its value would live on in a hidden local): those
-                # unpack natively
-                if scope.kind != "comprehension" and not _defined_by(defs, op.value, Unpack):
-                    # starred: CPython collects the rest with list(iterator), which calls
-                    # the iterator's own __iter__; splice collects every value the same way
-                    slow = (functools.partial(implicit.unpacked, before=op.before,
-                                              after=op.after)
-                            if op.star else implicit.loop)
-                    before, op.value = _guard_operand(scope, op.value, stmt.pos, slow,
-                                                      native_types, True, known)
-            elif isinstance(op, IfExp):
-                before, op.test = _guard_truth(scope, op.test, stmt.pos, implicit,
-                                               native_types, defs, compact_here, known)
-            elif isinstance(op, UnaryOp) and op.op == "not_" and \
-                    _defined_by(defs, op.operand, BoolOp):
-                pass  # ``not (a and b)``: CPython tests the operands by jumps, once each
-            elif isinstance(stmt, Assign) and stmt not in chained and not (
-                    isinstance(op, GetItem) and isinstance(op.obj, Const)
-                    and any(op.obj.value is s for s in skip)):
-                new = _guard(scope, stmt, implicit, native_types, compact_here, known)
-                if new is not None:
-                    index = loc.block.index(stmt)
-                    loc.block[index:index + 1] = new
-                    count += 1
-            if before:
-                index = loc.block.index(stmt)
-                loc.block[index:index] = before
-                count += 1
-    return count
-
-
-#: operations whose result is always of a builtin type that runs no Python code
-_BUILTIN_RESULTS = (BuildTuple, BuildList, BuildSet, BuildDict, JoinStr)
-
-
-def _builtin_typed(defs: dict[Temp, Assign]) -> set[Temp]:
-    """The temps of a scope whose value is a builtin container or string by construction
-    (displays, f-strings, list/set/dict comprehensions): no guard needs to test them, and
-    none keeps them alive in a hidden local."""
-    return {temp for temp, stmt in defs.items()
-            if isinstance(stmt.op, _BUILTIN_RESULTS) or (
-                isinstance(stmt.op, MakeComprehension) and stmt.op.kind != "genexp")}
-
-
-def _defined_by(defs: dict[Temp, Assign], operand: Operand,
-                kind: type | tuple[type, ...]) -> bool:
-    """Whether ``operand`` is a temp computed by an operation of class ``kind``."""
-    definition = defs.get(operand) if isinstance(operand, Temp) else None
-    return definition is not None and isinstance(definition.op, kind)
-
-
-def _guard_truth(ir: FunctionIR, test: Operand, pos: Pos, implicit: Any,
-                 native: frozenset[type], defs: dict[Temp, Assign], compact: bool,
-                 known: set[Temp]) -> tuple[list[Stmt], Operand]:
-    """Statements computing ``test``'s truth through ``implicit.truth`` unless its type is
-    builtin, and the operand to test instead (a bool). ``compact``: one call of
-    ``implicit.truth`` (see ``_guard``)."""
-    if isinstance(test, Const):
-        return [], test
-    if _defined_by(defs, test, (Compare, BoolOp, UnaryOp)):
-        return [], test  # bools in practice, or tests of their own (and/or)
-    return _guard_operand(ir, test, pos, implicit.truth, native, compact, known)
-
-
-def _guard_operand(ir: FunctionIR, operand: Operand, pos: Pos, slow: Any,
-                   native: frozenset[type], compact: bool, known: set[Temp]
-                   ) -> tuple[list[Stmt], Operand]:
-    """Statements computing ``operand`` if its type is in ``native``, else ``slow(operand)``,
-    and the operand holding the result. ``compact``: always ``slow(operand)``. Operands
-    in ``known`` are builtin-typed by construction and need no guard."""
-    if (isinstance(operand, Const) and type(operand.value) in native) or operand in known:
-        return [], operand
-    if compact:
-        result = ir.new_temp()
-        return [Assign((result,), Call(Const(slow, pos), [operand], []), pos)], result
-    guard, ok = _type_test(ir, operand, native, pos)
-    value, other = ir.new_temp(), ir.new_temp()
-    guard.append(Assign((value,), IfExp(ok, Region([], operand), Region(
-        [Assign((other,), Call(Const(slow, pos), [operand], []), pos)], other)), pos))
-    return guard, value
-
-
-def _type_test(ir: FunctionIR, operand: Operand, native: frozenset[type], pos: Pos
-               ) -> tuple[list[Stmt], Temp]:
-    """Statements testing ``type(operand) in native``, and the temp holding the result."""
-    kind, ok = ir.new_temp(), ir.new_temp()
-    return [Assign((kind,), Call(Const(_type, pos), [operand], []), pos),
-            Assign((ok,), Compare("in", kind, Const(native, pos)), pos)], ok
-
-
-def _chained_comparisons(ir: FunctionIR) -> set[Stmt]:
-    """The comparisons of chains (``a < b < c``): codegen rebuilds the chain from them, so
-    they stay plain (their dunders run natively)."""
-    defs = definitions(ir)
-    found: set[Stmt] = set()
-    for stmt in locations(ir):
-        op = stmt.stmt.op if isinstance(stmt.stmt, Assign) else None
-        if isinstance(op, BoolOp) and op.chain:
-            first = defs.get(op.first) if isinstance(op.first, Temp) else None
-            if first is not None:
-                found.add(first)
-            for region in op.rest:
-                found.update(s for s in region.body if isinstance(s, Assign)
-                             and isinstance(s.op, Compare))
-    return found
-
-
-def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
-           compact: bool, known: set[Temp]) -> list[Stmt] | None:
-    """The statements replacing ``stmt`` (None: it is not an implicit call). In ``compact``
-    code (which must stay an expression), an operand cannot be read three times (type
-    check, native operation, slow path), so there the operation always calls ``implicit``
-    (which itself takes the native path for builtin types)."""
-    op = stmt.op
-    pos = stmt.pos
-    checked: list[Operand]
-    slow_args: list[Operand]
-    if isinstance(op, BinOp):
-        checked, slow = [op.left, op.right], (implicit.binary, [Const(op.op, pos), op.left,
-                                                               op.right])
-    elif isinstance(op, InPlace):
-        checked, slow = [op.target, op.value], (implicit.inplace,
-                                                [Const(op.op, pos), op.target, op.value])
-    elif isinstance(op, UnaryOp) and op.op in _GUARDED_UNARY:
-        checked, slow = [op.operand], (implicit.unary, [Const(op.op, pos), op.operand])
-    elif isinstance(op, UnaryOp) and op.op == "not_":
-        checked, slow = [op.operand], (implicit.negation, [op.operand])
-    elif isinstance(op, Iter) and not op.is_async:
-        checked, slow = [op.value], (implicit.loop, [op.value])
-    elif isinstance(op, Compare) and op.op in _GUARDED_COMPARE:
-        if op.op in ("in", "not_in"):
-            method = implicit.contains if op.op == "in" else implicit.not_contains
-            checked, slow = [op.right], (method, [op.left, op.right])
-        else:
-            checked, slow = [op.left, op.right], (implicit.compare,
-                                                  [Const(op.op, pos), op.left, op.right])
-    elif isinstance(op, GetItem):
-        checked, slow = [op.obj], (implicit.getitem, [op.obj, op.index])
-    elif isinstance(op, SetItem):
-        checked, slow = [op.obj], (implicit.setitem, [op.value, op.obj, op.index])
-    elif isinstance(op, DelItem):
-        checked, slow = [op.obj], (implicit.delitem, [op.obj, op.index])
-    elif isinstance(op, Format):
-        spec: list[Operand] = [op.spec] if op.spec is not None else []
-        checked, slow = [op.value], (implicit.formatted,
-                                     [op.value, Const(op.conversion, pos), *spec])
-    else:
-        return None
-    slow_fn, slow_args = slow
-    results = stmt.results
-    # a constant of a builtin type needs no check
-    checked = [o for o in checked if not (isinstance(o, Const) and type(o.value) in native)
-               and o not in known]
-    if not checked:
-        return None
-    if compact:
-        stmt.op = Call(Const(slow_fn, pos), list(slow_args), [])
-        return [stmt]
-
-    def fresh() -> Temp:
-        return ir.new_temp()
-
-    def slow_stmt(results: tuple[Temp, ...]) -> Assign:
-        return Assign(results, Call(Const(slow_fn, pos), list(slow_args), []), pos)
-
-    if not results:
-        # a statement without a value (``obj[i] = v``, ``del obj[i]``): an ``if``
-        native_branch: list[Stmt] = [stmt]
-        for operand in reversed(checked):
-            prefix, ok = _type_test(ir, operand, native, pos)
-            native_branch = [*prefix, If(ok, native_branch, [slow_stmt(())], pos)]
-        return native_branch
-
-    def slow_region() -> Region:
-        result = fresh()
-        return Region([slow_stmt((result,))], result)
-
-    native_result = fresh()
-    inner = Region([Assign((native_result,), op, pos)], native_result)
-    for operand in reversed(checked):
-        prefix, ok = _type_test(ir, operand, native, pos)
-        value = fresh()
-        inner = Region([*prefix, Assign((value,), IfExp(ok, inner, slow_region()), pos)], value)
-    stmt.op = Copy(inner.value)
-    return [*inner.body, stmt]
