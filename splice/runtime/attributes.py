@@ -48,6 +48,7 @@ _WrapperDescriptorType = types.WrapperDescriptorType
 _GetSetDescriptorType = types.GetSetDescriptorType
 _MemberDescriptorType = types.MemberDescriptorType
 _dict_get = dict.get
+_dict_contains = dict.__contains__
 
 #: types on whose instances attribute access runs no Python code (builtin types with the
 #: generic protocol and only C descriptors, whose instance ``__dict__`` values, if any, are
@@ -86,6 +87,7 @@ _super_self = super.__dict__["__self__"].__get__
 _super_self_class = super.__dict__["__self_class__"].__get__
 _method_function = _MethodType.__dict__["__func__"].__get__
 _module_namespace = vars(_ModuleType)["__dict__"].__get__
+_SUPER_GETATTRIBUTE = super.__dict__["__getattribute__"]
 _error_name = AttributeError.__dict__["name"].__get__
 _error_obj = AttributeError.__dict__["obj"].__get__
 
@@ -103,7 +105,7 @@ _GETTERS: dict[Any, str] = {
     vars(kind)["__getattribute__"]: _GENERIC
     for kind in _GENERIC_GETATTR_TYPES if "__getattribute__" in vars(kind)}
 _GETTERS.update({_TYPE_GETATTRIBUTE: _TYPE, _MODULE_GETATTRIBUTE: _MODULE,
-                 super.__dict__["__getattribute__"]: _SUPER,
+                 _SUPER_GETATTRIBUTE: _SUPER,
                  _MethodType.__dict__["__getattribute__"]: _METHOD})
 #: builtin types whose ``tp_setattro`` is ``PyObject_GenericSetAttr``
 _GENERIC_SETATTR_TYPES = (object, BaseException, types.SimpleNamespace, _ModuleType)
@@ -129,8 +131,16 @@ def add_error_context(exc: AttributeError, name: str, obj: Any) -> None:
         exc.obj = obj
 
 
+#: a read that runs Python code: ``descr.__get__(obj, owner)`` with ``get`` found on the
+#: descriptor's type (``obj`` None: the descriptor was found on the class read)
+Step = tuple[Any, Any, Any, Any]
+
+
 class Attributes(Dunders):
-    """The attribute protocols of one context."""
+    """The attribute protocols of one context. Generated code asks ``readable``,
+    ``writable`` or ``deletable`` first and makes the access natively when they say no
+    Python code would run (so errors raised by C code are exactly the native ones, raised
+    in the user's frame); else it calls ``get``, ``set`` or ``delete``."""
 
     def __init__(self, table: Any) -> None:
         super().__init__(table)
@@ -138,6 +148,31 @@ class Attributes(Dunders):
         self._slots: dict[type, tuple[Any, Any, Any]] = {}
 
     # -------------------------------------------------------------------------- reading
+
+    def readable(self, obj: Any, name: str) -> bool:
+        """Whether ``obj.name`` runs only C code."""
+        kind = type(obj)
+        if kind in ATTRIBUTE_NATIVE_TYPES:
+            return True
+        if kind is _ModuleType:
+            return "__getattr__" not in _module_namespace(obj)
+        getattribute, hook, descr = self._read_lookup(kind, name)
+        if hook is not MISSING or type(getattribute) is _FunctionType:
+            return False
+        how = _behaviour(_GETTERS, getattribute)
+        if how is _GENERIC:
+            # the instance __dict__ is left to ``get``: it is read once, as natively (a key
+            # whose __eq__ is Python code would see a second lookup)
+            return self._generic_step(obj, name, kind, descr, read_instance=False) is None
+        if how is _TYPE:
+            return self._type_step(obj, name, kind, descr) is None
+        if how is _SUPER:
+            return self._super_step(obj, name) is None
+        if how is _METHOD:
+            return descr is not MISSING or self.readable(_method_function(obj), name)
+        # a ModuleType subclass takes the slow path; a C __getattribute__ splice does not
+        # model runs natively either way
+        return how is not _MODULE
 
     def get(self, obj: Any, name: str) -> Any:
         """``obj.name``."""
@@ -194,13 +229,17 @@ class Attributes(Dunders):
         if type(getattribute) is _FunctionType:
             return self.table[getattribute](obj, name)
         if how is _TYPE:
-            return self._type_get(obj, name, kind, descr)
+            step = self._type_step(obj, name, kind, descr)
+            return _TYPE_GETATTRIBUTE(obj, name) if step is None else self._routed_get(*step)
         if how is _MODULE:
             return self._module_get(obj, name, kind, descr)
         if how is _SUPER:
-            return self._super_get(obj, name)
+            step = self._super_step(obj, name)
+            return _SUPER_GETATTRIBUTE(obj, name) if step is None else self._routed_get(*step)
         if how is _METHOD:
-            return self._method_get(obj, name, descr)
+            if descr is not MISSING:
+                return getattr(obj, name)  # C descriptors of the method type
+            return self.get(_method_function(obj), name)  # the function's attribute
         return self._invoke(getattribute, obj, name)
 
     def generic_get(self, obj: Any, name: str, kind: type, descr: Any,
@@ -208,42 +247,53 @@ class Attributes(Dunders):
         """``PyObject_GenericGetAttr(obj, name)``, ``descr`` being ``name`` found on
         ``kind``; ``native`` the C function to leave the lookup to when no Python code is
         involved."""
-        if descr is not MISSING and type(descr) not in _INERT_DESCRIPTORS:
-            get, setter, deleter = self._descriptor_slots(type(descr))
-            if get is not MISSING and self._python_get(descr, get):
-                if setter is MISSING and deleter is MISSING:
-                    # a non-data descriptor: the instance __dict__ comes first
-                    namespace = _instance_dict(obj, kind)
-                    if namespace is not None:
-                        if type(namespace) is not dict and not isinstance(namespace, dict):
-                            return native(obj, name)
-                        value = _dict_get(namespace, name, MISSING)
-                        if value is not MISSING:
-                            return value
-                return self._routed_get(descr, get, obj, kind)
-        return native(obj, name)
+        step = self._generic_step(obj, name, kind, descr)
+        return native(obj, name) if step is None else self._routed_get(*step)
 
-    def _type_get(self, cls: type, name: str, meta: type, meta_attribute: Any) -> Any:
-        """``type.__getattribute__(cls, name)``; ``meta_attribute`` is ``name`` found on the
-        metaclass ``meta``."""
+    def _generic_step(self, obj: Any, name: str, kind: type, descr: Any, *,
+                      read_instance: bool = True) -> Step | None:
+        """The Python step of ``PyObject_GenericGetAttr``: a data descriptor's ``__get__``
+        (which wins over the instance ``__dict__``), else, unless the instance ``__dict__``
+        has ``name`` (``read_instance`` False: not looked at), a non-data descriptor's."""
+        if descr is MISSING or type(descr) in _INERT_DESCRIPTORS:
+            return None
+        get, setter, deleter = self._descriptor_slots(type(descr))
+        if get is MISSING or not self._python_get(descr, get):
+            return None
+        if setter is MISSING and deleter is MISSING and read_instance:
+            namespace = _instance_dict(obj, kind)
+            if namespace is not None and (not isinstance(namespace, dict)
+                                          or _dict_contains(namespace, name)):
+                return None
+        return descr, get, obj, kind
+
+    def _type_step(self, cls: type, name: str, meta: type, meta_attribute: Any
+                   ) -> Step | None:
+        """The Python step of ``type.__getattribute__(cls, name)``: a data descriptor of the
+        metaclass ``meta`` (``meta_attribute``, ``name`` found on it), else ``name`` found on
+        ``cls``'s MRO, bound with ``__get__(None, cls)``, else the metaclass's descriptor."""
         meta_get = MISSING
-        if meta_attribute is not MISSING and type(meta_attribute) not in _INERT_DESCRIPTORS:
-            get, setter, deleter = self._descriptor_slots(type(meta_attribute))
-            if get is not MISSING:
-                if setter is not MISSING or deleter is not MISSING:
-                    if self._python_get(meta_attribute, get):
-                        return self._routed_get(meta_attribute, get, cls, meta)
-                    return _TYPE_GETATTRIBUTE(cls, name)
-                meta_get = get
+        if meta_attribute is not MISSING:
+            kind = type(meta_attribute)
+            if kind is _GetSetDescriptorType or kind is _MemberDescriptorType:
+                return None  # type's own data descriptors (__name__, __doc__, ...) win
+            if kind not in _INERT_DESCRIPTORS:
+                get, setter, deleter = self._descriptor_slots(kind)
+                if get is not MISSING:
+                    if setter is not MISSING or deleter is not MISSING:
+                        if self._python_get(meta_attribute, get):
+                            return meta_attribute, get, cls, meta
+                        return None
+                    meta_get = get
         attribute = find(cls, name)
         if attribute is not MISSING:
             if type(attribute) not in _INERT_DESCRIPTORS:
                 get = self._descriptor_slots(type(attribute))[0]
                 if get is not MISSING and self._python_get(attribute, get):
-                    return self._routed_get(attribute, get, None, cls)
+                    return attribute, get, None, cls
         elif meta_get is not MISSING and self._python_get(meta_attribute, meta_get):
-            return self._routed_get(meta_attribute, meta_get, cls, meta)
-        return _TYPE_GETATTRIBUTE(cls, name)
+            return meta_attribute, meta_get, cls, meta
+        return None
 
     def _module_get(self, module: Any, name: str, kind: type, descr: Any) -> Any:
         """A module's attribute: the generic lookup, then the module's ``__getattr__``."""
@@ -260,34 +310,29 @@ class Attributes(Dunders):
         # a Python descriptor of a ModuleType subclass raised, which it would then raise again)
         return _MODULE_GETATTRIBUTE(module, name)
 
-    def _super_get(self, proxy: Any, name: str) -> Any:
-        """``super_getattro``: ``name`` on the MRO of the object's class after the class
-        ``super`` was given, bound to the object."""
+    def _super_step(self, proxy: Any, name: str) -> Step | None:
+        """The Python step of ``super_getattro``: ``name`` on the MRO of the object's class
+        after the class ``super`` was given, bound to the object."""
         start = _super_self_class(proxy)
-        mro = type_mro(start) if start is not None and name != "__class__" else None
-        if mro is not None:
-            this = _super_thisclass(proxy)
-            index = 0
-            while index + 1 < len(mro) and mro[index] is not this:
-                index += 1
-            for klass in mro[index + 1:]:
-                namespace = type_dict(klass)
-                if name in namespace:
-                    found = namespace[name]
-                    if type(found) in _INERT_DESCRIPTORS:
-                        break
-                    get = self._descriptor_slots(type(found))[0]
-                    if get is MISSING or not self._python_get(found, get):
-                        break
-                    obj = _super_self(proxy)
-                    return self._routed_get(found, get, None if obj is start else obj, start)
-        return super.__getattribute__(proxy, name)
-
-    def _method_get(self, method: Any, name: str, descr: Any) -> Any:
-        """A bound method's attribute: its type's, else its function's."""
-        if descr is not MISSING:
-            return getattr(method, name)  # C descriptors of the method type
-        return self.get(_method_function(method), name)
+        if start is None or name == "__class__":
+            return None
+        mro = type_mro(start)
+        this = _super_thisclass(proxy)
+        index = 0
+        while index + 1 < len(mro) and mro[index] is not this:
+            index += 1
+        for klass in mro[index + 1:]:
+            namespace = type_dict(klass)
+            if name in namespace:
+                found = namespace[name]
+                if type(found) in _INERT_DESCRIPTORS:
+                    return None
+                get = self._descriptor_slots(type(found))[0]
+                if get is MISSING or not self._python_get(found, get):
+                    return None
+                obj = _super_self(proxy)
+                return found, get, None if obj is start else obj, start
+        return None
 
     # ---------------------------------------------------------------------- descriptors
 
@@ -343,85 +388,100 @@ class Attributes(Dunders):
             owner = type(obj)
         return self._routed_get(inner, self._descriptor_slots(type(inner))[0], owner, owner)
 
-    def _python_set(self, descr: Any, method: Any, accessor: Any) -> bool:
-        """Whether ``descr``'s ``__set__``/``__delete__`` (``method``) runs Python code
-        (``accessor`` reads the property's setter or deleter)."""
-        if type(method) is _FunctionType:
-            return True
-        if method is _PROPERTY_SET or method is _PROPERTY_DELETE:
-            return type(accessor(descr)) is _FunctionType
-        return False
-
     # -------------------------------------------------------------------------- writing
+
+    def writable(self, obj: Any, name: str) -> bool:
+        """Whether ``obj.name = value`` runs only C code."""
+        return self._write_step(obj, name, 1) is None
+
+    def deletable(self, obj: Any, name: str) -> bool:
+        """Whether ``del obj.name`` runs only C code."""
+        return self._write_step(obj, name, 2) is None
 
     def set(self, value: Any, obj: Any, name: str) -> None:
         """``obj.name = value`` (operands in the order they are evaluated)."""
-        kind = type(obj)
-        if kind in ATTRIBUTE_NATIVE_TYPES:
+        step = self._write_step(obj, name, 1)
+        if step is None:
             setattr(obj, name, value)
-            return
-        setter = find(kind, "__setattr__")
-        if type(setter) is _FunctionType:
-            self.table[setter](obj, name, value)
-            return
-        how = _behaviour(_SETTERS, setter)
-        if how is _GENERIC:
-            self.generic_set(obj, name, value, kind, setter)
-        elif how is _TYPE and not immutable(obj):
-            self.generic_set(obj, name, value, kind, setter)  # the metaclass's descriptors
+        elif type(step) is _FunctionType:
+            self.table[step](obj, name, value)  # a Python __setattr__
         else:
-            self._invoke(setter, obj, name, value)
-
-    def generic_set(self, obj: Any, name: str, value: Any, kind: type,
-                    native: Any = OBJECT_SETATTR) -> None:
-        """``PyObject_GenericSetAttr(obj, name, value)``: a data descriptor of ``kind`` sets
-        it, else ``native`` (the C function found on ``kind``) does."""
-        descr = find(kind, name)
-        if descr is not MISSING and type(descr) not in _INERT_DESCRIPTORS:
-            setter = self._descriptor_slots(type(descr))[1]
-            if self._python_set(descr, setter, _property_fset):
-                if type(setter) is _FunctionType:
-                    self.table[setter](descr, obj, value)
-                else:
-                    self.table[_property_fset(descr)](obj, value)
-                return
-        native(obj, name, value)
+            self._routed_write(step, obj, value)
 
     def delete(self, obj: Any, name: str) -> None:
         """``del obj.name``."""
-        kind = type(obj)
-        if kind in ATTRIBUTE_NATIVE_TYPES:
+        step = self._write_step(obj, name, 2)
+        if step is None:
             delattr(obj, name)
-            return
-        deleter = find(kind, "__delattr__")
-        if type(deleter) is _FunctionType:
-            self.table[deleter](obj, name)
-            return
-        how = _behaviour(_SETTERS, deleter)
-        if how is _GENERIC or (how is _TYPE and not immutable(obj)):
-            self.generic_delete(obj, name, kind, deleter)
+        elif type(step) is _FunctionType:
+            self.table[step](obj, name)  # a Python __delattr__
         else:
-            self._invoke(deleter, obj, name)
+            self._routed_write(step, obj)
 
-    def generic_delete(self, obj: Any, name: str, kind: type,
-                       native: Any = OBJECT_DELATTR) -> None:
-        """``PyObject_GenericSetAttr(obj, name, NULL)``."""
+    def _write_step(self, obj: Any, name: str, which: int) -> Any:
+        """What runs Python code when ``obj.name`` is set (``which`` 1) or deleted (2):
+        None if nothing does, a Python ``__setattr__``/``__delattr__`` found on the type,
+        or (descriptor, method) for a data descriptor's ``__set__``/``__delete__``."""
+        kind = type(obj)
+        if kind in ATTRIBUTE_NATIVE_TYPES or kind is _ModuleType:
+            return None
+        method = find(kind, "__setattr__" if which == 1 else "__delattr__")
+        if type(method) is _FunctionType:
+            return method
+        how = _behaviour(_SETTERS, method)
+        if how is _GENERIC or (how is _TYPE and not immutable(obj)):
+            # PyObject_GenericSetAttr, on the metaclass's descriptors for a class
+            return self._descriptor_write(kind, name, which)
+        return None  # a C __setattr__ splice does not model: as CPython calls it
+
+    def _descriptor_write(self, kind: type, name: str, which: int
+                          ) -> tuple[Any, Any] | None:
+        """A data descriptor found on ``kind`` whose ``__set__`` (``which`` 1) or
+        ``__delete__`` (2) runs Python code, with that method."""
         descr = find(kind, name)
-        if descr is not MISSING and type(descr) not in _INERT_DESCRIPTORS:
-            deleter = self._descriptor_slots(type(descr))[2]
-            if self._python_set(descr, deleter, _property_fdel):
-                if type(deleter) is _FunctionType:
-                    self.table[deleter](descr, obj)
-                else:
-                    self.table[_property_fdel(descr)](obj)
-                return
-        native(obj, name)
+        if descr is MISSING or type(descr) in _INERT_DESCRIPTORS:
+            return None
+        method = self._descriptor_slots(type(descr))[which]
+        if type(method) is _FunctionType:
+            return descr, method
+        if method is _PROPERTY_SET or method is _PROPERTY_DELETE:
+            accessor = _property_fset if which == 1 else _property_fdel
+            if type(accessor(descr)) is _FunctionType:
+                return descr, method
+        return None
+
+    def _routed_write(self, step: tuple[Any, Any], obj: Any, *value: Any) -> None:
+        """A data descriptor's ``__set__(obj, value)`` or ``__delete__(obj)`` (no
+        ``value``), its Python code entered."""
+        descr, method = step
+        if type(method) is _FunctionType:
+            self.table[method](descr, obj, *value)
+        elif value:
+            self.table[_property_fset(descr)](obj, *value)
+        else:
+            self.table[_property_fdel(descr)](obj)
+
+    def generic_set(self, obj: Any, name: str, value: Any) -> None:
+        """``PyObject_GenericSetAttr(obj, name, value)`` (``object.__setattr__``)."""
+        step = self._descriptor_write(type(obj), name, 1)
+        if step is None:
+            OBJECT_SETATTR(obj, name, value)
+        else:
+            self._routed_write(step, obj, value)
+
+    def generic_delete(self, obj: Any, name: str) -> None:
+        """``PyObject_GenericSetAttr(obj, name, NULL)`` (``object.__delattr__``)."""
+        step = self._descriptor_write(type(obj), name, 2)
+        if step is None:
+            OBJECT_DELATTR(obj, name)
+        else:
+            self._routed_write(step, obj)
 
     # ------------------------------------------------------------- builtins and wrappers
 
     def builtin_getattr(self, obj: Any, name: Any, *default: Any) -> Any:
         """``getattr(obj, name[, default])``."""
-        if type(name) is not str or len(default) > 1:
+        if type(name) is not str or len(default) > 1 or self.readable(obj, name):
             return getattr(obj, name, *default)
         if not default:
             return self.get(obj, name)
@@ -432,7 +492,7 @@ class Attributes(Dunders):
 
     def builtin_hasattr(self, obj: Any, name: Any) -> bool:
         """``hasattr(obj, name)``."""
-        if type(name) is not str:
+        if type(name) is not str or self.readable(obj, name):
             return hasattr(obj, name)
         try:
             self._get(obj, name)
@@ -463,19 +523,17 @@ class Attributes(Dunders):
 
     def object_setattr(self, obj: Any, name: Any, value: Any) -> None:
         """``object.__setattr__(obj, name, value)``."""
-        kind = type(obj)
-        if type(name) is not str or not _generic_setattr_applies(kind):
+        if type(name) is not str or not _generic_setattr_applies(type(obj)):
             OBJECT_SETATTR(obj, name, value)  # its own checks and errors
             return
-        self.generic_set(obj, name, value, kind)
+        self.generic_set(obj, name, value)
 
     def object_delattr(self, obj: Any, name: Any) -> None:
         """``object.__delattr__(obj, name)``."""
-        kind = type(obj)
-        if type(name) is not str or not _generic_setattr_applies(kind):
+        if type(name) is not str or not _generic_setattr_applies(type(obj)):
             OBJECT_DELATTR(obj, name)
             return
-        self.generic_delete(obj, name, kind)
+        self.generic_delete(obj, name)
 
 
 def _generic_setattr_applies(kind: type) -> bool:

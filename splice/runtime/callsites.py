@@ -46,7 +46,7 @@ from splice.ir.nodes import (
     Var,
     Walrus,
 )
-from splice.ir.tools import definitions, locations
+from splice.ir.tools import definitions, locations, redefined, use_counts
 
 _type = type
 _MethodType = types.MethodType
@@ -95,24 +95,11 @@ class _Scope:
 
     def __init__(self, ir: FunctionIR) -> None:
         self.block_of: dict[int, list[Stmt]] = {}
-        self.use_counts: dict[Temp, int] = {}
+        self.use_counts = use_counts(ir)
         #: temps assigned by more than one statement (say, in both branches of an ``if``)
-        self.redefined: set[Temp] = set()
-        assigned: set[Temp] = set()
+        self.redefined = redefined(ir)
         for loc in locations(ir):
             self.block_of[id(loc.stmt)] = loc.block
-            stmt = loc.stmt
-            if isinstance(stmt, Assign):
-                for result in stmt.results:
-                    if result in assigned:
-                        self.redefined.add(result)
-                    assigned.add(result)
-            for operand in stmt.operands():
-                if isinstance(operand, Temp):
-                    self.use_counts[operand] = self.use_counts.get(operand, 0) + 1
-            for region in stmt.regions():
-                if isinstance(region.value, Temp):
-                    self.use_counts[region.value] = self.use_counts.get(region.value, 0) + 1
 
     def replace(self, stmt: Stmt, new: list[Stmt]) -> None:
         block = self.block_of.pop(id(stmt))

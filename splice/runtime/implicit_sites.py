@@ -63,7 +63,7 @@ from splice.ir.nodes import (
     While,
     With,
 )
-from splice.ir.tools import definitions, locations
+from splice.ir.tools import definitions, locations, redefined, use_counts
 from splice.runtime.callsites import expression_statements, scopes_run_inline
 
 __all__ = ["route_implicit"]
@@ -124,6 +124,8 @@ class _Routing:
         self.defs = definitions(scope)
         self.known = _builtin_typed(self.defs)
         self.expression_only = expression_statements(scope)
+        self.uses = use_counts(scope)
+        self.redefined = redefined(scope)
 
     def run(self) -> int:
         scope, implicit, native, defs, known = (self.scope, self.implicit, self.native,
@@ -184,10 +186,14 @@ class _Routing:
             elif isinstance(stmt, Assign) and stmt.id not in chained and not (
                     isinstance(op, GetItem) and isinstance(op.obj, Const)
                     and any(op.obj.value is s for s in self.skip)):
+                # the operands, as the statement had them before it is guarded
+                original = Assign(stmt.results, stmt.op, stmt.pos)
                 new = self._guard(stmt, compact_here)
                 if new is not None:
                     index = loc.block.index(stmt)
                     loc.block[index:index + 1] = new
+                    if not compact_here:
+                        self._release(original, loc.block, index + len(new) - 1)
                     count += 1
             if before:
                 index = loc.block.index(stmt)
@@ -229,14 +235,39 @@ class _Routing:
         found = self._slow_path(stmt)
         if found is None:
             return None
-        checked, slow_fn, slow_args, native = found
+        checked, slow_fn, slow_args, native, plain = found
         return _guarded(self.scope, stmt, checked, slow_fn, slow_args, native, compact,
-                        self.known)
+                        self.known, plain)
 
-    def _slow_path(self, stmt: Assign
-                   ) -> tuple[list[Operand], Any, list[Operand], frozenset[type]] | None:
+    def _release(self, stmt: Assign, block: list[Stmt], index: int) -> None:
+        """After the guard of ``stmt`` (ending at ``block[index]``), release the temps only
+        ``stmt`` used: the guard reads them several times, which makes them hidden locals,
+        and they would live on until the frame ends (weak references and finalizers see
+        it). The release goes after the statements that use the result in turn (each the
+        next one's operand), so each result can still be folded into its use; none when
+        the last result ends the block (it is a region's value, which must stay last)."""
+        dead = [o for o in dict.fromkeys(stmt.op.operands()) if isinstance(o, Temp)
+                and self.uses.get(o) == 1 and o not in self.redefined]
+        if not dead:
+            return
+        at = index + 1
+        result = stmt.results[0] if stmt.results else None
+        while result is not None and at < len(block) and _uses(block[at], result):
+            following = block[at]
+            result = (following.results[0] if isinstance(following, Assign)
+                      and len(following.results) == 1 else None)
+            at += 1
+        if result is not None and at == len(block):
+            return
+        block[at:at] = [Assign((temp,), Copy(Const(None, stmt.pos)), stmt.pos)
+                        for temp in dead]
+
+    def _slow_path(self, stmt: Assign) -> tuple[list[Operand], Any, list[Operand],
+                                                 frozenset[type], Any] | None:
         """For an implicit call: the operands whose types decide, the function to call
-        when one is not native and its arguments, and the native types."""
+        when one is not native and its arguments, the native types, and (for attribute
+        access) the function telling whether the native operation runs only C code anyway
+        (called with the same arguments but the value)."""
         op = stmt.op
         pos = stmt.pos
         implicit = self.implicit
@@ -245,43 +276,52 @@ class _Routing:
         def name(attribute: str) -> Const:
             return Const(mangle(self.private, attribute), pos)
 
+        types = self.attribute_types
         if isinstance(op, GetAttr) and stmt.id not in self.native_attributes:
-            return [op.obj], attributes.get, [op.obj, name(op.name)], self.attribute_types
+            args = [op.obj, name(op.name)]
+            return [op.obj], attributes.get, args, types, attributes.readable
         if isinstance(op, SetAttr):
-            return ([op.obj], attributes.set, [op.value, op.obj, name(op.name)],
-                    self.attribute_types)
+            args = [op.value, op.obj, name(op.name)]
+            return [op.obj], attributes.set, args, types, attributes.writable
         if isinstance(op, DelAttr):
-            return [op.obj], attributes.delete, [op.obj, name(op.name)], self.attribute_types
+            args = [op.obj, name(op.name)]
+            return [op.obj], attributes.delete, args, types, attributes.deletable
         native = self.native
         if isinstance(op, BinOp):
             return ([op.left, op.right], implicit.binary,
-                    [Const(op.op, pos), op.left, op.right], native)
+                    [Const(op.op, pos), op.left, op.right], native, None)
         if isinstance(op, InPlace):
             return ([op.target, op.value], implicit.inplace,
-                    [Const(op.op, pos), op.target, op.value], native)
+                    [Const(op.op, pos), op.target, op.value], native, None)
         if isinstance(op, UnaryOp) and op.op in _GUARDED_UNARY:
-            return [op.operand], implicit.unary, [Const(op.op, pos), op.operand], native
+            return [op.operand], implicit.unary, [Const(op.op, pos), op.operand], native, None
         if isinstance(op, UnaryOp) and op.op == "not_":
-            return [op.operand], implicit.negation, [op.operand], native
+            return [op.operand], implicit.negation, [op.operand], native, None
         if isinstance(op, Iter) and not op.is_async:
-            return [op.value], implicit.loop, [op.value], native
+            return [op.value], implicit.loop, [op.value], native, None
         if isinstance(op, Compare) and op.op in ("in", "not_in"):
             method = implicit.contains if op.op == "in" else implicit.not_contains
-            return [op.right], method, [op.left, op.right], native
+            return [op.right], method, [op.left, op.right], native, None
         if isinstance(op, Compare) and op.op in _GUARDED_COMPARE:
             return ([op.left, op.right], implicit.compare,
-                    [Const(op.op, pos), op.left, op.right], native)
+                    [Const(op.op, pos), op.left, op.right], native, None)
         if isinstance(op, GetItem):
-            return [op.obj], implicit.getitem, [op.obj, op.index], native
+            return [op.obj], implicit.getitem, [op.obj, op.index], native, None
         if isinstance(op, SetItem):
-            return [op.obj], implicit.setitem, [op.value, op.obj, op.index], native
+            return [op.obj], implicit.setitem, [op.value, op.obj, op.index], native, None
         if isinstance(op, DelItem):
-            return [op.obj], implicit.delitem, [op.obj, op.index], native
+            return [op.obj], implicit.delitem, [op.obj, op.index], native, None
         if isinstance(op, Format):
             spec: list[Operand] = [op.spec] if op.spec is not None else []
             return ([op.value], implicit.formatted,
-                    [op.value, Const(op.conversion, pos), *spec], native)
+                    [op.value, Const(op.conversion, pos), *spec], native, None)
         return None
+
+
+def _uses(stmt: Stmt, temp: Temp) -> bool:
+    """Whether ``stmt`` uses ``temp`` as an operand or a region's value."""
+    return (any(o is temp for o in stmt.operands())
+            or any(r.value is temp for r in stmt.regions()))
 
 
 def _unchain(ir: FunctionIR, expression_only: set[int], compact: bool) -> set[int]:
@@ -394,9 +434,11 @@ def _type_test(ir: FunctionIR, operand: Operand, native: frozenset[type], pos: P
 
 def _guarded(ir: FunctionIR, stmt: Assign, checked: list[Operand], slow_fn: Any,
              slow_args: list[Operand], native: frozenset[type], compact: bool,
-             known: set[Temp]) -> list[Stmt] | None:
+             known: set[Temp], plain: Any = None) -> list[Stmt] | None:
     """``stmt`` as its native operation when the types of ``checked`` are all in
-    ``native``, else ``slow_fn(*slow_args)`` (None: no operand needs a test)."""
+    ``native``, else ``slow_fn(*slow_args)`` (None: no operand needs a test). ``plain``
+    (one checked operand): a function that, given ``slow_args`` without a value, tells
+    whether the native operation runs only C code, tested when the type is not native."""
     op = stmt.op
     pos = stmt.pos
     results = stmt.results
@@ -415,11 +457,22 @@ def _guarded(ir: FunctionIR, stmt: Assign, checked: list[Operand], slow_fn: Any,
     def slow_stmt(results: tuple[Temp, ...]) -> Assign:
         return Assign(results, Call(Const(slow_fn, pos), list(slow_args), []), pos)
 
+    def test(operand: Operand) -> tuple[list[Stmt], Temp]:
+        prefix, ok = _type_test(ir, operand, native, pos)
+        if plain is None:
+            return prefix, ok
+        # ``type(obj) in NATIVE or plain(obj, name)``, the result only tested
+        answer, either = fresh(), fresh()
+        plain_args = slow_args[1:] if isinstance(op, SetAttr) else slow_args
+        asks = Region([Assign((answer,), Call(Const(plain, pos), list(plain_args), []),
+                              pos)], answer)
+        return [*prefix, Assign((either,), BoolOp("or", ok, [asks], in_test=True), pos)], either
+
     if not results:
         # a statement without a value (``obj[i] = v``, ``del obj[i]``): an ``if``
         native_branch: list[Stmt] = [stmt]
         for operand in reversed(checked):
-            prefix, ok = _type_test(ir, operand, native, pos)
+            prefix, ok = test(operand)
             native_branch = [*prefix, If(ok, native_branch, [slow_stmt(())], pos)]
         return native_branch
 
@@ -430,7 +483,7 @@ def _guarded(ir: FunctionIR, stmt: Assign, checked: list[Operand], slow_fn: Any,
     native_result = fresh()
     inner = Region([Assign((native_result,), op, pos)], native_result)
     for operand in reversed(checked):
-        prefix, ok = _type_test(ir, operand, native, pos)
+        prefix, ok = test(operand)
         value = fresh()
         inner = Region([*prefix, Assign((value,), IfExp(ok, inner, slow_region()), pos)], value)
     stmt.op = Copy(inner.value)

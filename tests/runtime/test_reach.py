@@ -73,7 +73,7 @@ BUGS: dict[str, str] = {}
 #: transforming all of it takes seconds under the profiler. The coroutines are created by the
 #: program's own code, so their bodies still run under the plugin whenever the loop resumes
 #: them (that is what this program checks).
-LOCAL_ONLY = frozenset({"async", "implicit_async"})
+LOCAL_ONLY = frozenset({"async", "implicit_async", "implicit_async_delegating"})
 
 
 class CallCounter(splice.Plugin):
