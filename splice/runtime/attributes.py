@@ -32,13 +32,15 @@ from functools import partial
 from typing import Any
 
 from splice.runtime.dunders import (
+    FROZEN,
     MISSING,
     NATIVE_TYPES,
     Dunders,
     find,
+    find3,
     immutable,
+    mro_of,
     type_dict,
-    type_mro,
 )
 
 _FunctionType = types.FunctionType
@@ -156,9 +158,15 @@ class Attributes(Dunders):
             return True
         if kind is _ModuleType:
             return "__getattr__" not in _module_namespace(obj)
-        getattribute, hook, descr = self._read_lookup(kind, name)
+        if kind in FROZEN:
+            getattribute, hook, descr = self._read_lookup(kind, name)
+        else:
+            getattribute, hook, descr = find3(kind, "__getattribute__", "__getattr__", name)
         if hook is not MISSING or type(getattribute) is _FunctionType:
             return False
+        if getattribute is OBJECT_GETATTRIBUTE and (
+                descr is MISSING or type(descr) in _INERT_DESCRIPTORS):
+            return True  # the common case, without calls
         how = _behaviour(_GETTERS, getattribute)
         if how is _GENERIC:
             # the instance __dict__ is left to ``get``: it is read once, as natively (a key
@@ -200,25 +208,15 @@ class Attributes(Dunders):
 
     def _read_lookup(self, kind: type, name: str) -> tuple[Any, Any, Any]:
         """``kind``'s ``__getattribute__``, ``__getattr__`` and ``name``, in one walk of its
-        MRO (cached for immutable types)."""
+        MRO (cached for builtin types, which cannot change)."""
+        if kind not in FROZEN:
+            return find3(kind, "__getattribute__", "__getattr__", name)
         key = (kind, name)
         found = self._reads.get(key)
-        if found is not None:
-            return found
-        getattribute = hook = descr = MISSING
-        for klass in type_mro(kind):
-            namespace = type_dict(klass)
-            if descr is MISSING and name in namespace:
-                descr = namespace[name]
-            if getattribute is MISSING and "__getattribute__" in namespace:
-                getattribute = namespace["__getattribute__"]
-            if hook is MISSING and "__getattr__" in namespace:
-                hook = namespace["__getattr__"]
-        found = (getattribute, hook, descr)
-        if immutable(kind):
+        if found is None:
             if len(self._reads) >= _CACHE_LIMIT:
                 self._reads.clear()
-            self._reads[key] = found
+            found = self._reads[key] = find3(kind, "__getattribute__", "__getattr__", name)
         return found
 
     def _get_by(self, getattribute: Any, obj: Any, name: str, kind: type, descr: Any) -> Any:
@@ -316,13 +314,13 @@ class Attributes(Dunders):
         start = _super_self_class(proxy)
         if start is None or name == "__class__":
             return None
-        mro = type_mro(start)
+        mro = mro_of(start)
         this = _super_thisclass(proxy)
         index = 0
         while index + 1 < len(mro) and mro[index] is not this:
             index += 1
         for klass in mro[index + 1:]:
-            namespace = type_dict(klass)
+            namespace = FROZEN.get(klass) or type_dict(klass)
             if name in namespace:
                 found = namespace[name]
                 if type(found) in _INERT_DESCRIPTORS:
@@ -341,16 +339,7 @@ class Attributes(Dunders):
         found = self._slots.get(kind)
         if found is not None:
             return found
-        get = setter = deleter = MISSING
-        for klass in type_mro(kind):
-            namespace = type_dict(klass)
-            if get is MISSING and "__get__" in namespace:
-                get = namespace["__get__"]
-            if setter is MISSING and "__set__" in namespace:
-                setter = namespace["__set__"]
-            if deleter is MISSING and "__delete__" in namespace:
-                deleter = namespace["__delete__"]
-        found = (get, setter, deleter)
+        found = find3(kind, "__get__", "__set__", "__delete__")
         if immutable(kind):
             if len(self._slots) >= _CACHE_LIMIT:
                 self._slots.clear()
@@ -539,7 +528,7 @@ class Attributes(Dunders):
 def _generic_setattr_applies(kind: type) -> bool:
     """Whether ``object.__setattr__`` may be applied to instances of ``kind``: no builtin or
     C class on its MRO sets attributes its own way (CPython's ``hackcheck`` refuses it then)."""
-    for klass in type_mro(kind):
+    for klass in mro_of(kind):
         if immutable(klass):
             setter = type_dict(klass).get("__setattr__", MISSING)
             if setter is not MISSING and _behaviour(_SETTERS, setter) is not _GENERIC:
@@ -550,7 +539,7 @@ def _generic_setattr_applies(kind: type) -> bool:
 def _instance_dict(obj: Any, kind: type) -> Any:
     """``obj``'s own ``__dict__`` (None if it has none), by the C descriptor that gives it,
     past any class attribute named ``__dict__``."""
-    for klass in type_mro(kind):
+    for klass in mro_of(kind):
         found = type_dict(klass).get("__dict__", MISSING)
         if type(found) is _GetSetDescriptorType or type(found) is _MemberDescriptorType:
             return found.__get__(obj, kind)

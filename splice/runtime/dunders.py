@@ -9,8 +9,10 @@ what is not a Python function is called as CPython calls it.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import types
+from collections.abc import Mapping
 from typing import Any
 
 _FunctionType = types.FunctionType
@@ -26,7 +28,8 @@ NATIVE_TYPES: frozenset[type] = frozenset({
     type(None), range, slice, memoryview,
 })
 
-# the raw getters of ``type``'s own data descriptors: a metaclass cannot redefine them
+# the raw getters of ``type``'s own data descriptors (a metaclass could shadow them; with
+# ``type`` itself as the metaclass, plain attribute access is the same and faster)
 type_dict = type.__dict__["__dict__"].__get__
 type_mro = type.__dict__["__mro__"].__get__
 type_flags = type.__dict__["__flags__"].__get__
@@ -37,14 +40,51 @@ IMMUTABLE_TYPE = 1 << 8
 HEAP_TYPE = 1 << 9
 
 
+def _frozen_namespaces() -> dict[type, dict[str, Any]]:
+    """Copies of the ``__dict__`` of the builtin types (immutable: they never change), read
+    as plain dicts by the lookups below instead of a new mappingproxy each time."""
+    kinds = {kind for module in (builtins, types) for kind in vars(module).values()
+             if isinstance(kind, type)}
+    kinds.update({object, type, type(None), type(NotImplemented), type(Ellipsis)})
+    return {kind: dict(type_dict(kind)) for kind in kinds
+            if type_flags(kind) & IMMUTABLE_TYPE}
+
+
+#: builtin type -> a copy of its ``__dict__`` (see ``_frozen_namespaces``)
+FROZEN: dict[type, dict[str, Any]] = _frozen_namespaces()
+
+
+def mro_of(kind: type) -> tuple[type, ...]:
+    """``kind.__mro__`` as CPython's lookups see it (a metaclass cannot redefine it)."""
+    return kind.__mro__ if type(kind) is type else type_mro(kind)
+
+
 def find(kind: type, name: str) -> Any:
     """``name`` found on ``kind``'s MRO without any descriptor call (``MISSING`` if absent),
     as ``_PyType_Lookup``."""
-    for klass in type_mro(kind):
-        namespace = type_dict(klass)
+    for klass in kind.__mro__ if type(kind) is type else type_mro(kind):
+        namespace: Mapping[str, Any] | None = FROZEN.get(klass)
+        if namespace is None:
+            namespace = klass.__dict__ if type(klass) is type else type_dict(klass)
         if name in namespace:
             return namespace[name]
     return MISSING
+
+
+def find3(kind: type, first: str, second: str, third: str) -> tuple[Any, Any, Any]:
+    """``find`` for three names at once, in one walk of the MRO."""
+    one = two = three = MISSING
+    for klass in kind.__mro__ if type(kind) is type else type_mro(kind):
+        namespace: Mapping[str, Any] | None = FROZEN.get(klass)
+        if namespace is None:
+            namespace = klass.__dict__ if type(klass) is type else type_dict(klass)
+        if one is MISSING and first in namespace:
+            one = namespace[first]
+        if two is MISSING and second in namespace:
+            two = namespace[second]
+        if three is MISSING and third in namespace:
+            three = namespace[third]
+    return one, two, three
 
 
 def special(kind: type, name: str) -> Any:
@@ -56,7 +96,7 @@ def special(kind: type, name: str) -> Any:
 def immutable(kind: type) -> bool:
     """Whether nothing can change what is found on ``kind`` (a builtin or C extension type,
     whose bases are immutable too): lookups on it may be cached."""
-    return bool(type_flags(kind) & IMMUTABLE_TYPE)
+    return kind in FROZEN or bool(type_flags(kind) & IMMUTABLE_TYPE)
 
 
 def type_name(kind: type, limit: int) -> str:
