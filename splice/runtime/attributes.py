@@ -414,20 +414,21 @@ class Attributes(Dunders):
         kind = type(obj)
         if kind in ATTRIBUTE_NATIVE_TYPES or kind is _ModuleType:
             return None
-        method = find(kind, "__setattr__" if which == 1 else "__delattr__")
+        setter, descr, deleter = find3(kind, "__setattr__", name, "__delattr__")
+        method = setter if which == 1 else deleter
         if type(method) is _FunctionType:
             return method
+        if method is OBJECT_SETATTR or method is OBJECT_DELATTR:  # the common case
+            return self._descriptor_write(descr, which)
         how = _behaviour(_SETTERS, method)
         if how is _GENERIC or (how is _TYPE and not immutable(obj)):
             # PyObject_GenericSetAttr, on the metaclass's descriptors for a class
-            return self._descriptor_write(kind, name, which)
+            return self._descriptor_write(descr, which)
         return None  # a C __setattr__ splice does not model: as CPython calls it
 
-    def _descriptor_write(self, kind: type, name: str, which: int
-                          ) -> tuple[Any, Any] | None:
-        """A data descriptor found on ``kind`` whose ``__set__`` (``which`` 1) or
-        ``__delete__`` (2) runs Python code, with that method."""
-        descr = find(kind, name)
+    def _descriptor_write(self, descr: Any, which: int) -> tuple[Any, Any] | None:
+        """``descr`` (found on the type) with its ``__set__`` (``which`` 1) or
+        ``__delete__`` (2) when it is a data descriptor whose method runs Python code."""
         if descr is MISSING or type(descr) in _INERT_DESCRIPTORS:
             return None
         method = self._descriptor_slots(type(descr))[which]
@@ -452,7 +453,7 @@ class Attributes(Dunders):
 
     def generic_set(self, obj: Any, name: str, value: Any) -> None:
         """``PyObject_GenericSetAttr(obj, name, value)`` (``object.__setattr__``)."""
-        step = self._descriptor_write(type(obj), name, 1)
+        step = self._descriptor_write(find(type(obj), name), 1)
         if step is None:
             OBJECT_SETATTR(obj, name, value)
         else:
@@ -460,7 +461,7 @@ class Attributes(Dunders):
 
     def generic_delete(self, obj: Any, name: str) -> None:
         """``PyObject_GenericSetAttr(obj, name, NULL)`` (``object.__delattr__``)."""
-        step = self._descriptor_write(type(obj), name, 2)
+        step = self._descriptor_write(find(type(obj), name), 2)
         if step is None:
             OBJECT_DELATTR(obj, name)
         else:
