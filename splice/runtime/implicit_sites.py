@@ -192,7 +192,9 @@ class _Routing:
                 if new is not None:
                     index = loc.block.index(stmt)
                     loc.block[index:index + 1] = new
-                    if not compact_here:
+                    # (a comprehension's or lambda's frame ends with the expression, and
+                    # releasing would keep it from being one)
+                    if not compact_here and scope.kind not in ("comprehension", "lambda"):
                         self._release(original, loc.block, index + len(new) - 1)
                     count += 1
             if before:
