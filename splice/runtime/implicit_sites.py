@@ -9,12 +9,15 @@ operation behind a type test of its operands, else a call of the matching method
     %r = a + b          # becomes  %r = a + b if type(a) in NATIVE and type(b) in NATIVE
                         #               else @binary('add', a, b)
     %x = obj.name       # becomes  %x = obj.name if type(obj) in ATTRIBUTE_NATIVE
-                        #               else @get(obj, 'name')
+                        #               or @readable(obj, 'name') else @get(obj, 'name')
 
-``for``, ``async for``, unpacking and ``with`` take a C-level stand-in instead of their
-operand, chained comparisons become ``and`` chains of routed comparisons (the middle operand
-still evaluated once), and class statements made by ``type`` run their ``__set_name__``
-calls through the table (``splice.runtime.classes``).
+(``readable`` says whether CPython's lookup would run only C code: then the read is made
+natively, in the user's frame). ``for``, ``async for``, unpacking and ``with`` take a
+C-level stand-in instead of their operand, chained comparisons become ``and`` chains or an
+``if`` per link (the middle operand still evaluated once), and class statements made by
+``type`` run their ``__set_name__`` calls through the table (``splice.runtime.classes``).
+Temps that a guard reads several times (which makes them hidden locals) are released after
+it, as soon as its result has been used.
 """
 
 from __future__ import annotations
