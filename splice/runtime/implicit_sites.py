@@ -17,7 +17,7 @@ C-level stand-in instead of their operand, chained comparisons become ``and`` ch
 ``if`` per link (the middle operand still evaluated once), and class statements made by
 ``type`` run their ``__set_name__`` calls through the table (``splice.runtime.classes``).
 Temps that a guard reads several times (which makes them hidden locals) are released after
-it, as soon as its result has been used.
+it where that disturbs no folding (after a store of its result, or when it has none).
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ from splice.ir.nodes import (
     SetItem,
     Starred,
     Stmt,
+    Store,
     Temp,
     UnaryOp,
     Unpack,
@@ -248,22 +249,18 @@ class _Routing:
         """After the guard of ``stmt`` (ending at ``block[index]``), release the temps only
         ``stmt`` used: the guard reads them several times, which makes them hidden locals,
         and they would live on until the frame ends (weak references and finalizers see
-        it). The release goes after the statements that use the result in turn (each the
-        next one's operand), so each result can still be folded into its use; none when
-        the last result ends the block (it is a region's value, which must stay last)."""
+        it). Only where no folding can be disturbed: right after a statement without a
+        result (``obj.x = f()``), or after the store of a result (``y = f().x``)."""
         dead = [o for o in dict.fromkeys(stmt.op.operands()) if isinstance(o, Temp)
                 and self.uses.get(o) == 1 and o not in self.redefined]
         if not dead:
             return
         at = index + 1
-        result = stmt.results[0] if stmt.results else None
-        while result is not None and at < len(block) and _uses(block[at], result):
-            following = block[at]
-            result = (following.results[0] if isinstance(following, Assign)
-                      and len(following.results) == 1 else None)
+        if stmt.results:
+            following = block[at] if at < len(block) else None
+            if not (isinstance(following, Store) and following.value is stmt.results[0]):
+                return
             at += 1
-        if result is not None and at == len(block):
-            return
         block[at:at] = [Assign((temp,), Copy(Const(None, stmt.pos)), stmt.pos)
                         for temp in dead]
 
@@ -321,12 +318,6 @@ class _Routing:
             return ([op.value], implicit.formatted,
                     [op.value, Const(op.conversion, pos), *spec], native, None)
         return None
-
-
-def _uses(stmt: Stmt, temp: Temp) -> bool:
-    """Whether ``stmt`` uses ``temp`` as an operand or a region's value."""
-    return (any(o is temp for o in stmt.operands())
-            or any(r.value is temp for r in stmt.regions()))
 
 
 def _unchain(ir: FunctionIR, expression_only: set[int], compact: bool) -> set[int]:

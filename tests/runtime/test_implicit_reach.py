@@ -104,7 +104,19 @@ def store_temporary(holder: Holder) -> bool:
     return Node.made[-1]() is None
 
 
-@pytest.mark.parametrize("function", [read_from_temporary, store_temporary])
+def unpack_from_comprehension() -> bool:
+    class Local:
+        pass
+
+    first, second = [Local() for _ in range(2)]  # a guarded iter() before the unpacking
+    probe = weakref.ref(second)
+    del second
+    gc.collect()
+    return probe() is None and first is not None
+
+
+@pytest.mark.parametrize("function", [read_from_temporary, store_temporary,
+                                      unpack_from_comprehension])
 def test_temporaries_are_released(function: Any) -> None:
     args = (Holder(),) if function is store_temporary else ()
     assert function(*args) is True
