@@ -853,8 +853,8 @@ def program_implicit_attribute_corners():
     module = types.ModuleType("lazy_module")
     module.__getattr__ = _module_fallback
     out = [Dial.unit, dial.reading, dial.squared, dial.squared, Dial.kind, module.anything,
-           getattr(dial, "reading"), hasattr(dial, "nothing")]
-    setattr(dial, "value", 5)       # Dial.__setattr__ again
+           getattr(dial, "reading"), hasattr(dial, "nothing")]  # noqa: B009 - the builtins
+    setattr(dial, "value", 5)  # noqa: B010 - the builtin: Dial.__setattr__ again
     return out
 
 
