@@ -326,9 +326,9 @@ def _unchain(ir: FunctionIR, expression_only: set[int], compact: bool) -> set[in
     tests CPython makes: one per link where the result is only tested (``if a < b < c:``,
     kept as an ``and``), and where it is a value, one per link and the consumer's own (an
     ``if`` per link assigning one temp: as an ``and`` inside another ``and``/``or``, the
-    compiler would merge the two tests of a falsy link). A value that must stay an
-    expression (in a class body, a comprehension, code that cannot hold statements) keeps
-    its chain and native comparisons: the ids of those comparisons are returned."""
+    compiler would merge the two tests of a falsy link). A chain that must stay an
+    expression (in a class body, a comprehension, a lambda, code that cannot hold
+    statements) keeps its native comparisons: the ids of those comparisons are returned."""
     native: set[int] = set()
     for loc in list(locations(ir)):
         stmt = loc.stmt
@@ -336,10 +336,12 @@ def _unchain(ir: FunctionIR, expression_only: set[int], compact: bool) -> set[in
         if not (isinstance(op, BoolOp) and op.chain):
             continue
         assert isinstance(stmt, Assign)
-        if op.in_test:
-            op.chain = False
-        elif compact or ir.kind in ("class", "comprehension") or id(stmt) in expression_only:
+        if compact or ir.kind in ("class", "comprehension", "lambda") or \
+                id(stmt) in expression_only:
+            # the middle operand, read by two links, would have to be a hidden local
             native.update(s.id for s in _chain_links(ir, op))
+        elif op.in_test:
+            op.chain = False
         else:
             result = stmt.results[0]
             first = Assign((result,), Copy(op.first), stmt.pos)

@@ -1,8 +1,8 @@
 """Pay for what you use: a context without per-call hooks generates exactly the code it
 generated before the implicit-call routing reached attributes, ``async for``, chained
 comparisons and class statements. ``hookless_code.json`` holds the code generated for
-``hookless_sample`` before that work (main at b5134be, and still at e8cac15); regenerate it only for a change
-that is meant to alter hookless code."""
+``hookless_sample`` before that work (main at b5134be, the same at e8cac15); regenerate it
+only for a change that is meant to alter hookless code."""
 
 from __future__ import annotations
 
