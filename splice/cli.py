@@ -402,8 +402,8 @@ def run(module: str | None, plugin_spec: str | None, target: tuple[str, ...]) ->
 @click.option("--args", "record_args", is_flag=True,
               help="Record argument and return value summaries (slower).")
 @click.option("--implicit", is_flag=True,
-              help="Also enter and record the dunders operators, subscripts and formatting "
-              "call on your objects (slower).")
+              help="Also enter and record the dunders operators, subscripts, attribute "
+              "access and formatting call on your objects (slower).")
 @click.option("--max-depth", type=click.IntRange(min=1), help="Cut the printed tree.")
 @click.option("--min-ms", type=click.FloatRange(min=0), default=0.0,
               help="Hide subtrees faster than this in the printed tree.")

@@ -63,8 +63,9 @@ class Plugin:
       finer than its argument types (None: no key).
     * ``strict``: when true, a callee splice cannot transform raises ``UnsupportedError``
       instead of running natively.
-    * ``implicit_calls``: whether dunders reached by operators, subscripts and formatting
-      run under the plugin (default: when it has per-call hooks).
+    * ``implicit_calls``: whether dunders reached by operators, subscripts, attribute
+      access, iteration, ``with``, formatting and class statements run under the plugin
+      (default: when it has per-call hooks).
 
     Composition (``splice.compose(a, b)``, or ``a.run(b.run, f)``): prehooks run outermost
     first, posthooks innermost first, overdubs nest (``a``'s receives the call and its
@@ -73,8 +74,9 @@ class Plugin:
     """
 
     strict: bool = False
-    #: whether operators, subscripts and formatting of non-builtin types enter Python
-    #: dunders under the plugin (docs/runtime.md, "Implicit calls"): None means only when
+    #: whether operators, subscripts, attribute access, iteration and formatting of
+    #: non-builtin types enter Python dunders, properties and descriptors under the plugin
+    #: (docs/runtime.md, "Implicit calls"): None means only when
     #: the plugin has per-call hooks (``prehook``, ``posthook``, ``overdub``); True asks for
     #: it anyway (a ``lowered`` pass that must see dunder bodies), False declines it
     implicit_calls: bool | None = None

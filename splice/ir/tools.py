@@ -103,6 +103,32 @@ def definitions(ir: FunctionIR) -> dict[Temp, Assign]:
     return found
 
 
+def redefined(ir: FunctionIR) -> set[Temp]:
+    """The temps of ``ir`` assigned by more than one statement."""
+    assigned: set[Temp] = set()
+    found: set[Temp] = set()
+    for stmt in walk(ir):
+        if isinstance(stmt, Assign):
+            for result in stmt.results:
+                if result in assigned:
+                    found.add(result)
+                assigned.add(result)
+    return found
+
+
+def use_counts(ir: FunctionIR) -> dict[Temp, int]:
+    """How many times each temp of ``ir`` is used (as an operand or a region's value)."""
+    counts: dict[Temp, int] = {}
+    for stmt in walk(ir):
+        for operand in stmt.operands():
+            if isinstance(operand, Temp):
+                counts[operand] = counts.get(operand, 0) + 1
+        for region in stmt.regions():
+            if isinstance(region.value, Temp):
+                counts[region.value] = counts.get(region.value, 0) + 1
+    return counts
+
+
 def uses(ir: FunctionIR, temp: Temp) -> list[Stmt]:
     """The statements that use ``temp`` as an operand (or as a region's value)."""
     found = []

@@ -57,13 +57,14 @@ What is recorded
   outside the overlays), and module top-level code. The callees of all of these that run
   under the Tracer are recorded.
 * Dunder methods Python calls implicitly on your objects (operators, subscripts,
-  formatting) are reached only with ``implicit_calls=True``: then the operations whose
-  operands are not of builtin types enter those dunders under the Tracer, which records
-  them and what they call. It costs a type test on every operator, so it is off by default
-  (in ``benchmarks/programs``, about half of the Tracer's overhead again, and much more in
-  float-heavy code). Without it, such dunders run natively, with everything they call,
-  and are not recorded. Implicit calls splice does not reach at all (``docs/runtime.md``:
-  truth tests, ``for`` iteration, ``with``, properties) are never recorded.
+  attribute access through properties and descriptors, iteration, ``with``, formatting)
+  are reached only with ``implicit_calls=True``: then the operations whose operands are not
+  of builtin types enter those dunders under the Tracer, which records them and what they
+  call. It costs a type test on every operator and attribute access, so it is off by
+  default (in ``benchmarks/programs``, about half of the Tracer's overhead again, and much
+  more in float-heavy code). Without it, such dunders run natively, with everything they
+  call, and are not recorded. Implicit calls splice does not reach at all
+  (``docs/runtime.md``, "Out of reach") are never recorded.
 * ``include``/``exclude`` filter by the function's module (``__module__``): a pattern
   ``pkg`` matches ``pkg`` and its submodules, and shell-style wildcards work (``pkg.*_test``).
   Functions of other modules still run under the Tracer (so their callees in included
@@ -458,8 +459,8 @@ class Tracer(splice.Plugin):
     ``include``/``exclude``: module patterns (``"pkg"`` covers its submodules; wildcards
     allowed) choosing which functions record their calls. ``args``/``returns``: record short
     summaries of arguments and return values. ``follow_threads``: threads started under the
-    Tracer run under it too. ``implicit_calls``: operators, subscripts and formatting of your
-    objects enter their dunders under the Tracer (recorded; slower).
+    Tracer run under it too. ``implicit_calls``: operators, subscripts, attribute access and
+    formatting of your objects enter their dunders under the Tracer (recorded; slower).
 
     Results: :meth:`threads` (a :class:`ThreadTrace` per thread, with its tree of
     :class:`Call` records), :meth:`calls` (every call), :meth:`counts` (calls per code

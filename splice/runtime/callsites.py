@@ -17,7 +17,6 @@ created under a context behave natively when called outside it.
 
 from __future__ import annotations
 
-import functools
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -26,19 +25,11 @@ from splice.cache.proven import Proven, proven_classes
 from splice.ir.nodes import (
     NOPOS,
     Assign,
-    BinOp,
-    BoolOp,
-    BuildDict,
-    BuildList,
-    BuildSet,
-    BuildTuple,
     Call,
     ClassDef,
     Compare,
     Const,
     Copy,
-    DelItem,
-    Format,
     FunctionDef,
     FunctionIR,
     GetAttr,
@@ -46,27 +37,19 @@ from splice.ir.nodes import (
     Handler,
     If,
     IfExp,
-    InPlace,
-    Iter,
-    JoinStr,
     Load,
     MakeComprehension,
     Match,
     Operand,
     Pos,
     Region,
-    SetItem,
     Stmt,
     Temp,
     Try,
-    UnaryOp,
-    Unpack,
     Var,
     Walrus,
-    While,
-    With,
 )
-from splice.ir.tools import definitions, locations
+from splice.ir.tools import definitions, locations, redefined, use_counts
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -76,12 +59,13 @@ _MethodType = types.MethodType
 _BuiltinMethodType = types.BuiltinMethodType
 _MethodWrapperType = types.MethodWrapperType
 
-__all__ = ["route_calls", "restore_nested_code"]
+__all__ = ["expression_statements", "restore_nested_code", "route_calls", "scopes_run_inline"]
 
 
 def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
                 plain: bool = False, direct_builtins: bool = True,
-                global_site: Callable[[str], Any] | None = None) -> int:
+                global_site: Callable[[str], Any] | None = None,
+                native_attributes: set[int] | None = None) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
     ``table``. Returns the number of call sites rewritten. A method site whose name is not
     in ``overlay_names`` calls a builtin method directly. ``plain``: look up with
@@ -92,25 +76,28 @@ def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
     ``global_site(name)``: the ``splice.runtime.sites.Site`` for calls of the global
     ``name`` in ``ir``'s own scope (None: not a global there); such calls use it instead of
     a table lookup. A builtin method called on a value whose class no rebinding can change
-    (``out = []; out.append(x)``: ``splice.cache.proven``) is called as natively."""
+    (``out = []; out.append(x)``: ``splice.cache.proven``) is called as natively. The ids
+    of the statements it adds that read an attribute of a bound method, of an object of a
+    known builtin type (``%m.__func__``) or of a site are added to ``native_attributes``."""
     count = 0
-    for scope in _scopes_run_inline(ir):
-        count += _route_scope(scope, table, overlay_names, plain, direct_builtins,
+    inserted = native_attributes if native_attributes is not None else set()
+    for scope, _ in scopes_run_inline(ir):
+        count += _route_scope(scope, table, overlay_names, plain, direct_builtins, inserted,
                               global_site if scope is ir else None)
     return count
 
 
-def _scopes_run_inline(ir: FunctionIR) -> Iterator[FunctionIR]:
-    yield ir
+def scopes_run_inline(ir: FunctionIR, private: str | None = None
+                      ) -> Iterator[tuple[FunctionIR, str | None]]:
+    """``ir`` and the scopes that run as part of it (class bodies, comprehensions), each
+    with the name of the class that mangles its private names (``private`` for ``ir``)."""
+    yield ir, private
     for loc in locations(ir):
         stmt = loc.stmt
-        inner: FunctionIR | None = None
         if isinstance(stmt, ClassDef):
-            inner = stmt.fn
+            yield from scopes_run_inline(stmt.fn, stmt.fn.name)
         elif isinstance(stmt, Assign) and isinstance(stmt.op, MakeComprehension):
-            inner = stmt.op.fn
-        if inner is not None:
-            yield from _scopes_run_inline(inner)
+            yield from scopes_run_inline(stmt.op.fn, private)
 
 
 class _Scope:
@@ -120,24 +107,11 @@ class _Scope:
 
     def __init__(self, ir: FunctionIR) -> None:
         self.block_of: dict[int, list[Stmt]] = {}
-        self.use_counts: dict[Temp, int] = {}
+        self.use_counts = use_counts(ir)
         #: temps assigned by more than one statement (say, in both branches of an ``if``)
-        self.redefined: set[Temp] = set()
-        assigned: set[Temp] = set()
+        self.redefined = redefined(ir)
         for loc in locations(ir):
             self.block_of[id(loc.stmt)] = loc.block
-            stmt = loc.stmt
-            if isinstance(stmt, Assign):
-                for result in stmt.results:
-                    if result in assigned:
-                        self.redefined.add(result)
-                    assigned.add(result)
-            for operand in stmt.operands():
-                if isinstance(operand, Temp):
-                    self.use_counts[operand] = self.use_counts.get(operand, 0) + 1
-            for region in stmt.regions():
-                if isinstance(region.value, Temp):
-                    self.use_counts[region.value] = self.use_counts.get(region.value, 0) + 1
 
     def replace(self, stmt: Stmt, new: list[Stmt]) -> None:
         block = self.block_of.pop(id(stmt))
@@ -153,7 +127,7 @@ class _Scope:
 
 
 def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
-                 plain: bool, direct_builtins: bool,
+                 plain: bool, direct_builtins: bool, native_attributes: set[int],
                  global_site: Callable[[str], Any] | None = None) -> int:
     defs = definitions(ir)
     scope = _Scope(ir)
@@ -181,14 +155,16 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
                     _proven_class(method.obj, proven), ()):
                 continue  # a builtin method of a list, dict, str, ...: called as natively
             python_first = _is_receiver(ir, method.obj, defs)
-            new = _method_dispatch(ir, stmt, func, table, builtin_direct, python_first)
+            new = _method_dispatch(ir, stmt, func, table, builtin_direct, python_first,
+                                   native_attributes)
             receivers = _builtin_receivers(method.name) if builtin_direct else frozenset()
             if receivers and not python_first:
-                new = _with_builtin_receiver(ir, scope, stmt, defs[func], receivers, new)
+                new = _with_builtin_receiver(ir, scope, stmt, defs[func], receivers, new,
+                                             native_attributes)
             scope.replace(stmt, new)
             continue
         if global_site is not None and _through_site(ir, scope, loc.block, stmt, func, defs,
-                                                     global_site):
+                                                     global_site, native_attributes):
             continue
         looked_up = ir.new_temp()
         stmt.op.func = looked_up
@@ -281,7 +257,8 @@ def _proven_class(operand: Operand, proven: dict[Any, Proven]) -> type | None:
 
 
 def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,
-                           receivers: frozenset[type], method_form: list[Stmt]) -> list[Stmt]:
+                           receivers: frozenset[type], method_form: list[Stmt],
+                           native_attributes: set[int]) -> list[Stmt]:
     """Before the method form, a test made where the attribute is looked up: when the
     receiver's exact type is one of ``receivers``, skip the lookup there and make the call
     as CPython does (``obj.name(args)``, no bound method object); the attribute is known to
@@ -304,12 +281,13 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
     direct: list[Stmt] = [Assign((method,), GetAttr(receiver, op.name), call.pos),
                           Assign(call.results, Call(method, list(call.op.args),
                                                     list(call.op.keywords)), call.pos)]
+    native_attributes.add(direct[0].id)
     return [If(fast, direct, method_form, call.pos)]
 
 
 def _through_site(ir: FunctionIR, scope: _Scope, block: list[Stmt], call: Assign,
                   func: Operand, defs: dict[Temp, Assign],
-                  global_site: Callable[[str], Any]) -> bool:
+                  global_site: Callable[[str], Any], native_attributes: set[int]) -> bool:
     """Route ``call`` through the site of the global it calls, if it calls one: the callee
     becomes ``(@site.entry if name is @site.callee else @site.miss(name))``, where CPython
     loads the name (``splice.runtime.sites``). Returns whether it did."""
@@ -333,13 +311,13 @@ def _through_site(ir: FunctionIR, scope: _Scope, block: list[Stmt], call: Assign
         var = Var(var.name, pos)
     cached, same, entry, missed = (ir.new_temp() for _ in range(4))
     miss = ir.new_temp()
-    lookup = IfExp(same, Region([Assign((entry,), GetAttr(Const(site, pos), "entry"), pos)],
-                                entry),
-                   Region([Assign((miss,), GetAttr(Const(site, pos), "miss"), pos),
-                           Assign((missed,), Call(miss, [var], []), pos)], missed))
-    statements: list[Stmt] = [
-        Assign((cached,), GetAttr(Const(site, pos), "callee"), pos),
-        Assign((same,), Compare("is_", cached, var), pos)]
+    read_entry = Assign((entry,), GetAttr(Const(site, pos), "entry"), pos)
+    read_miss = Assign((miss,), GetAttr(Const(site, pos), "miss"), pos)
+    read_callee = Assign((cached,), GetAttr(Const(site, pos), "callee"), pos)
+    native_attributes.update((read_entry.id, read_miss.id, read_callee.id))
+    lookup = IfExp(same, Region([read_entry], entry),
+                   Region([read_miss, Assign((missed,), Call(miss, [var], []), pos)], missed))
+    statements: list[Stmt] = [read_callee, Assign((same,), Compare("is_", cached, var), pos)]
     if where is not None:
         # the name is loaded where the program loads it: the load becomes the lookup
         where.op = lookup
@@ -415,7 +393,8 @@ def _method_lookup(scope: _Scope, func: Operand, defs: dict[Temp, Assign]) -> Ge
 
 
 def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
-                     builtin_direct: bool, python_first: bool) -> list[Stmt]:
+                     builtin_direct: bool, python_first: bool, native_attributes: set[int]
+                     ) -> list[Stmt]:
     """The method-call form (module docstring), as ``if`` statements that each assign the
     call's result. ``python_first``: test for a bound Python method before a builtin one
     (the receiver is ``self``/``cls``); else the other way round."""
@@ -443,6 +422,7 @@ def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
     func, f1 = assign(GetAttr(method, "__func__"))
     target = ir.new_temp()
     receiver, f3 = assign(GetAttr(method, "__self__"))
+    native_attributes.update((f1.id, f3.id))
     bound = [f1, _lookup(table, func, target, pos), f3, call_with(target, receiver)]
     # anything else: dispatch on the callable itself
     other_target = ir.new_temp()
@@ -508,236 +488,3 @@ def _runs_inline(code: types.CodeType) -> bool:
 
 def _key(code: types.CodeType) -> tuple[str, str, int]:
     return (code.co_name, code.co_qualname, code.co_firstlineno)
-
-
-
-# ------------------------------------------------------------------------- implicit calls
-
-_GUARDED_COMPARE = frozenset({"lt", "le", "eq", "ne", "gt", "ge", "in", "not_in"})
-_GUARDED_UNARY = frozenset({"neg", "pos", "invert"})
-
-
-def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type], *,
-                   skip: tuple[Any, ...] = (), compact: bool = False) -> int:
-    """Rewrite operators, subscripts, ``iter`` and f-string fields of ``ir`` (and of the
-    scopes it runs) so that, unless every operand's type is in ``native_types``, they run
-    through ``implicit`` (a ``splice.runtime.implicit.Implicit``). Returns the number of
-    operations rewritten. Subscripts of the constants in ``skip`` (the dispatch tables) are
-    left alone. ``compact``: every operation on a computed operand calls ``implicit``, so
-    it stays one expression (for code that cannot hold statements)."""
-    count = 0
-    for scope in _scopes_run_inline(ir):
-        chained = _chained_comparisons(scope)
-        defs = definitions(scope)
-        known = _builtin_typed(defs)
-        expression_only = expression_statements(scope)
-        for loc in list(locations(scope)):
-            stmt = loc.stmt
-            # a class body's temporaries would become class attributes: one call each
-            compact_here = compact or scope.kind == "class" or id(stmt) in expression_only
-            op = stmt.op if isinstance(stmt, Assign) else None
-            before: list[Stmt] = []
-            if isinstance(stmt, If):
-                before, stmt.test = _guard_truth(scope, stmt.test, stmt.pos, implicit,
-                                                 native_types, defs, compact_here, known)
-            elif isinstance(stmt, While):
-                # the test region runs before every iteration: the guard goes at its end
-                extra, stmt.test.value = _guard_truth(scope, stmt.test.value, stmt.pos,
-                                                      implicit, native_types, defs,
-                                                      compact_here, known)
-                stmt.test.body.extend(extra)
-                count += bool(extra)
-            elif isinstance(stmt, With):
-                method = implicit.managed_async if stmt.is_async else implicit.managed
-                # compact (one call): a guard would keep the value in a hidden local until
-                # the frame ends, and weak references would see it live on
-                before, stmt.manager = _guard_operand(scope, stmt.manager, stmt.pos, method,
-                                                      native_types, True, known)
-            elif isinstance(op, Unpack):
-                # not a comprehension's ``for a, b in`` target, which must stay a target
-                # (the comprehension may have to stay an expression), nor the inner target
-                # of ``(a, b), c = ...`` (its value would live on in a hidden local): those
-                # unpack natively
-                if scope.kind != "comprehension" and not _defined_by(defs, op.value, Unpack):
-                    # starred: CPython collects the rest with list(iterator), which calls
-                    # the iterator's own __iter__; splice collects every value the same way
-                    slow = (functools.partial(implicit.unpacked, before=op.before,
-                                              after=op.after)
-                            if op.star else implicit.loop)
-                    before, op.value = _guard_operand(scope, op.value, stmt.pos, slow,
-                                                      native_types, True, known)
-            elif isinstance(op, IfExp):
-                before, op.test = _guard_truth(scope, op.test, stmt.pos, implicit,
-                                               native_types, defs, compact_here, known)
-            elif isinstance(op, UnaryOp) and op.op == "not_" and \
-                    _defined_by(defs, op.operand, BoolOp):
-                pass  # ``not (a and b)``: CPython tests the operands by jumps, once each
-            elif isinstance(stmt, Assign) and stmt not in chained and not (
-                    isinstance(op, GetItem) and isinstance(op.obj, Const)
-                    and any(op.obj.value is s for s in skip)):
-                new = _guard(scope, stmt, implicit, native_types, compact_here, known)
-                if new is not None:
-                    index = loc.block.index(stmt)
-                    loc.block[index:index + 1] = new
-                    count += 1
-            if before:
-                index = loc.block.index(stmt)
-                loc.block[index:index] = before
-                count += 1
-    return count
-
-
-#: operations whose result is always of a builtin type that runs no Python code
-_BUILTIN_RESULTS = (BuildTuple, BuildList, BuildSet, BuildDict, JoinStr)
-
-
-def _builtin_typed(defs: dict[Temp, Assign]) -> set[Temp]:
-    """The temps of a scope whose value is a builtin container or string by construction
-    (displays, f-strings, list/set/dict comprehensions): no guard needs to test them, and
-    none keeps them alive in a hidden local."""
-    return {temp for temp, stmt in defs.items()
-            if isinstance(stmt.op, _BUILTIN_RESULTS) or (
-                isinstance(stmt.op, MakeComprehension) and stmt.op.kind != "genexp")}
-
-
-def _defined_by(defs: dict[Temp, Assign], operand: Operand,
-                kind: type | tuple[type, ...]) -> bool:
-    """Whether ``operand`` is a temp computed by an operation of class ``kind``."""
-    definition = defs.get(operand) if isinstance(operand, Temp) else None
-    return definition is not None and isinstance(definition.op, kind)
-
-
-def _guard_truth(ir: FunctionIR, test: Operand, pos: Pos, implicit: Any,
-                 native: frozenset[type], defs: dict[Temp, Assign], compact: bool,
-                 known: set[Temp]) -> tuple[list[Stmt], Operand]:
-    """Statements computing ``test``'s truth through ``implicit.truth`` unless its type is
-    builtin, and the operand to test instead (a bool). ``compact``: one call of
-    ``implicit.truth`` (see ``_guard``)."""
-    if isinstance(test, Const):
-        return [], test
-    if _defined_by(defs, test, (Compare, BoolOp, UnaryOp)):
-        return [], test  # bools in practice, or tests of their own (and/or)
-    return _guard_operand(ir, test, pos, implicit.truth, native, compact, known)
-
-
-def _guard_operand(ir: FunctionIR, operand: Operand, pos: Pos, slow: Any,
-                   native: frozenset[type], compact: bool, known: set[Temp]
-                   ) -> tuple[list[Stmt], Operand]:
-    """Statements computing ``operand`` if its type is in ``native``, else ``slow(operand)``,
-    and the operand holding the result. ``compact``: always ``slow(operand)``. Operands
-    in ``known`` are builtin-typed by construction and need no guard."""
-    if (isinstance(operand, Const) and type(operand.value) in native) or operand in known:
-        return [], operand
-    if compact:
-        result = ir.new_temp()
-        return [Assign((result,), Call(Const(slow, pos), [operand], []), pos)], result
-    guard, ok = _type_test(ir, operand, native, pos)
-    value, other = ir.new_temp(), ir.new_temp()
-    guard.append(Assign((value,), IfExp(ok, Region([], operand), Region(
-        [Assign((other,), Call(Const(slow, pos), [operand], []), pos)], other)), pos))
-    return guard, value
-
-
-def _type_test(ir: FunctionIR, operand: Operand, native: frozenset[type], pos: Pos
-               ) -> tuple[list[Stmt], Temp]:
-    """Statements testing ``type(operand) in native``, and the temp holding the result."""
-    kind, ok = ir.new_temp(), ir.new_temp()
-    return [Assign((kind,), Call(Const(_type, pos), [operand], []), pos),
-            Assign((ok,), Compare("in", kind, Const(native, pos)), pos)], ok
-
-
-def _chained_comparisons(ir: FunctionIR) -> set[Stmt]:
-    """The comparisons of chains (``a < b < c``): codegen rebuilds the chain from them, so
-    they stay plain (their dunders run natively)."""
-    defs = definitions(ir)
-    found: set[Stmt] = set()
-    for stmt in locations(ir):
-        op = stmt.stmt.op if isinstance(stmt.stmt, Assign) else None
-        if isinstance(op, BoolOp) and op.chain:
-            first = defs.get(op.first) if isinstance(op.first, Temp) else None
-            if first is not None:
-                found.add(first)
-            for region in op.rest:
-                found.update(s for s in region.body if isinstance(s, Assign)
-                             and isinstance(s.op, Compare))
-    return found
-
-
-def _guard(ir: FunctionIR, stmt: Assign, implicit: Any, native: frozenset[type],
-           compact: bool, known: set[Temp]) -> list[Stmt] | None:
-    """The statements replacing ``stmt`` (None: it is not an implicit call). In ``compact``
-    code (which must stay an expression), an operand cannot be read three times (type
-    check, native operation, slow path), so there the operation always calls ``implicit``
-    (which itself takes the native path for builtin types)."""
-    op = stmt.op
-    pos = stmt.pos
-    checked: list[Operand]
-    slow_args: list[Operand]
-    if isinstance(op, BinOp):
-        checked, slow = [op.left, op.right], (implicit.binary, [Const(op.op, pos), op.left,
-                                                               op.right])
-    elif isinstance(op, InPlace):
-        checked, slow = [op.target, op.value], (implicit.inplace,
-                                                [Const(op.op, pos), op.target, op.value])
-    elif isinstance(op, UnaryOp) and op.op in _GUARDED_UNARY:
-        checked, slow = [op.operand], (implicit.unary, [Const(op.op, pos), op.operand])
-    elif isinstance(op, UnaryOp) and op.op == "not_":
-        checked, slow = [op.operand], (implicit.negation, [op.operand])
-    elif isinstance(op, Iter) and not op.is_async:
-        checked, slow = [op.value], (implicit.loop, [op.value])
-    elif isinstance(op, Compare) and op.op in _GUARDED_COMPARE:
-        if op.op in ("in", "not_in"):
-            method = implicit.contains if op.op == "in" else implicit.not_contains
-            checked, slow = [op.right], (method, [op.left, op.right])
-        else:
-            checked, slow = [op.left, op.right], (implicit.compare,
-                                                  [Const(op.op, pos), op.left, op.right])
-    elif isinstance(op, GetItem):
-        checked, slow = [op.obj], (implicit.getitem, [op.obj, op.index])
-    elif isinstance(op, SetItem):
-        checked, slow = [op.obj], (implicit.setitem, [op.value, op.obj, op.index])
-    elif isinstance(op, DelItem):
-        checked, slow = [op.obj], (implicit.delitem, [op.obj, op.index])
-    elif isinstance(op, Format):
-        spec: list[Operand] = [op.spec] if op.spec is not None else []
-        checked, slow = [op.value], (implicit.formatted,
-                                     [op.value, Const(op.conversion, pos), *spec])
-    else:
-        return None
-    slow_fn, slow_args = slow
-    results = stmt.results
-    # a constant of a builtin type needs no check
-    checked = [o for o in checked if not (isinstance(o, Const) and type(o.value) in native)
-               and o not in known]
-    if not checked:
-        return None
-    if compact:
-        stmt.op = Call(Const(slow_fn, pos), list(slow_args), [])
-        return [stmt]
-
-    def fresh() -> Temp:
-        return ir.new_temp()
-
-    def slow_stmt(results: tuple[Temp, ...]) -> Assign:
-        return Assign(results, Call(Const(slow_fn, pos), list(slow_args), []), pos)
-
-    if not results:
-        # a statement without a value (``obj[i] = v``, ``del obj[i]``): an ``if``
-        native_branch: list[Stmt] = [stmt]
-        for operand in reversed(checked):
-            prefix, ok = _type_test(ir, operand, native, pos)
-            native_branch = [*prefix, If(ok, native_branch, [slow_stmt(())], pos)]
-        return native_branch
-
-    def slow_region() -> Region:
-        result = fresh()
-        return Region([slow_stmt((result,))], result)
-
-    native_result = fresh()
-    inner = Region([Assign((native_result,), op, pos)], native_result)
-    for operand in reversed(checked):
-        prefix, ok = _type_test(ir, operand, native, pos)
-        value = fresh()
-        inner = Region([*prefix, Assign((value,), IfExp(ok, inner, slow_region()), pos)], value)
-    stmt.op = Copy(inner.value)
-    return [*inner.body, stmt]

@@ -46,7 +46,13 @@ from splice.ir.assemble import CompiledCode, compile_code, instantiate
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import describe
 from splice.runtime import overlays
-from splice.runtime.callsites import restore_nested_code, route_calls, route_implicit
+from splice.runtime.attributes import (
+    ATTRIBUTE_NATIVE_TYPES,
+    OBJECT_DELATTR,
+    OBJECT_GETATTRIBUTE,
+    OBJECT_SETATTR,
+)
+from splice.runtime.callsites import restore_nested_code, route_calls
 from splice.runtime.constructors import (
     constructor_for,
     constructor_ir,
@@ -55,6 +61,7 @@ from splice.runtime.constructors import (
     sentinel_defaults,
 )
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
+from splice.runtime.implicit_sites import route_implicit
 from splice.runtime.sites import Site
 
 if TYPE_CHECKING:
@@ -339,6 +346,9 @@ class Context:
         wanted = [getattr(p, "implicit_calls", None) for p in plugins]
         routed = any(w is True for w in wanted) or (self.hooked and False not in wanted)
         self.implicit = Implicit(self.table) if routed else None
+        if routed:
+            # ``super().__setattr__(...)``: object's slots reach descriptors' Python code
+            self.routed_names |= {"__getattribute__", "__setattr__", "__delattr__"}
         self._composed: dict[tuple[int, ...], Context] = {}
 
     def __repr__(self) -> str:
@@ -373,6 +383,8 @@ class Context:
         if self.implicit is not None:
             protocol = self._protocol_builtin(callee)
             if protocol is not None:
+                if type(callee) is types.MethodWrapperType:  # bound to an object: not kept
+                    return self._wrap(callee, protocol), False, 0
                 return self._wrap(callee, protocol), True, int(self.hooked)
         kind = type(callee)
         if kind is types.FunctionType:
@@ -414,24 +426,41 @@ class Context:
         return fn
 
     def _protocol_builtin(self, callee: Any) -> Any:
-        """``str(x)``, ``repr(x)``, ``format(x, spec)``, ``iter(x)``, ``bool(x)`` calling a
-        Python dunder
-        under the context (other argument shapes run natively)."""
+        """``str(x)``, ``repr(x)``, ``format(x, spec)``, ``iter(x)``, ``bool(x)``,
+        ``getattr``, ``hasattr``, ``setattr``, ``delattr`` and ``object``'s own
+        ``__getattribute__``/``__setattr__``/``__delattr__`` calling Python dunders under the
+        context (other argument shapes run natively)."""
         implicit = self.implicit
         assert implicit is not None
-        protocols: dict[Any, Callable[..., Any]] = {
-            str: implicit.str, repr: implicit.repr, format: implicit.format,
-            iter: implicit.iter, bool: implicit.truth}
-        method = protocols.get(callee) if _plain_hash(callee) else None
-        if method is None:
+        attributes = implicit.attributes
+        protocols: dict[Any, tuple[Callable[..., Any], int, int]] = {
+            str: (implicit.str, 1, 1), repr: (implicit.repr, 1, 1),
+            format: (implicit.format, 1, 2), iter: (implicit.iter, 1, 1),
+            bool: (implicit.truth, 1, 1), getattr: (attributes.builtin_getattr, 2, 3),
+            hasattr: (attributes.builtin_hasattr, 2, 2),
+            setattr: (attributes.builtin_setattr, 3, 3),
+            delattr: (attributes.builtin_delattr, 2, 2),
+            OBJECT_GETATTRIBUTE: (attributes.object_getattribute, 2, 2),
+            OBJECT_SETATTR: (attributes.object_setattr, 3, 3),
+            OBJECT_DELATTR: (attributes.object_delattr, 2, 2)}
+        receiver: tuple[Any, ...] = ()
+        key = callee
+        if type(callee) is types.MethodWrapperType:
+            # ``super().__setattr__`` or ``self.__setattr__``: object's slot, bound
+            if callee.__objclass__ is not object:
+                return None
+            key = vars(object).get(callee.__name__)
+            receiver = (callee.__self__,)
+        found = protocols.get(key) if _plain_hash(key) else None
+        if found is None:
             return None
+        method, least, most = found
         native = callee
-        limit = 2 if callee is format else 1
 
         def protocol(*args: Any, **kwargs: Any) -> Any:
-            if kwargs or not 1 <= len(args) <= limit:
+            if kwargs or not least <= len(receiver) + len(args) <= most:
                 return native(*args, **kwargs)
-            return method(*args)
+            return method(*receiver, *args)
         return protocol
 
     def _intercept(self, callee: Any) -> Callable[..., Any] | None:
@@ -612,12 +641,15 @@ class Context:
                                                    fallback=self._reinstantiate))
 
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
+        native_attributes: set[int] = set()
         route_calls(ir, self.table, self.routed_names, plain=plain,
                     direct_builtins=self.direct_builtin_methods,
-                    global_site=self._site_maker(ir))
+                    global_site=self._site_maker(ir),
+                    native_attributes=native_attributes)
         if self.implicit is not None:
-            route_implicit(ir, self.implicit, NATIVE_TYPES, skip=(self.table, self.table.fast),
-                           compact=plain)
+            route_implicit(ir, self.implicit, NATIVE_TYPES, ATTRIBUTE_NATIVE_TYPES,
+                           skip=(self.table, self.table.fast), compact=plain,
+                           native_attributes=frozenset(native_attributes))
         return ir
 
     def _site_maker(self, ir: FunctionIR) -> Callable[[str], Site | None] | None:
@@ -887,9 +919,11 @@ def _plugins_of(plugin: Plugin) -> tuple[Plugin, ...]:
 
 
 def _plain_hash(obj: Any) -> bool:
-    """Whether hashing ``obj`` runs no Python code (functions, builtins, classes)."""
+    """Whether hashing ``obj`` runs no Python code (functions, builtins, classes, slot
+    wrappers)."""
     kind = type(obj)
-    return kind is types.FunctionType or kind is types.BuiltinFunctionType or kind is type
+    return (kind is types.FunctionType or kind is types.BuiltinFunctionType or kind is type
+            or kind is types.WrapperDescriptorType)
 
 
 def _frame_sensitive(fn: Any) -> bool:

@@ -10,29 +10,36 @@ they are, so the result, the error and its message are the native ones.
 
 ``str()``, ``repr()``, ``format()``, ``iter()`` and ``bool()`` called explicitly go through
 the same protocols, and so do truth tests (``if``, ``while``, ``not``, conditional
-expressions). ``for`` loops, comprehensions and unpacking iterate ``loop(x)``, and ``with``
-enters ``managed(x)``: C-level stand-ins whose steps call the Python dunders through the
-table, so no splice frame appears between the user's frames.
+expressions). ``for`` loops, comprehensions and unpacking iterate ``loop(x)``, ``async for``
+iterates ``aloop(x)``, and ``with`` enters ``managed(x)``: C-level stand-ins whose steps call
+the Python dunders through the table, so no splice frame appears between the user's frames.
+Attribute access is in ``splice.runtime.attributes``, class statements (``__set_name__``) in
+``splice.runtime.classes``.
 
 Out of reach (they run natively): truth tests of ``and``/``or`` operands and ``assert``,
-``async for``, ``yield from``, the sequence protocol and builtins consuming iterables
-(``list(x)``, ``sum(x)``), the comparisons of a chain (``a < b < c``), attribute access
-through properties, descriptors and ``__getattr__``, and dunders that C code calls on its
-own (``__hash__``/``__eq__`` in dict lookups, ``__eq__`` in ``list.index`` and ``in`` over
-builtin containers, ``__ne__``'s default call of ``__eq__``).
+``yield from``, the sequence protocol and builtins consuming iterables (``list(x)``,
+``sum(x)``), and dunders that C code calls on its own (``__hash__``/``__eq__`` in dict
+lookups, ``__eq__`` in ``list.index`` and ``in`` over builtin containers, ``__ne__``'s
+default call of ``__eq__``, ``__init_subclass__``).
 """
 
 from __future__ import annotations
 
 import builtins
 import functools
+import itertools
 import operator
 import types
 from typing import Any
 
 from splice.pristine import BUILTINS
+from splice.runtime.attributes import Attributes
+from splice.runtime.classes import ClassCreation
+from splice.runtime.dunders import NATIVE_TYPES, Dunders, special, type_name
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["NATIVE_TYPES", "Implicit", "special"]
 
 _FunctionType = types.FunctionType
 _partial = functools.partial
@@ -54,12 +61,23 @@ class _Managed:
     __enter__ = __aenter__ = property(operator.attrgetter("enter"))
     __exit__ = __aexit__ = property(operator.attrgetter("exit"))
 
-#: builtin types whose operators and protocols run no Python code: operations on them are
-#: compiled to the native operation behind a type check
-NATIVE_TYPES: frozenset[type] = frozenset({
-    int, float, complex, bool, str, bytes, bytearray, tuple, list, dict, set, frozenset,
-    type(None), range, slice, memoryview,
-})
+
+class _AsyncLoop:
+    """What ``async for`` iterates instead of an object with a Python ``__aiter__`` or
+    ``__anext__``: its ``__aiter__`` (C code, as ``_Managed``'s methods) gives the steps."""
+
+    __slots__ = ("aiter",)
+    aiter: Any
+    __aiter__ = property(operator.attrgetter("aiter"))
+
+
+class _AsyncSteps:
+    """The iterator ``_AsyncLoop`` gives: its ``__anext__`` calls the iterator's own
+    ``__anext__`` (a Python one entered under the context) with no Python frame in between."""
+
+    __slots__ = ("anext",)
+    anext: Any
+    __anext__ = property(operator.attrgetter("anext"))
 
 BINARY_SYMBOLS = {
     "add": "+", "sub": "-", "mul": "*", "matmul": "@", "truediv": "/", "floordiv": "//",
@@ -75,37 +93,15 @@ def _dunder(op: str) -> str:
     return f"__{op.rstrip('_')}__"
 
 
-def special(kind: type, name: str) -> Any:
-    """``name`` found on ``kind``'s MRO, as CPython looks up special methods (or None)."""
-    for klass in kind.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return None
-
-
-class Implicit:
-    """The implicit-call protocols of one context (``enter(f)`` gives what to call for a
-    Python function ``f`` under it)."""
+class Implicit(Dunders):
+    """The implicit-call protocols of one context (Python dunders are entered through its
+    dispatch table): operators, truth, iteration, ``with``, formatting here, attribute access
+    in ``attributes``, class statements in ``classes``."""
 
     def __init__(self, table: Any) -> None:
-        self.table = table
-
-    def _invoke(self, method: Any, obj: Any, *args: Any) -> Any:
-        if type(method) is _FunctionType:
-            return self.table[method](obj, *args)  # the common case, without a partial
-        return self._bound(method, obj)(*args)
-
-    def _bound(self, method: Any, obj: Any) -> Any:
-        """``method`` (found on ``type(obj)``) bound to ``obj`` as a special-method lookup
-        binds it; a Python function is entered under the context."""
-        if type(method) is _FunctionType:
-            return _partial(self.table[method], obj)
-        if obj is None:
-            # NoneType's methods are C descriptors, and ``__get__(None, ...)`` would give
-            # back the unbound descriptor: pass None as their first argument
-            return _partial(method, obj)
-        get = getattr(type(method), "__get__", None)
-        return get(method, obj, type(obj)) if get is not None else method
+        super().__init__(table)
+        self.attributes = Attributes(table)
+        self.classes = ClassCreation(table)
 
     # ------------------------------------------------------------------------ operators
 
@@ -356,6 +352,31 @@ class Implicit:
         wrapper.enter = self._bound(enter, manager)
         wrapper.exit = self._bound(leave, manager)
         return wrapper
+
+    def aloop(self, obj: Any) -> Any:
+        """What ``async for`` iterates instead of ``obj`` when its ``__aiter__`` or the
+        iterator's ``__anext__`` is Python code: a stand-in whose ``__aiter__`` gives steps
+        calling that ``__anext__`` under the context (``obj`` itself otherwise, so errors keep
+        their native messages and async generators run as they are)."""
+        kind = type(obj)
+        if kind in NATIVE_TYPES:
+            return obj
+        make = special(kind, "__aiter__")
+        if make is None:
+            return obj  # the native statement raises its own error
+        python_aiter = type(make) is _FunctionType
+        it = self._invoke(make, obj)
+        step = special(type(it), "__anext__")
+        if step is None:
+            raise TypeError("'async for' received an object from __aiter__ that does not "
+                            f"implement __anext__: {type_name(type(it), 100)}")
+        if not python_aiter and type(step) is not _FunctionType and it is obj:
+            return obj  # __aiter__ (C code) gives obj itself again: nothing Python to enter
+        steps = _AsyncSteps()
+        steps.anext = self._bound(step, it)
+        loop = _AsyncLoop()
+        loop.aiter = itertools.repeat(steps).__next__
+        return loop
 
     def negation(self, obj: Any) -> bool:
         """``not obj``."""

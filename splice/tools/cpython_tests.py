@@ -330,8 +330,9 @@ REASONS: dict[str, Reason] = {
         "a function called under the plugin runs its transformed copy: the original code "
         "object never runs, so CPython never specialises it (dis(adaptive=True))")),
     "transformed-code": Reason("limit", (
-        "a coroutine created under the plugin runs transformed code (docs/runtime.md, No "
-        "leaks), so dis of the coroutine object shows splice's bytecode")),
+        "code run under the plugin is splice's transformed code, so dis of what holds it "
+        "shows splice's bytecode: a coroutine created under the plugin (docs/runtime.md, No "
+        "leaks), a traceback's frame under hooks (attribute reads are guarded there)")),
     "hidden-names": Reason("limit", (
         "frame locals show splice's hidden names under a context (docs/runtime.md: the "
         "dispatch table and its helpers are hidden cells @name, temporaries %n): "
@@ -376,6 +377,8 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
      "hooked-frames"),
     (BOTH, "test_dis", r"test\.test_dis\.Dis(WithFile)?Tests\.test_(show_caches|"
      r"loop_quicken|super_instructions)", "quickening"),
+    (HOOKED, "test_dis", r"test\.test_dis\.(BytecodeTests\.test_from_traceback_dis|TestDis"
+     r"Traceback(WithFile)?\.test_distb_(explicit_arg|last_traceback))", "transformed-code"),
     (BOTH, "test_dis", r"test\.test_dis\.Dis(WithFile)?Tests\.test_disassemble_coroutine",
      "transformed-code"),
     (BOTH, "test_enum", r"test\.test_enum\.TestSpecial\.test_missing_exceptions_reset",

@@ -17,6 +17,7 @@ import collections
 import functools
 import itertools
 import re
+import types
 
 # ----------------------------------------------------------------- 1. object-oriented
 
@@ -803,6 +804,99 @@ def program_implicit_class_creation():
         size = Field()
 
     return [Gadget.size.name, list(Plugged.registry)]
+
+
+class Meter(type):
+    """A metaclass with a property: read through the classes."""
+
+    @property
+    def unit(cls):
+        return cls.__name__.lower()
+
+
+class Gauge(metaclass=Meter):
+    def __init__(self, value):
+        self.value = value
+
+    @property
+    def reading(self):
+        return self.value
+
+    @functools.cached_property
+    def squared(self):
+        return self.value * self.value
+
+    @classmethod
+    @property
+    def kind(cls):
+        return "gauge"
+
+
+class Dial(Gauge):
+    @property
+    def reading(self):
+        return super().reading + 1
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+
+    def __getattribute__(self, name):
+        return object.__getattribute__(self, name)
+
+
+def _module_fallback(name):
+    return "lazy " + name
+
+
+def program_implicit_attribute_corners():
+    dial = Dial(2)                  # Dial.__setattr__ (self.value = value)
+    module = types.ModuleType("lazy_module")
+    module.__getattr__ = _module_fallback
+    out = [Dial.unit, dial.reading, dial.squared, dial.squared, Dial.kind, module.anything,
+           getattr(dial, "reading"), hasattr(dial, "nothing")]  # noqa: B009 - the builtins
+    setattr(dial, "value", 5)  # noqa: B010 - the builtin: Dial.__setattr__ again
+    return out
+
+
+class Countup:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def __aiter__(self):
+        return Ticks(self.limit)    # __aiter__ gives another iterator
+
+
+async def use_countup():
+    return [tick async for tick in Countup(2)] + [t async for t in Ticks(1)]
+
+
+def program_implicit_async_delegating():
+    return asyncio.run(use_countup())
+
+
+def program_implicit_chained_values():
+    a, b, c = Vec(1, 0), Vec(2, 0), Vec(3, 0)
+    # as values inside other boolean operations, and as tests
+    out = [(a < b < c) or a, (c < b < a) or b, not a < b < c]
+    if b < c < a:
+        out.append("no")
+    return [repr(v) if isinstance(v, Vec) else v for v in out]
+
+
+class Labelled:
+    def __set_name__(self, owner, name):
+        self.label = owner.__name__ + "." + name
+
+
+def program_implicit_set_name():
+    class Panel:
+        title = Labelled()
+        footer = Labelled()
+
+        class Inner:
+            body = Labelled()
+
+    return [Panel.title.label, Panel.footer.label, Panel.Inner.body.label]
 
 
 PROGRAMS = {name[len("program_"):]: fn for name, fn in sorted(globals().items())

@@ -10,12 +10,10 @@ generator-expression scopes and class bodies are not function calls and are left
 The difference ``oracle - prehook`` must be exactly the documented out-of-reach set below
 (and ``prehook - oracle`` empty). Entries are of two kinds:
 
-* ``BY_DESIGN``: native code calling Python dunders on its own (DESIGN.md, overlays.py):
-  these stay out of reach;
-* ``PENDING``: implicit calls that the implicit-call work is to route. The exact test
-  includes them, so it passes today; ``test_reach_complete`` asserts the difference is
-  ``BY_DESIGN`` alone and is a strict xfail until that work lands (when one passes, move the
-  program's entries out of ``PENDING``).
+* ``BY_DESIGN``: native code calling Python dunders on its own (DESIGN.md, overlays.py,
+  docs/runtime.md "Out of reach"): these stay out of reach;
+* ``PENDING``: implicit calls still to be routed (none now). The exact test includes them;
+  ``test_reach_complete`` asserts the difference is ``BY_DESIGN`` alone.
 """
 
 from __future__ import annotations
@@ -54,39 +52,17 @@ BY_DESIGN: dict[str, Counter[str]] = {
         # ``sorted`` without a key compares the items from C: one ``__lt__`` for two items
         "Vec.__lt__": 1,
     }),
+    "implicit_class_creation": Counter({
+        # ``class Gadget(Plugged)``: type.__new__ calls ``super(cls, cls).__init_subclass__``
+        # from C on the new class's MRO; diverting it would change the class's bases or
+        # metaclass, or the parent's __init_subclass__, which other threads see
+        # (Field.__set_name__ is reached: splice.runtime.classes)
+        "Plugged.__init_subclass__": 1,
+    }),
 }
 
-#: implicit calls the coming implicit-call work routes (run natively today)
-PENDING: dict[str, Counter[str]] = {
-    "implicit_attributes": Counter({
-        # property getter: ``t.fahrenheit`` twice; setter: ``t.fahrenheit = 32`` (the
-        # getter and setter functions share the qualified name)
-        "Celsius.fahrenheit": 3,
-        # ``Lazy().missing``: attribute lookup falls back to __getattr__
-        "Lazy.__getattr__": 1,
-        # ``g.size = -3``: Guarded.__setattr__, then object.__setattr__ calls the data
-        # descriptor's __set__, whose ``setattr(obj, "_size", 3)`` calls __setattr__ again
-        "Guarded.__setattr__": 2,
-        "Positive.__set__": 1,
-        # ``g.size``: the data descriptor's __get__
-        "Positive.__get__": 1,
-    }),
-    "implicit_async": Counter({
-        # ``async for tick in Ticks(2)``: __aiter__ once, __anext__ for 1, 0, then the end
-        "Ticks.__aiter__": 1,
-        "Ticks.__anext__": 3,
-    }),
-    "implicit_chained": Counter({
-        # ``a < b < c`` (two comparisons) and ``c < b < a`` (short-circuits after one):
-        # the comparisons of a chain stay native
-        "Vec.__lt__": 3,
-    }),
-    "implicit_class_creation": Counter({
-        # ``class Gadget(Plugged)`` inside the program: type.__new__ calls them from C
-        "Plugged.__init_subclass__": 1,
-        "Field.__set_name__": 1,
-    }),
-}
+#: implicit calls the implicit-call work is still to route (run natively today)
+PENDING: dict[str, Counter[str]] = {}
 
 #: programs that splice currently gets wrong (bugs, reported; not documented limits)
 BUGS: dict[str, str] = {}
@@ -97,7 +73,7 @@ BUGS: dict[str, str] = {}
 #: transforming all of it takes seconds under the profiler. The coroutines are created by the
 #: program's own code, so their bodies still run under the plugin whenever the loop resumes
 #: them (that is what this program checks).
-LOCAL_ONLY = frozenset({"async", "implicit_async"})
+LOCAL_ONLY = frozenset({"async", "implicit_async", "implicit_async_delegating"})
 
 
 class CallCounter(splice.Plugin):
@@ -135,11 +111,9 @@ def profile_run(plugin: splice.Plugin, fn: Any) -> tuple[Any, Counter[str]]:
     return result, oracle
 
 
-def _params(only_pending: bool = False) -> list[Any]:
+def _params() -> list[Any]:
     params = []
     for name in reach_programs.PROGRAMS:
-        if only_pending and name not in PENDING:
-            continue
         marks = [pytest.mark.xfail(strict=True, reason=BUGS[name])] if name in BUGS else []
         params.append(pytest.param(name, id=name, marks=marks))
     return params
@@ -163,11 +137,10 @@ def test_reach_exact(name: str) -> None:
     assert oracle - counter.seen == expected
 
 
-@pytest.mark.xfail(strict=True, reason="implicit dunder calls through attributes "
-                   "(properties, descriptors, __getattr__, __setattr__), async for, chained "
-                   "comparisons and class creation hooks are not routed yet")
-@pytest.mark.parametrize("name", _params(only_pending=True))
+@pytest.mark.parametrize("name", _params())
 def test_reach_complete(name: str) -> None:
+    """Nothing is pending: what the prehook misses is the by-design set alone."""
+    assert not PENDING.get(name)
     program = reach_programs.PROGRAMS[name]
     counter = CallCounter(local_only=name in LOCAL_ONLY)
     _, oracle = profile_run(counter, program)
