@@ -146,19 +146,24 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
         assert isinstance(stmt, Assign) and isinstance(stmt.op, Call)
         func = stmt.op.func
         compact = plain or class_body or id(stmt) in expression_only
-        # the method form reads the bound method several times: not in expression-only code
-        method = None if compact else _method_lookup(scope, func, defs)
-        if method is not None:
+        method = _method_lookup(scope, func, defs)
+        if method is not None and direct_builtins and \
+                method.name not in overlay_method_names and \
+                method.name in _C_METHODS.get(_proven_class(method.obj, proven), ()):
+            continue  # a builtin method of a list, dict, str, ...: called as natively
+        if method is not None and not compact:
+            # (the method form reads the bound method several times: not in expression-only
+            # code)
             assert isinstance(func, Temp)
             builtin_direct = direct_builtins and method.name not in overlay_method_names
-            if builtin_direct and method.name in _C_METHODS.get(
-                    _proven_class(method.obj, proven), ()):
-                continue  # a builtin method of a list, dict, str, ...: called as natively
             python_first = _is_receiver(ir, method.obj, defs)
-            new = _method_dispatch(ir, stmt, func, table, builtin_direct, python_first,
-                                   native_attributes)
             receivers = _builtin_receivers(method.name) if builtin_direct else frozenset()
-            if receivers and not python_first:
+            pretested = bool(receivers) and not python_first
+            # past the test of a builtin receiver (``_with_builtin_receiver``), a Python
+            # method is the likely kind
+            new = _method_dispatch(ir, stmt, func, table, builtin_direct,
+                                   python_first or pretested, native_attributes)
+            if pretested:
                 new = _with_builtin_receiver(ir, scope, stmt, defs[func], receivers, new,
                                              native_attributes)
             scope.replace(stmt, new)

@@ -4,7 +4,7 @@ comparisons and class statements. ``hookless_code.json`` holds the code generate
 ``hookless_sample`` before that work (main at b5134be, the same at e8cac15), regenerated
 for the changes meant to alter hookless code since (calls of globals through inline-cache
 sites, builtin methods of displays called as natively); regenerate it only for such a
-change."""
+change (``python -m tests.runtime.test_hookless_code`` records it)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,7 @@ def _target(path: str) -> Any:
     return target
 
 
-@pytest.mark.parametrize("key", sorted(EXPECTED))
-def test_hookless_code_is_unchanged(key: str) -> None:
+def hookless_code(key: str) -> str:
     name, plain = key.rsplit("-", 1)
     fn = _target(name)
     context = Identity().context
@@ -42,7 +41,12 @@ def test_hookless_code_is_unchanged(key: str) -> None:
     ir = lower(fn).copy()
     ir.function = fn
     context._route(ir, plain=plain == "True")
-    assert generate(ir) == EXPECTED[key]
+    return generate(ir)
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_hookless_code_is_unchanged(key: str) -> None:
+    assert hookless_code(key) == EXPECTED[key]
 
 
 def test_the_sample_is_routed_under_hooks() -> None:
@@ -58,3 +62,10 @@ def test_the_sample_is_routed_under_hooks() -> None:
     ir.function = fn
     context._route(ir, plain=False)
     assert generate(ir) != EXPECTED["operators-False"]
+
+
+if __name__ == "__main__":
+    # ``python -m tests.runtime.test_hookless_code``: record the code generated now
+    (pathlib.Path(__file__).parent / "hookless_code.json").write_text(
+        json.dumps({key: hookless_code(key) for key in sorted(EXPECTED)}, indent=1,
+                   sort_keys=True) + "\n")
