@@ -358,7 +358,8 @@ class ContainerTracking:
 #: classes whose instances run no program code when a builtin uses them
 _INERT_CLASSES: frozenset[Any] = frozenset(
     {int, float, complex, bool, str, bytes, type(None), range, slice, type(Ellipsis),
-     type(iter(range(0))), type(iter("")), type(iter([])), type(iter(())), enumerate, zip,
+     type(iter(range(0))), type(iter("")), type(iter("\u00e9")), type(iter([])),
+     type(iter(())), enumerate, zip,
      reversed, type(reversed([])), type(iter(set()))})
 
 

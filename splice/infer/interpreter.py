@@ -174,6 +174,9 @@ class AbstractInterpreter(ContainerTracking):
         self.attr_table: dict[type, dict[str, Abstract]] = {}
         self._attr_reads: set[tuple[type, str]] = set()
         self._attr_changed = False
+        #: names stored on objects whose class inference does not know (``x.name = v``
+        #: with ``x`` Any, or the ``self`` a ``__new__`` made): any instance may hold them
+        self._unknown_stores: set[str] = set()
         #: the tables were given up (``Any``) in the ``infer`` under way
         self._given_up = False
         self._seen_self: set[tuple[Any, Abstract]] = set()
@@ -276,7 +279,9 @@ class AbstractInterpreter(ContainerTracking):
             nparams = len(ir.args.names())
             if nparams == 0:
                 continue
-            args = (Exact(cls),) + (ANY,) * (nparams - 1)
+            # a ``__new__`` receives the class and makes the instance itself
+            first: Abstract = Const(cls) if fn.__name__ == "__new__" else Exact(cls)
+            args = (first,) + (ANY,) * (nparams - 1)
             self._seen_self.add((fn, args[0]))
             self._infer_function(fn, args)
 
@@ -1609,7 +1614,7 @@ class AbstractInterpreter(ContainerTracking):
         Growing a table after reading it makes ``infer`` run another round."""
         self._attr_reads.add((cls, name))
         outside = outside_stores(cls)
-        if outside is ALL_NAMES or name in outside or \
+        if name in self._unknown_stores or outside is ALL_NAMES or name in outside or \
                 _lookup(cls, "__setattr__") is not object.__setattr__:
             return ANY
         writers = _attribute_writers(cls)
@@ -1625,6 +1630,11 @@ class AbstractInterpreter(ContainerTracking):
             cls = m.exact_class
             if isinstance(m, Const) and isinstance(m.value, type):
                 cls = m.value  # a class attribute: joined into the same table
+            if cls is None and name not in self._unknown_stores:
+                # the object may be an instance of any class whose ``name`` was read
+                self._unknown_stores.add(name)
+                if any(read == name for _, read in self._attr_reads):
+                    self._attr_changed = True
             if (cls is None or not _is_python_class(cls) or cls in self.escaped_classes
                     or _lookup(cls, "__setattr__") is not object.__setattr__):
                 self.escape(value)

@@ -352,6 +352,12 @@ def iterate(a: Abstract) -> Abstract | None:
         return a
     if cls is range:
         return range_iterator(a)
+    if cls is str:
+        # an ASCII-only str gives a str_ascii_iterator, another one a str_iterator
+        if isinstance(a, Const) and type(a.value) is str:
+            return Elements(type(iter(a.value)), Exact(str))
+        return join(Elements(_STR_ASCII_ITERATOR, Exact(str)),
+                    Elements(_STR_ITERATOR, Exact(str)))
     iterator = _ITER_CLASS.get(cls)
     if iterator is None:
         return None
@@ -359,6 +365,8 @@ def iterate(a: Abstract) -> Abstract | None:
 
 
 _RANGE_ITERATOR = type(iter(range(0)))
+_STR_ASCII_ITERATOR = type(iter(""))
+_STR_ITERATOR = type(iter("\u00e9"))
 _LONG_RANGE_ITERATOR = type(iter(range(1 << 70)))
 
 
@@ -380,7 +388,7 @@ _ITER_CLASS: dict[type, type] = {
 }
 _ITERATOR_TYPES: frozenset[type] = frozenset(
     {*_ITER_CLASS.values(), types.GeneratorType, enumerate, zip, map, filter, reversed,
-     _LONG_RANGE_ITERATOR})
+     _LONG_RANGE_ITERATOR, _STR_ITERATOR})
 
 
 def _builtin_rule(fn: Any, args: list[Abstract], kwargs: dict[str, Abstract]

@@ -17,6 +17,7 @@ created under a context behave natively when called outside it.
 
 from __future__ import annotations
 
+import ast
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -59,13 +60,15 @@ _MethodType = types.MethodType
 _BuiltinMethodType = types.BuiltinMethodType
 _MethodWrapperType = types.MethodWrapperType
 
-__all__ = ["expression_statements", "restore_nested_code", "route_calls", "scopes_run_inline"]
+__all__ = ["enclosing_class", "expression_statements", "mangle", "restore_nested_code",
+           "route_calls", "scopes_run_inline"]
 
 
 def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
                 plain: bool = False, direct_builtins: bool = True,
                 global_site: Callable[[str], Any] | None = None,
-                native_attributes: set[int] | None = None) -> int:
+                native_attributes: set[int] | None = None,
+                methods: Any = None) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
     ``table``. Returns the number of call sites rewritten. A method site whose name is not
     in ``overlay_names`` calls a builtin method directly. ``plain``: look up with
@@ -78,12 +81,15 @@ def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
     a table lookup. A builtin method called on a value whose class no rebinding can change
     (``out = []; out.append(x)``: ``splice.cache.proven``) is called as natively. The ids
     of the statements it adds that read an attribute of a bound method, of an object of a
-    known builtin type (``%m.__func__``) or of a site are added to ``native_attributes``."""
+    known builtin type (``%m.__func__``) or of a site are added to ``native_attributes``.
+    ``methods``: the table's ``splice.runtime._methods.Methods`` (None: not built), for
+    method calls without a bound method where no hook needs to see builtin methods."""
     count = 0
     inserted = native_attributes if native_attributes is not None else set()
-    for scope, _ in scopes_run_inline(ir):
+    for scope, private in scopes_run_inline(ir, enclosing_class(ir)):
         count += _route_scope(scope, table, overlay_names, plain, direct_builtins, inserted,
-                              global_site if scope is ir else None)
+                              global_site if scope is ir else None,
+                              methods if direct_builtins else None, private)
     return count
 
 
@@ -98,6 +104,22 @@ def scopes_run_inline(ir: FunctionIR, private: str | None = None
             yield from scopes_run_inline(stmt.fn, stmt.fn.name)
         elif isinstance(stmt, Assign) and isinstance(stmt.op, MakeComprehension):
             yield from scopes_run_inline(stmt.op.fn, private)
+
+
+def enclosing_class(ir: FunctionIR) -> str | None:
+    """The class whose name mangles private names in ``ir`` (the nearest enclosing one)."""
+    for node in reversed(getattr(ir.origin, "enclosing", ())):
+        if isinstance(node, ast.ClassDef):
+            return node.name
+    return None
+
+
+def mangle(private: str | None, name: str) -> str:
+    """``name`` as the compiler mangles it inside class ``private`` (``_Py_Mangle``)."""
+    if private is None or name[:2] != "__" or name[-2:] == "__" or "." in name:
+        return name
+    stripped = private.lstrip("_")
+    return f"_{stripped}{name}" if stripped else name
 
 
 class _Scope:
@@ -128,7 +150,8 @@ class _Scope:
 
 def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
                  plain: bool, direct_builtins: bool, native_attributes: set[int],
-                 global_site: Callable[[str], Any] | None = None) -> int:
+                 global_site: Callable[[str], Any] | None = None, methods: Any = None,
+                 private: str | None = None) -> int:
     defs = definitions(ir)
     scope = _Scope(ir)
     sites = [loc for loc in locations(ir)
@@ -158,6 +181,17 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             builtin_direct = direct_builtins and method.name not in overlay_method_names
             python_first = _is_receiver(ir, method.obj, defs)
             receivers = _builtin_receivers(method.name) if builtin_direct else frozenset()
+            c_lookup = methods is not None and builtin_direct and \
+                not _module_or_class(ir, method.obj, defs)
+            if c_lookup and (not receivers or python_first):
+                _through_methods(ir, scope, stmt, defs[func], method, methods, private)
+                continue
+            if c_lookup and receivers:
+                # a builtin receiver is called as natively; other ones get the C lookup
+                scope.replace(stmt, _with_builtin_receiver(
+                    ir, scope, stmt, defs[func], receivers, None, native_attributes,
+                    (methods, private)))
+                continue
             pretested = bool(receivers) and not python_first
             # past the test of a builtin receiver (``_with_builtin_receiver``), a Python
             # method is the likely kind
@@ -262,12 +296,15 @@ def _proven_class(operand: Operand, proven: dict[Any, Proven]) -> type | None:
 
 
 def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,
-                           receivers: frozenset[type], method_form: list[Stmt],
-                           native_attributes: set[int]) -> list[Stmt]:
+                           receivers: frozenset[type], method_form: list[Stmt] | None,
+                           native_attributes: set[int],
+                           methods: tuple[Any, str | None] | None = None) -> list[Stmt]:
     """Before the method form, a test made where the attribute is looked up: when the
     receiver's exact type is one of ``receivers``, skip the lookup there and make the call
     as CPython does (``obj.name(args)``, no bound method object); the attribute is known to
-    exist, so no ``AttributeError`` moves past the arguments' evaluation."""
+    exist, so no ``AttributeError`` moves past the arguments' evaluation. ``methods``
+    (the table's ``Methods`` and the class mangling private names) instead of
+    ``method_form``: other receivers call what the C lookup gives, receiver first."""
     op = lookup.op
     assert isinstance(op, GetAttr) and isinstance(call.op, Call)
     pos = lookup.pos
@@ -280,7 +317,14 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
     test = [Assign((kind,), Call(Const(_type, pos), [receiver], []), pos),
             Assign((fast,), Compare("in", kind, Const(receivers, pos)), pos)]
     op.obj = receiver
-    guarded_lookup = If(fast, [], [Assign(lookup.results, op, pos)], pos)
+    other: Any = op
+    if methods is not None:
+        lookups, private = methods
+        other = Call(Const(lookups, pos), [receiver, Const(mangle(private, op.name), pos)], [])
+        method_form = [Assign(call.results, Call(lookup.results[0], [receiver, *call.op.args],
+                                                 list(call.op.keywords)), call.pos)]
+    assert method_form is not None
+    guarded_lookup = If(fast, [], [Assign(lookup.results, other, pos)], pos)
     scope.replace(lookup, [*capture, *test, guarded_lookup])
     method = ir.new_temp()
     direct: list[Stmt] = [Assign((method,), GetAttr(receiver, op.name), call.pos),
@@ -370,6 +414,40 @@ def _insert_lookup(scope: _Scope, block: list[Stmt], call: Stmt, func: Operand,
         return
     block.insert(block.index(call), lookup)
     scope.block_of[id(lookup)] = block
+
+
+def _through_methods(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,
+                     method: GetAttr, methods: Any, private: str | None) -> None:
+    """``r = obj.m(args)`` as ``f = @methods(obj, 'm'); r = f(obj, args)``: the method is
+    looked up where CPython looks it up, as ``LOAD_METHOD`` does, and no bound method is
+    made (splice/runtime/_methods.c)."""
+    assert isinstance(call.op, Call)
+    pos = lookup.pos
+    receiver = method.obj
+    if isinstance(receiver, Var):
+        # the arguments may rebind the name (``x.m(x := y)``): the call gets the receiver
+        # the lookup saw, as natively
+        held = ir.new_temp()
+        scope.replace(lookup, [Assign((held,), Load(receiver), pos), lookup])
+        receiver = held
+    lookup.op = Call(Const(methods, pos), [receiver, Const(mangle(private, method.name), pos)],
+                     [])
+    call.op.args = [receiver, *call.op.args]
+
+
+def _module_or_class(ir: FunctionIR, obj: Operand, defs: dict[Temp, Assign]) -> bool:
+    """Whether ``obj`` is a global name now bound to a module or a class (``math.sqrt(x)``,
+    ``Config.load()``): their attributes are no methods of the object, so the method
+    lookup would wrap them; the Python form calls them as they are."""
+    definition = defs.get(obj) if isinstance(obj, Temp) else None
+    if definition is None or not isinstance(definition.op, Load):
+        return False
+    fn = ir.function
+    namespace = getattr(fn, "__globals__", None)
+    if not isinstance(namespace, dict):
+        return False
+    value = namespace.get(definition.op.var.name)
+    return isinstance(value, (types.ModuleType, type))
 
 
 def _is_receiver(ir: FunctionIR, obj: Operand, defs: dict[Temp, Assign]) -> bool:

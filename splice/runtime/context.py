@@ -133,6 +133,9 @@ class DispatchTable(dict[Any, Any]):
         self.fast: dict[Any, Any] = {}
         #: one bound method, so generated code shares one constant for it
         self.slow_entry = self._slow_entry
+        #: method lookups without a bound method (splice/runtime/_methods.c; None when the
+        #: extension is not built: the Python form of method calls)
+        self.methods = None if METHODS is None else METHODS(self.fast, self.slow_entry)
 
     def __missing__(self, callee: Any) -> Any:
         kind = type(callee)
@@ -645,7 +648,7 @@ class Context:
         route_calls(ir, self.table, self.routed_names, plain=plain,
                     direct_builtins=self.direct_builtin_methods,
                     global_site=self._site_maker(ir),
-                    native_attributes=native_attributes)
+                    native_attributes=native_attributes, methods=self.table.methods)
         if self.implicit is not None:
             route_implicit(ir, self.implicit, NATIVE_TYPES, ATTRIBUTE_NATIVE_TYPES,
                            skip=(self.table, self.table.fast), compact=plain,
@@ -882,6 +885,12 @@ class Context:
 
 
 _HEAPTYPE = 1 << 9
+
+METHODS: Callable[[dict[Any, Any], Callable[[Any], Any]], Any] | None
+try:
+    from splice.runtime._methods import Methods as METHODS
+except ImportError:  # built without a compiler: method calls take the Python form
+    METHODS = None
 
 
 def _unbound_c_method(callee: Any) -> Any:

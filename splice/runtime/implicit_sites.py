@@ -22,7 +22,6 @@ it where that disturbs no folding (after a store of its result, or when it has n
 
 from __future__ import annotations
 
-import ast
 import builtins
 import functools
 from typing import Any
@@ -68,7 +67,12 @@ from splice.ir.nodes import (
     With,
 )
 from splice.ir.tools import definitions, locations, redefined, use_counts
-from splice.runtime.callsites import expression_statements, scopes_run_inline
+from splice.runtime.callsites import (
+    enclosing_class,
+    expression_statements,
+    mangle,
+    scopes_run_inline,
+)
 
 __all__ = ["route_implicit"]
 
@@ -88,27 +92,11 @@ def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
     ``compact``: every operation on a computed operand calls ``implicit``, so it stays one
     expression (for code that cannot hold statements)."""
     count = 0
-    for scope, private in scopes_run_inline(ir, _enclosing_class(ir)):
+    for scope, private in scopes_run_inline(ir, enclosing_class(ir)):
         routing = _Routing(scope, implicit, native_types, attribute_types, skip, compact,
                            native_attributes, private)
         count += routing.run()
     return count
-
-
-def _enclosing_class(ir: FunctionIR) -> str | None:
-    """The class whose name mangles private names in ``ir`` (the nearest enclosing one)."""
-    for node in reversed(getattr(ir.origin, "enclosing", ())):
-        if isinstance(node, ast.ClassDef):
-            return node.name
-    return None
-
-
-def mangle(private: str | None, name: str) -> str:
-    """``name`` as the compiler mangles it inside class ``private`` (``_Py_Mangle``)."""
-    if private is None or name[:2] != "__" or name[-2:] == "__" or "." in name:
-        return name
-    stripped = private.lstrip("_")
-    return f"_{stripped}{name}" if stripped else name
 
 
 class _Routing:

@@ -350,6 +350,10 @@ REASONS: dict[str, Reason] = {
     "oracle-frames": Reason("limit", (
         "oracle mode: each check is a call, so a test that measures how much recursion "
         "depth is left sees less, and a parser it drives to the limit fails earlier")),
+    "oracle-instrumented": Reason("limit", (
+        "oracle mode: the functions checked are instrumented copies: their code shows the "
+        "checks (dis.code_info), the oracle holds references (sys.getrefcount), and "
+        "doctest does not collect a docstring example of a function it replaced")),
 }
 
 BOTH = ("context", "hooked")
@@ -362,6 +366,11 @@ HOOKED = ("hooked",)
 EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
     (("oracle",), "test_tomllib", r"test\.test_tomllib\.test_misc\.TestMiscellaneous\.test_"
      r"inline_(array|table)_recursion_limit", "oracle-frames"),
+    (("oracle",), "test_dis", r"test\.test_dis\.(BytecodeTests\.test_info|CodeInfoTests\."
+     r"test_(code_info|show_code))", "oracle-instrumented"),
+    (("oracle",), "test_xml_etree", r"test\.test_xml_etree\.BugsTest\.test_bug_xmltoolkit63",
+     "oracle-instrumented"),
+    (("oracle",), "test_typing", r"typing\._collect_parameters", "oracle-instrumented"),
     (BOTH, "test_ast", r"test\.test_ast\.AST_Tests\.test_AST_garbage_collection", "lifetimes"),
     (BOTH, "test_code", r"test\.test_code\.(CoExtra\.test_free_|CodeWeakRefTest\.test_basic)",
      "lifetimes"),

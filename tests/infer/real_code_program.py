@@ -154,3 +154,31 @@ def stack_top(value):
     push(stack, value)
     return stack.top()
 
+
+
+class SlottedNumber:
+    """decimal.Decimal / pathlib's pattern: ``__new__`` makes the object and stores its
+    slots (test_decimal, test_datetime, test_pathlib: read as ``Never`` before)."""
+
+    __slots__ = ("_sign", "_digits")
+
+    def __new__(cls, text="0"):  # type: ignore[no-untyped-def]
+        self = object.__new__(cls)
+        self._sign = 1 if text.startswith("-") else 0
+        self._digits = text.lstrip("-")
+        return self
+
+    def is_negative(self):  # type: ignore[no-untyped-def]
+        return self._sign == 1
+
+
+def stores_on_anything(target, value):  # type: ignore[no-untyped-def]
+    target._sign = value
+
+
+def characters(text):  # type: ignore[no-untyped-def]
+    """traceback._display_width's pattern: iterating a str that may not be ASCII."""
+    out = []
+    for ch in text:
+        out.append(ch)
+    return iter(text), out

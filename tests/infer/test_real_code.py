@@ -108,3 +108,19 @@ def test_a_function_made_by_a_rebuilt_copy_is_the_same_made_function() -> None:
     again = splice.ir.roundtrip(make, renest=False)(1)
     assert again.__code__ is not original and made.accepts(again)
     assert made.accepts(make(1)) and not made.accepts(test_module_is_a_plain_module)
+
+
+def test_attributes_stored_by_new_or_on_unknown_objects() -> None:
+    """A store on an object whose class inference does not know (the ``self`` that
+    ``object.__new__(cls)`` made, a parameter) may be a store on any instance."""
+    number = P.SlottedNumber("-12")
+    inference = sound(P.SlottedNumber.is_negative, [Exact(P.SlottedNumber)], number)
+    assert inference.return_type.accepts(True)
+    P.stores_on_anything(number, "odd")
+    assert sound(P.SlottedNumber.is_negative, [Exact(P.SlottedNumber)], number)
+
+
+@pytest.mark.parametrize("text", ["ascii", "h\u00e9llo", "\U0001f600"])
+def test_iterating_a_str_of_any_characters(text: str) -> None:
+    """``iter`` of a non-ASCII str is a ``str_iterator``, not a ``str_ascii_iterator``."""
+    sound(P.characters, [Exact(str)], text)

@@ -1,0 +1,239 @@
+"""Method calls under a context without a bound method (``splice/runtime/_methods.c``):
+``obj.m(args)`` becomes ``@Methods(obj, 'm')(obj, args)``, the attribute looked up as
+CPython's ``LOAD_METHOD`` looks it up. Each case runs natively and under an identity plugin,
+with the C lookup and with the Python form splice falls back to when the extension is not
+built, and compares results, exceptions and the lines of their tracebacks."""
+
+from __future__ import annotations
+
+import collections
+import math
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import splice
+from splice.runtime import context as context_module
+
+
+class Identity(splice.Plugin):
+    pass
+
+
+@pytest.fixture(params=["c", "python"])
+def form(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    if request.param == "c":
+        if context_module.METHODS is None:
+            pytest.fail("splice.runtime._methods is not built (pip install -e . builds it)")
+    else:
+        monkeypatch.setattr(context_module, "METHODS", None)
+    yield request.param
+
+
+def outcome(fn: Callable[..., Any], *args: Any) -> Any:
+    """What ``fn(*args)`` returned, or the exception's type, message and user lines."""
+    try:
+        return ("returned", fn(*args))
+    except Exception as exc:  # noqa: BLE001 (the comparison is the point)
+        lines = [(f.name, f.lineno) for f in traceback.extract_tb(exc.__traceback__)
+                 if f.filename == __file__ and f.name not in ("outcome", "both", "<lambda>")]
+        return ("raised", type(exc), str(exc), lines)
+
+
+def both(fn: Callable[..., Any], *args: Any) -> Identity:
+    native = outcome(fn, *args)
+    plugin = Identity()
+    under = outcome(lambda *a: plugin.run(fn, *a), *args)
+    assert under == native
+    return plugin
+
+
+class Base:
+    def __init__(self, x: int) -> None:
+        self.x = x
+
+    def m(self, y: int, *rest: int, k: int = 0, **extra: int) -> tuple[Any, ...]:
+        return ("Base.m", self.x, y, rest, k, extra)
+
+    @classmethod
+    def make(cls, x: int) -> Base:
+        return cls(x)
+
+    @staticmethod
+    def static(y: int) -> int:
+        return y * 2
+
+    @property
+    def getter(self) -> Callable[[int], int]:
+        return lambda y: y + self.x
+
+    def __helper(self, y: int) -> int:
+        return y - self.x
+
+    def private(self, y: int) -> int:
+        return self.__helper(y)
+
+    def fails(self) -> None:
+        raise ValueError(f"fails {self.x}")
+
+    def calls_failing(self) -> None:
+        self.fails()
+
+
+class Derived(Base):
+    def m(self, y: int, *rest: int, k: int = 0, **extra: int) -> tuple[Any, ...]:
+        return ("Derived.m", super().m(y, *rest, k=k, **extra))
+
+
+class Dynamic:
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        return lambda *args: (name, args)
+
+
+class Intercepting:
+    def __getattribute__(self, name: str) -> Any:
+        if name == "m":
+            return lambda y: ("intercepted", y)
+        return object.__getattribute__(self, name)
+
+    def m(self, y: int) -> Any:
+        return ("never", y)
+
+
+class Adder:
+    def __call__(self, y: int) -> int:
+        return y + 100
+
+
+class Slotted:
+    __slots__ = ("x",)
+
+    def __init__(self, x: int) -> None:
+        self.x = x
+
+    def m(self, y: int) -> int:
+        return self.x + y
+
+
+class MyDict(dict):  # type: ignore[type-arg]
+    def get(self, key: Any, default: Any = None) -> Any:
+        return ("MyDict.get", key, default)
+
+
+def method_kinds(obj: Base, derived: Base) -> list[Any]:
+    out: list[Any] = [obj.m(1), obj.m(1, 2, 3, k=4, z=5), derived.m(2, k=1)]
+    out += [obj.make(3).x, Base.make(4).x, derived.make(5).x, obj.static(6), Base.static(7)]
+    out += [obj.getter(8), obj.private(9), Slotted(1).m(2)]
+    args, kwargs = (1, 2), {"k": 3}
+    out.append(obj.m(*args, **kwargs))
+    return out
+
+
+def test_method_kinds(form: str) -> None:
+    both(method_kinds, Base(10), Derived(20))
+
+
+def instance_attributes(obj: Base) -> list[Any]:
+    out = [obj.m(1)]
+    obj.m = lambda y: ("instance", y)  # type: ignore[method-assign]
+    out.append(obj.m(2))
+    obj.m = Adder()  # type: ignore[method-assign]
+    out.append(obj.m(3))
+    del obj.m
+    out.append(obj.m(4))
+    return out
+
+
+def test_instance_dict_shadows_the_class(form: str) -> None:
+    both(instance_attributes, Base(1))
+
+
+def dynamic_lookups() -> list[Any]:
+    return [Dynamic().anything(1, 2), Intercepting().m(3), MyDict(a=1).get("a"),
+            {"b": 2}.get("b"), collections.deque([1]).count(1), bytearray(b"ab").upper()]
+
+
+def test_getattr_getattribute_and_builtin_receivers(form: str) -> None:
+    both(dynamic_lookups)
+
+
+def modules(mod: Any, name: str) -> list[Any]:
+    return [mod.sqrt(16.0), mod.floor(2.5), name.upper(), name.split("b")]
+
+
+def test_module_and_builtin_receivers_given_as_arguments(form: str) -> None:
+    both(modules, math, "abc")
+
+
+def missing_method(obj: Base) -> Any:
+    return obj.missing(1)
+
+
+def missing_before_arguments(obj: Base, log: list[str]) -> Any:
+    return obj.missing(log.append("argument evaluated"))
+
+
+def test_attribute_error_as_natively(form: str) -> None:
+    both(missing_method, Base(1))
+    native: list[str] = []
+    under: list[str] = []
+    outcome(missing_before_arguments, Base(1), native)
+    outcome(lambda *a: Identity().run(missing_before_arguments, *a), Base(1), under)
+    assert native == under == []  # the lookup fails before the arguments run
+
+
+def raising(obj: Base) -> None:
+    obj.calls_failing()
+
+
+def test_exception_traceback_lines(form: str) -> None:
+    both(raising, Base(7))
+
+
+def rebinding_receiver(a: Base, b: Base) -> Any:
+    x = a
+    return x.m((x := b).x), x.x
+
+
+def test_arguments_rebinding_the_receiver(form: str) -> None:
+    both(rebinding_receiver, Base(1), Base(2))
+
+
+def replaced_on_the_class(obj: Base) -> list[Any]:
+    out = [obj.static(1)]
+    original = Base.__dict__["static"]
+    Base.static = staticmethod(lambda y: ("replaced", y))  # type: ignore[assignment]
+    try:
+        out.append(obj.static(2))
+    finally:
+        Base.static = original
+    out.append(obj.static(3))
+    return out
+
+
+def test_class_attribute_replaced_while_running(form: str) -> None:
+    both(replaced_on_the_class, Base(1))
+
+
+def test_methods_are_entered_under_the_plugin(form: str) -> None:
+    entered: list[str] = []
+
+    class Recording(splice.Plugin):
+        def recurse(self, fn: Any) -> bool:
+            entered.append(fn.__qualname__)
+            return True
+
+    Recording().run(method_kinds, Base(1), Derived(2))
+    for name in ("Base.m", "Derived.m", "Base.make", "Base.static", "Base.private",
+                 "Base.__helper", "Slotted.m"):
+        assert name in entered, name
+
+
+def test_generated_code_uses_the_form_chosen(form: str) -> None:
+    plugin = both(method_kinds, Base(1), Derived(2))
+    entry = plugin.context.table[method_kinds]
+    cells = [c.cell_contents for c in entry.__closure__ or ()]
+    uses_c = any(type(value).__name__ == "Methods" for value in cells)
+    assert uses_c is (form == "c")
