@@ -48,7 +48,8 @@ rebound_vectorcall(Rebound *r, PyObject *const *args, size_t nargsf, PyObject *k
         return NULL;
     }
     if (r->self == NULL) {
-        return PyObject_Vectorcall(r->target, args + 1, (nargs - 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+        /* (no PY_VECTORCALL_ARGUMENTS_OFFSET: args[0] is not ours to overwrite) */
+        return PyObject_Vectorcall(r->target, args + 1, nargs - 1, kwnames);
     }
     /* the same arguments with self in the receiver's place */
     Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
@@ -66,12 +67,28 @@ rebound_vectorcall(Rebound *r, PyObject *const *args, size_t nargsf, PyObject *k
     return result;
 }
 
+static int
+rebound_traverse(Rebound *r, visitproc visit, void *arg)
+{
+    Py_VISIT(r->target);
+    Py_VISIT(r->self);
+    return 0;
+}
+
+static int
+rebound_clear(Rebound *r)
+{
+    Py_CLEAR(r->target);
+    Py_CLEAR(r->self);
+    return 0;
+}
+
 static void
 rebound_dealloc(Rebound *r)
 {
-    Py_XDECREF(r->target);
-    Py_XDECREF(r->self);
-    Py_TYPE(r)->tp_free((PyObject *)r);
+    PyObject_GC_UnTrack(r);
+    rebound_clear(r);
+    PyObject_GC_Del(r);
 }
 
 static PyTypeObject ReboundType = {
@@ -79,19 +96,23 @@ static PyTypeObject ReboundType = {
     .tp_name = "splice.runtime._methods.Rebound",
     .tp_basicsize = sizeof(Rebound),
     .tp_dealloc = (destructor)rebound_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    /* tracked: a frame may keep one (a hidden local) in a cycle through its receiver */
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_vectorcall_offset = offsetof(Rebound, vectorcall),
     .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)rebound_traverse,
+    .tp_clear = (inquiry)rebound_clear,
 };
 
 static PyObject *
 rebound_new(PyObject *target, PyObject *self)
 {
-    Rebound *r = PyObject_New(Rebound, &ReboundType);
+    Rebound *r = PyObject_GC_New(Rebound, &ReboundType);
     if (r == NULL) return NULL;
     r->target = target;  /* steals */
     r->self = self;      /* new ref or NULL */
     r->vectorcall = (vectorcallfunc)rebound_vectorcall;
+    PyObject_GC_Track(r);
     return (PyObject *)r;
 }
 

@@ -381,7 +381,7 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
      r"traceback", "hooked-frames"),
     (HOOKED, "test_contextlib_async", r"test\.test_contextlib_async\.TestAsyncExitStack\.test_"
      r"exit_exception_traceback", "hooked-frames"),
-    (BOTH, "test_copy", r"test\.test_copy\.TestCopy\.test_copy_weakvaluedict", "lifetimes"),
+    (("hooked",), "test_copy", r"test\.test_copy\.TestCopy\.test_copy_weakvaluedict", "lifetimes"),
     (HOOKED, "test_collections", r"test\.test_collections\.TestNamedTuple\.test_factory",
      "hooked-frames"),
     (BOTH, "test_dis", r"test\.test_dis\.Dis(WithFile)?Tests\.test_(show_caches|"
