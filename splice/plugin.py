@@ -66,6 +66,12 @@ class Plugin:
     * ``implicit_calls``: whether dunders reached by operators, subscripts, attribute
       access, iteration, ``with``, formatting and class statements run under the plugin
       (default: when it has per-call hooks).
+    * ``world_age``: False (the default): a callee a ``typed`` hook replaced runs only
+      where the program would still call what inference resolved, checked at each use (a
+      callee may rebind a global while its caller runs, and Python calls the latest
+      binding). True: a call keeps the definitions it started with, as in Julia's world
+      age: they are checked when the call starts (the instance's guards), not at each use,
+      so a rebinding made while the call runs is seen from the next call on.
 
     Composition (``splice.compose(a, b)``, or ``a.run(b.run, f)``): prehooks run outermost
     first, posthooks innermost first, overdubs nest (``a``'s receives the call and its
@@ -82,6 +88,8 @@ class Plugin:
     implicit_calls: bool | None = None
     #: the abstract interpreter inference uses under this plugin (None: the default)
     interpreter: Any = None
+    #: a call keeps the definitions it started with (see the class docstring)
+    world_age: bool = False
     _splice_intercepts: ClassVar[dict[Any, str]] = {}
     #: intercepted target -> its original's entry, for ``recurse_call`` (set on the instance
     #: by the first context that intercepts for it; this class-level one stays empty)

@@ -214,17 +214,9 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
     checks.proven = proven_classes(ir, argtypes)
     temps = {t.id: t for loc in locations(ir) if isinstance(loc.stmt, Assign)
              for t in loc.stmt.results}
-    for loc in list(locations(ir)):
-        stmt = loc.stmt
-        if not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
-            continue
-        original = before.get(stmt.id)
+    for loc, stmt, func, callee in _replaced(ir, before):
         op = stmt.op
-        if original is None or not isinstance(op.func, Const):
-            continue
-        func, callee = original
-        if op.func.value is callee or (isinstance(func, Const) and func.value is callee):
-            continue  # not replaced
+        assert isinstance(op, Call) and isinstance(op.func, Const)
         pos = stmt.pos
         # the called operand as this IR has it (a hook may have copied the IR)
         called = temps.get(func.id) if isinstance(func, Temp) else None
@@ -251,6 +243,34 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
         done.append(f"line {pos.lineno}: {_name(op.func.value)} instead of {_name(callee)}, "
                     "checked where it is called")
     return done
+
+
+def replaced_callees(ir: FunctionIR, before: Callees) -> list[tuple[int, str]]:
+    """(line, ``replacement instead of callee``) for each call whose callee a ``typed``
+    hook replaced by a constant (what :func:`guard_replaced_callees` would check)."""
+    return [(stmt.pos.lineno, f"{_name(stmt.op.func.value)} instead of {_name(callee)}")
+            for _, stmt, _, callee in _replaced(ir, before)
+            if isinstance(stmt.op, Call) and isinstance(stmt.op.func, Const)]
+
+
+def _replaced(ir: FunctionIR, before: Callees) -> list[tuple[Any, Assign, Any, Any]]:
+    """(location, call statement, the callee operand before the hooks, the callee
+    inference resolved) for each call whose callee a ``typed`` hook replaced by a
+    constant; a list, so that its statements can be replaced while it is walked."""
+    found = []
+    for loc in list(locations(ir)):
+        stmt = loc.stmt
+        if not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
+            continue
+        original = before.get(stmt.id)
+        op = stmt.op
+        if original is None or not isinstance(op.func, Const):
+            continue
+        func, callee = original
+        if op.func.value is callee or (isinstance(func, Const) and func.value is callee):
+            continue  # not replaced
+        found.append((loc, stmt, func, callee))
+    return found
 
 
 def _type_of(operand: Operand) -> L.Abstract:

@@ -28,7 +28,13 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from splice.cache.checks import Checks, callees_of, finish, guard_replaced_callees
+from splice.cache.checks import (
+    Checks,
+    callees_of,
+    finish,
+    guard_replaced_callees,
+    replaced_callees,
+)
 from splice.cache.direct import apply_direct_calls, building, plan_direct_calls
 from splice.cache.guards import AttributeGuard, CellGuard, FunctionGuard, GlobalGuard, Guard
 from splice.cache.headroom import with_headroom
@@ -407,7 +413,14 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
     typed_hooks = stage_hooks(plugins, "typed")
     before = callees_of(typed) if typed_hooks else {}
     typed = _run_hooks(typed_hooks, typed)
-    replaced = guard_replaced_callees(typed, before, checks, argtypes) if typed_hooks else []
+    if not typed_hooks:
+        replaced: list[str] = []
+    elif any(getattr(plugin, "world_age", False) for plugin in plugins):
+        # the call's world: the guards checked when it starts cover what the hooks saw
+        replaced = [f"line {line}: {what}, checked when the call starts (world age)"
+                    for line, what in replaced_callees(typed, before)]
+    else:
+        replaced = guard_replaced_callees(typed, before, checks, argtypes)
     times["passes"] = time.perf_counter() - start
     if typed_hooks:
         start = time.perf_counter()

@@ -9,6 +9,11 @@
     ci = splice.compile(plugin, simulate, float, int)
     splice.invoke(ci, 0.5, 1000)          # simulate with math.sin(x) -> fast_sin(x)
 
+By default each rewritten call checks, where it is made, that the program would still call
+the mapped function there with a float (a callee may rebind ``math.sin`` while the caller
+runs); ``FastMath(..., world_age=True)`` checks that only when a call starts, as Julia's
+world age does (see ``splice.Plugin.world_age``).
+
 The rewrite happens in the ``typed`` stage: a call is rewritten only when inference
 resolved its callee to a mapped function and inferred *every* positional argument to be
 exactly ``float`` (so never for ``int | float``, ``Any``, a float subclass, or calls with
@@ -50,8 +55,11 @@ class FastMath(Plugin):
     """Replace calls of mapped functions (``{math.sin: fast_sin}``) where every argument
     is inferred ``float``. ``rewrites`` lists what was rewritten."""
 
-    def __init__(self, replacements: Mapping[Callable[..., Any], Callable[..., Any]]
-                 ) -> None:
+    def __init__(self, replacements: Mapping[Callable[..., Any], Callable[..., Any]], *,
+                 world_age: bool = False) -> None:
+        #: True: a call keeps the definitions it started with (``splice.Plugin.world_age``):
+        #: the replacements are checked when the call starts, not at each use
+        self.world_age = world_age
         # by identity: a callable's own ``__eq__``/``__hash__`` must not decide
         self.replacements: dict[int, tuple[Callable[..., Any], Callable[..., Any]]] = {
             id(original): (original, replacement)

@@ -99,3 +99,42 @@ def test_replacements_are_not_entered() -> None:
 def test_typed_listing_shows_the_replacement() -> None:
     listing = str(splice.code_typed(single, float, plugin=plugin()))
     assert "cheap_sin" in listing
+
+
+class _Rebinder:
+    """A callee that rebinds ``math.sin`` while its caller runs (and restores it later)."""
+
+    def __init__(self) -> None:
+        self.original = math.sin
+
+    def rebind(self) -> float:
+        math.sin = lambda x: -1.0  # type: ignore[assignment]
+        return 0.0
+
+
+def rebinds_midway(x, rebinder):  # type: ignore[no-untyped-def]
+    first = math.sin(x)
+    rebinder.rebind()
+    return first, math.sin(x)
+
+
+@pytest.mark.parametrize("world_age", [False, True])
+def test_world_age_checks_when_the_call_starts(world_age: bool) -> None:
+    fm = FastMath({math.sin: cheap_sin, math.sqrt: cheap_sqrt}, world_age=world_age)
+    ci = splice.compile(fm, wave, float, int)
+    checked_at_use = "is @sin" in ci.routed_source or "is @sqrt" in ci.routed_source
+    assert checked_at_use is not world_age
+    assert splice.invoke(ci, 0.5, 7) == wave_by_hand(0.5, 7)
+    before = cheap_sin(0.5)
+    rebinder = _Rebinder()
+    try:
+        got = fm.run(rebinds_midway, 0.5, rebinder)
+        # default: the program's latest binding from the rebinding on; world age: the
+        # call keeps its rewrite until it returns (cheap_sin, run natively, then calls the
+        # new math.sin: -1.0 + 1000.0)
+        assert got == ((before, 999.0) if world_age else (before, -1.0))
+        # the next call sees the new binding either way
+        assert fm.run(single, 0.5) == -1.0
+    finally:
+        math.sin = rebinder.original  # type: ignore[assignment]
+    assert fm.run(single, 0.5) == cheap_sin(0.5)
