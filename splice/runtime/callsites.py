@@ -196,7 +196,8 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             # past the test of a builtin receiver (``_with_builtin_receiver``), a Python
             # method is the likely kind
             new = _method_dispatch(ir, stmt, func, table, builtin_direct,
-                                   python_first or pretested, native_attributes)
+                                   python_first or pretested, native_attributes,
+                                   method_call_position(stmt.pos, defs[func].pos, method.name))
             if pretested:
                 new = _with_builtin_receiver(ir, scope, stmt, defs[func], receivers, new,
                                              native_attributes)
@@ -322,7 +323,9 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
         lookups, private = methods
         other = Call(Const(lookups, pos), [receiver, Const(mangle(private, op.name), pos)], [])
         method_form = [Assign(call.results, Call(lookup.results[0], [receiver, *call.op.args],
-                                                 list(call.op.keywords)), call.pos)]
+                                                 list(call.op.keywords)),
+                              method_call_position(call.pos, pos, op.name))]
+        pos = attribute_position(pos, op.name)
     assert method_form is not None
     guarded_lookup = If(fast, [], [Assign(lookup.results, other, pos)], pos)
     scope.replace(lookup, [*capture, *test, guarded_lookup])
@@ -428,11 +431,34 @@ def _through_methods(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign
         # the arguments may rebind the name (``x.m(x := y)``): the call gets the receiver
         # the lookup saw, as natively
         held = ir.new_temp()
-        scope.replace(lookup, [Assign((held,), Load(receiver), pos), lookup])
+        read = receiver.pos if receiver.pos != NOPOS else pos
+        scope.replace(lookup, [Assign((held,), Load(receiver), read), lookup])
         receiver = held
     lookup.op = Call(Const(methods, pos), [receiver, Const(mangle(private, method.name), pos)],
                      [])
+    lookup.pos = attribute_position(pos, method.name)
     call.op.args = [receiver, *call.op.args]
+    call.pos = method_call_position(call.pos, pos, method.name)
+
+
+def method_call_position(call: Pos, attribute: Pos, name: str) -> Pos:
+    """Where CPython places the call of method ``name`` (an attribute spanning
+    ``attribute``) made by a call spanning ``call``: from the attribute's own name when the
+    call starts on another line than the attribute ends, to the call's end."""
+    if call.lineno == attribute.end_lineno or len(name) > attribute.end_col_offset:
+        return call
+    return Pos(attribute.end_lineno, attribute.end_col_offset - len(name), call.end_lineno,
+               call.end_col_offset)
+
+
+def attribute_position(pos: Pos, name: str) -> Pos:
+    """Where CPython places the instruction reading attribute ``name`` of the expression
+    spanning ``pos``: the attribute's own name when the expression spans several lines
+    (the compiler's ``update_start_location_to_match_attr``), else the whole span."""
+    if pos.lineno == pos.end_lineno or len(name) > pos.end_col_offset:
+        return pos
+    return Pos(pos.end_lineno, pos.end_col_offset - len(name), pos.end_lineno,
+               pos.end_col_offset)
 
 
 def _module_or_class(ir: FunctionIR, obj: Operand, defs: dict[Temp, Assign]) -> bool:
@@ -476,12 +502,12 @@ def _method_lookup(scope: _Scope, func: Operand, defs: dict[Temp, Assign]) -> Ge
 
 
 def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
-                     builtin_direct: bool, python_first: bool, native_attributes: set[int]
-                     ) -> list[Stmt]:
+                     builtin_direct: bool, python_first: bool, native_attributes: set[int],
+                     pos: Pos) -> list[Stmt]:
     """The method-call form (module docstring), as ``if`` statements that each assign the
-    call's result. ``python_first``: test for a bound Python method before a builtin one
-    (the receiver is ``self``/``cls``); else the other way round."""
-    pos = stmt.pos
+    call's result (at ``pos``, where CPython places the method call). ``python_first``:
+    test for a bound Python method before a builtin one (the receiver is ``self``/``cls``);
+    else the other way round."""
     call = stmt.op
     assert isinstance(call, Call)
     results = stmt.results

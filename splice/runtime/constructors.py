@@ -56,6 +56,7 @@ from splice.ir.nodes import (
 )
 from splice.ir.tools import locations
 from splice.pristine import BUILTINS
+from splice.runtime.dunders import special
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -100,25 +101,18 @@ class Sentinel:
         return f"<default of {self.name}>"
 
 
-def _special(kind: type, name: str) -> Any:
-    for klass in kind.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return None
-
-
 def eligible_init(cls: type) -> types.FunctionType | None:
     """``cls``'s ``__init__`` if ``cls`` instantiates as ``object.__new__`` then a Python
     ``__init__`` that a constructor can replace; else None."""
     meta = type(cls)
-    if _special(meta, "__call__") is not _type_call or \
-            _special(meta, "__getattribute__") is not _type_getattribute or \
-            _special(meta, "__getattr__") is not None:
+    if special(meta, "__call__") is not _type_call or \
+            special(meta, "__getattribute__") is not _type_getattribute or \
+            special(meta, "__getattr__") is not None:
         return None
     if not cls.__flags__ & _HEAPTYPE or cls.__flags__ & _ABSTRACT:
         return None
-    if _special(cls, "__new__") is not _special(object, "__new__") or \
-            _special(cls, "__del__") is not None:
+    if special(cls, "__new__") is not special(object, "__new__") or \
+            special(cls, "__del__") is not None:
         return None
     try:
         # as type.__call__ calls it: this raises if the class's __new__ slot is not
@@ -126,7 +120,7 @@ def eligible_init(cls: type) -> types.FunctionType | None:
         _object_new(cls, None)
     except TypeError:
         return None
-    init = _special(cls, "__init__")
+    init = special(cls, "__init__")
     if type(init) is not types.FunctionType:
         return None
     code = init.__code__

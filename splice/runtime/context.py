@@ -60,6 +60,7 @@ from splice.runtime.constructors import (
     reconstruct,
     sentinel_defaults,
 )
+from splice.runtime.dunders import special
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
 from splice.runtime.implicit_sites import route_implicit
 from splice.runtime.sites import Site
@@ -253,7 +254,10 @@ def _references_held(entry: Any, callee: Any) -> int:
     if type(entry) is functools.partial:  # a constructor: its spec holds the class
         for arg in entry.args:
             held += arg is callee or (type(arg) is tuple and any(a is callee for a in arg))
-    for cell in getattr(entry, "__closure__", None) or ():
+    # (only a function's own cells: an entry may be any callable, a class among them,
+    # whose ``__closure__`` could be anything, even a descriptor)
+    closure = entry.__closure__ if type(entry) is _FunctionType else None
+    for cell in closure or ():
         try:
             if cell.cell_contents is callee:
                 held += 1
@@ -411,7 +415,7 @@ class Context:
             return self._builtin(callee)
         if kind is functools.partial:
             return self._partial(callee), False, 0
-        call = _special(kind, "__call__")
+        call = special(kind, "__call__")
         if type(call) is types.FunctionType:
             return types.MethodType(self.table[call], callee), False, 0
         self._record(callee, False, "not Python code (" + kind.__name__ + ")")
@@ -687,7 +691,7 @@ class Context:
 
     def _class(self, cls: type) -> tuple[Any, bool, int]:
         meta = type(cls)
-        call = _special(meta, "__call__")
+        call = special(meta, "__call__")
         if type(call) is types.FunctionType:
             entry = types.MethodType(self.table[call], cls)
             return self._wrap(cls, entry), False, 0
@@ -770,7 +774,7 @@ class Context:
         """``cls(*args, **kwargs)`` as ``type.__call__`` does it, with a Python ``__new__``
         and ``__init__`` entered under this context."""
         new = cls.__new__
-        init = _special(cls, "__init__")
+        init = special(cls, "__init__")
         if type(new) is not types.FunctionType and type(init) is not types.FunctionType:
             return type.__call__(cls, *args, **kwargs)
         if type(new) is types.FunctionType:
@@ -780,7 +784,7 @@ class Context:
         kind = type(obj)
         if cls not in kind.__mro__:
             return obj
-        init = _special(kind, "__init__")
+        init = special(kind, "__init__")
         if type(init) is types.FunctionType:
             result = self.table[init](obj, *args, **kwargs)
         else:
@@ -902,11 +906,7 @@ def _unbound_c_method(callee: Any) -> Any:
     owner = callee.__self__
     if type(owner) is _ModuleType:
         return None
-    for klass in type(owner).__mro__:
-        found = klass.__dict__.get(callee.__name__)
-        if found is not None:
-            return found
-    return None
+    return special(type(owner), callee.__name__)
 
 
 #: builtins whose result depends on the frame that calls them (``compile`` inherits the
@@ -938,13 +938,6 @@ def _plain_hash(obj: Any) -> bool:
 def _frame_sensitive(fn: Any) -> bool:
     return (fn is super or type(fn) is types.BuiltinFunctionType) and fn in FRAME_SENSITIVE
 
-
-def _special(kind: type, name: str) -> Any:
-    """``name`` looked up on ``kind``'s MRO, as CPython looks up special methods."""
-    for klass in kind.__mro__:
-        if name in klass.__dict__:
-            return klass.__dict__[name]
-    return None
 
 
 _contexts_lock = threading.Lock()

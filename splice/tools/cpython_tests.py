@@ -371,7 +371,7 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
     (("oracle",), "test_xml_etree", r"test\.test_xml_etree\.BugsTest\.test_bug_xmltoolkit63",
      "oracle-instrumented"),
     (("oracle",), "test_typing", r"typing\._collect_parameters", "oracle-instrumented"),
-    (BOTH, "test_ast", r"test\.test_ast\.AST_Tests\.test_AST_garbage_collection", "lifetimes"),
+    (HOOKED, "test_ast", r"test\.test_ast\.AST_Tests\.test_AST_garbage_collection", "lifetimes"),
     (BOTH, "test_code", r"test\.test_code\.(CoExtra\.test_free_|CodeWeakRefTest\.test_basic)",
      "lifetimes"),
     (BOTH, "test_contextlib", r"test\.test_contextlib\.ContextManagerTestCase\.test_nokeepref",
@@ -381,7 +381,7 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
      r"traceback", "hooked-frames"),
     (HOOKED, "test_contextlib_async", r"test\.test_contextlib_async\.TestAsyncExitStack\.test_"
      r"exit_exception_traceback", "hooked-frames"),
-    (("hooked",), "test_copy", r"test\.test_copy\.TestCopy\.test_copy_weakvaluedict", "lifetimes"),
+    (HOOKED, "test_copy", r"test\.test_copy\.TestCopy\.test_copy_weakvaluedict", "lifetimes"),
     (HOOKED, "test_collections", r"test\.test_collections\.TestNamedTuple\.test_factory",
      "hooked-frames"),
     (BOTH, "test_dis", r"test\.test_dis\.Dis(WithFile)?Tests\.test_(show_caches|"
@@ -390,9 +390,9 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
      r"Traceback(WithFile)?\.test_distb_(explicit_arg|last_traceback))", "transformed-code"),
     (BOTH, "test_dis", r"test\.test_dis\.Dis(WithFile)?Tests\.test_disassemble_coroutine",
      "transformed-code"),
-    (BOTH, "test_enum", r"test\.test_enum\.TestSpecial\.test_missing_exceptions_reset",
+    (HOOKED, "test_enum", r"test\.test_enum\.TestSpecial\.test_missing_exceptions_reset",
      "lifetimes"),
-    (BOTH, "test_functools", r"test\.test_functools\.(TestLRU(C|Py)\.test_lru_cache_weakref"
+    (HOOKED, "test_functools", r"test\.test_functools\.(TestLRU(C|Py)\.test_lru_cache_weakref"
      r"able|TestPartial\w*\.test_weakref)", "lifetimes"),
     (HOOKED, "test_gettext", r"test\.test_gettext\.GNUTranslationsWithDomainPluralFormsTestCase"
      r"\.test_plural_forms|test\.test_gettext\.\w+\.test_plural_(wrong_)?context_forms",
@@ -419,7 +419,7 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
     (BOTH, "test_traceback", r"test\.test_traceback\.(TestStack\.test_(extract_stackup_"
      r"deferred_lookup_lines|format_locals)|TestTracebackException\.test_(print|from_"
      r"exception|comparison_params_variations))", "hidden-names"),
-    (BOTH, "test_traceback", r"test\.test_traceback\.TestTracebackException\.test_no_refs_to_"
+    (HOOKED, "test_traceback", r"test\.test_traceback\.TestTracebackException\.test_no_refs_to_"
      r"exception_and_traceback_objects", "lifetimes"),
     (HOOKED, "test_traceback", r"test\.test_traceback\.", "hooked-frames"),
     # hooked: instantiation runs splice_call and the instantiation frame

@@ -347,3 +347,28 @@ def test_new_assigned_and_restored_between_instantiations() -> None:
     plugin = Identity()
     plugin.run(lambda: MUTABLE(0))  # its entry is made before the patch
     assert plugin.run(patched_new_then_restored) == native
+
+
+def metaclass_namespace_properties() -> tuple[Any, ...]:
+    # CPython's test_inspect (TestGetattrStatic): a metaclass whose ``__dict__`` and
+    # ``__mro__`` are properties; instantiating must run neither
+    class Meta(type):
+        @property
+        def __dict__(self):  # type: ignore[no-untyped-def,override]
+            self.executed = True
+
+        @property
+        def __mro__(self):  # type: ignore[no-untyped-def,override]
+            self.executed = True
+
+    class Thing(metaclass=Meta):
+        executed = False
+
+        def __init__(self, spam: int) -> None:
+            self.spam = spam
+
+    return Thing(42).spam, Thing.executed
+
+
+def test_metaclass_namespace_properties_are_not_run() -> None:
+    both(metaclass_namespace_properties)

@@ -237,3 +237,32 @@ def test_generated_code_uses_the_form_chosen(form: str) -> None:
     cells = [c.cell_contents for c in entry.__closure__ or ()]
     uses_c = any(type(value).__name__ == "Methods" for value in cells)
     assert uses_c is (form == "c")
+
+
+def multiline_missing(obj: Any) -> Any:
+    return (obj
+            .missing
+            )(1)
+
+
+def multiline_raising(obj: Base) -> Any:
+    return (obj
+            .fails
+            )()
+
+
+@pytest.mark.parametrize("fn", [multiline_missing, multiline_raising])
+def test_multiline_method_call_positions(form: str, fn: Callable[..., Any]) -> None:
+    # CPython places the attribute's instruction on the attribute's own line when the
+    # expression spans several (test_traceback's test_multiline_method_call_*)
+    def spans(run: Callable[[], Any]) -> list[tuple[Any, ...]]:
+        try:
+            run()
+        except Exception as exc:  # noqa: BLE001
+            return [(f.name, f.lineno, f.end_lineno, f.colno, f.end_colno)
+                    for f in traceback.extract_tb(exc.__traceback__)
+                    if f.filename == __file__ and f.name in (fn.__name__, "fails")]
+        raise AssertionError("did not raise")
+
+    native = spans(lambda: fn(Base(1)))
+    assert native and spans(lambda: Identity().run(fn, Base(1))) == native

@@ -18,6 +18,7 @@ import linecache
 import sys
 import threading
 import time
+import types
 import weakref
 from collections import Counter
 from typing import Any
@@ -343,3 +344,24 @@ def test_contexts_of_dropped_plugins_are_freed() -> None:
             del plugin
     gc.collect()
     assert [ref() for ref in contexts] == [None] * len(contexts)
+
+
+class _ClosureAttribute:
+    """A class whose ``__closure__`` is a descriptor (as ``types.FunctionType``'s is)."""
+
+    __slots__ = ("__closure__",)
+
+
+def _makes_functions_and_objects() -> int:
+    made = types.FunctionType((lambda: 1).__code__, {})
+    _ClosureAttribute()
+    return made()
+
+
+def test_sweep_reads_closures_of_functions_only() -> None:
+    # test_inspect under a context crashed here: an entry that is a class (called
+    # natively) answered ``__closure__`` with a member descriptor
+    plugin = splice.Plugin()
+    assert plugin.run(_makes_functions_and_objects) == 1
+    assert types.FunctionType in plugin.context.table
+    plugin.context.table.sweep()  # must not raise
