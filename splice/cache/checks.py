@@ -245,10 +245,12 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
     return done
 
 
-def replaced_callees(ir: FunctionIR, before: Callees) -> list[tuple[int, str]]:
-    """(line, ``replacement instead of callee``) for each call whose callee a ``typed``
-    hook replaced by a constant (what :func:`guard_replaced_callees` would check)."""
-    return [(stmt.pos.lineno, f"{_name(stmt.op.func.value)} instead of {_name(callee)}")
+def world_age_callees(ir: FunctionIR, before: Callees) -> list[str]:
+    """One line per call whose callee a ``typed`` hook replaced by a constant, for a
+    plugin with ``world_age``: no use-site check (the instance's guards, checked when
+    the call starts, cover what the hooks saw)."""
+    return [f"line {stmt.pos.lineno}: {_name(stmt.op.func.value)} instead of "
+            f"{_name(callee)}, checked when the call starts (world age)"
             for _, stmt, _, callee in _replaced(ir, before)
             if isinstance(stmt.op, Call) and isinstance(stmt.op.func, Const)]
 

@@ -33,7 +33,7 @@ from splice.cache.checks import (
     callees_of,
     finish,
     guard_replaced_callees,
-    replaced_callees,
+    world_age_callees,
 )
 from splice.cache.direct import apply_direct_calls, building, plan_direct_calls
 from splice.cache.guards import AttributeGuard, CellGuard, FunctionGuard, GlobalGuard, Guard
@@ -416,9 +416,7 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
     if not typed_hooks:
         replaced: list[str] = []
     elif any(getattr(plugin, "world_age", False) for plugin in plugins):
-        # the call's world: the guards checked when it starts cover what the hooks saw
-        replaced = [f"line {line}: {what}, checked when the call starts (world age)"
-                    for line, what in replaced_callees(typed, before)]
+        replaced = world_age_callees(typed, before)
     else:
         replaced = guard_replaced_callees(typed, before, checks, argtypes)
     times["passes"] = time.perf_counter() - start

@@ -269,19 +269,6 @@ RECEIVER_TYPES = (list, dict, str, set, frozenset, bytes, bytearray, tuple, int,
                   complex)
 
 
-def _builtin_receivers(name: str) -> frozenset[type]:
-    """The receiver types on which ``obj.name(...)`` is a C method call."""
-    found = set()
-    for kind in RECEIVER_TYPES:
-        attr = getattr(kind, name, None)
-        if attr is not None and type(attr) in (types.MethodDescriptorType,
-                                               types.ClassMethodDescriptorType,
-                                               types.WrapperDescriptorType,
-                                               types.BuiltinMethodType):
-            found.add(kind)
-    return frozenset(found)
-
-
 #: the C methods (by name) of each type of ``RECEIVER_TYPES``
 _C_METHODS: dict[type | None, frozenset[str]] = {
     kind: frozenset(name for name in dir(kind)
@@ -290,6 +277,17 @@ _C_METHODS: dict[type | None, frozenset[str]] = {
                                                            types.WrapperDescriptorType,
                                                            types.BuiltinMethodType))
     for kind in RECEIVER_TYPES}
+
+#: method name -> the types of ``RECEIVER_TYPES`` on which it is a C method
+_RECEIVERS_OF: dict[str, frozenset[type]] = {
+    name: frozenset(kind for kind in RECEIVER_TYPES if name in _C_METHODS[kind])
+    for name in set().union(*_C_METHODS.values())}
+
+
+def _builtin_receivers(name: str) -> frozenset[type]:
+    """The receiver types on which ``obj.name(...)`` is a C method call."""
+    return _RECEIVERS_OF.get(name, frozenset())
+
 
 def _proven_class(operand: Operand, proven: dict[Any, Proven]) -> type | None:
     found = proven.get(operand.name if isinstance(operand, Var) else operand)
@@ -444,7 +442,8 @@ def _through_methods(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign
 def method_call_position(call: Pos, attribute: Pos, name: str) -> Pos:
     """Where CPython places the call of method ``name`` (an attribute spanning
     ``attribute``) made by a call spanning ``call``: from the attribute's own name when the
-    call starts on another line than the attribute ends, to the call's end."""
+    call starts on another line than the attribute ends, to the call's end (the compiler's
+    ``update_start_location_to_match_attr``)."""
     if call.lineno == attribute.end_lineno or len(name) > attribute.end_col_offset:
         return call
     return Pos(attribute.end_lineno, attribute.end_col_offset - len(name), call.end_lineno,
@@ -453,12 +452,9 @@ def method_call_position(call: Pos, attribute: Pos, name: str) -> Pos:
 
 def attribute_position(pos: Pos, name: str) -> Pos:
     """Where CPython places the instruction reading attribute ``name`` of the expression
-    spanning ``pos``: the attribute's own name when the expression spans several lines
-    (the compiler's ``update_start_location_to_match_attr``), else the whole span."""
-    if pos.lineno == pos.end_lineno or len(name) > pos.end_col_offset:
-        return pos
-    return Pos(pos.end_lineno, pos.end_col_offset - len(name), pos.end_lineno,
-               pos.end_col_offset)
+    spanning ``pos``: the attribute's own name when the expression spans several lines,
+    else the whole span."""
+    return method_call_position(pos, pos, name)
 
 
 def _module_or_class(ir: FunctionIR, obj: Operand, defs: dict[Temp, Assign]) -> bool:

@@ -676,14 +676,7 @@ class Context:
             site = made.get(name)
             if site is None:
                 site = made[name] = Site(self.table)
-                value = lookup_global(namespace, name)
-                try:
-                    entry = self.table.fast.get(value)
-                except TypeError:  # unhashable
-                    entry = None
-                if entry is not None:
-                    self.table.register_site(value, site)
-                    site.entry, site.callee = entry, value
+                site.fill(lookup_global(namespace, name))
             return site
         return site_for
 

@@ -66,13 +66,29 @@ class Site:
         table = self.table()
         if table is None:  # pragma: no cover - code outliving its context
             raise RuntimeError("splice: a call site outlived its context")
-        fast = table.fast
         try:
-            entry = fast[callee]
+            entry = table.fast[callee]
         except KeyError:
             entry = table[callee]  # resolves it (cached by the table if it can be)
         except TypeError:  # unhashable: resolved on every call
             return table.slow_entry(callee)
+        self._cache(table, callee, entry)
+        return entry
+
+    def fill(self, callee: Any) -> None:
+        """Cache ``callee``'s entry if the table has one already (a site made while a
+        function is compiled, for the value its name has then)."""
+        table = self.table()
+        try:
+            entry = None if table is None else table.fast.get(callee)
+        except TypeError:  # unhashable
+            return
+        if entry is not None:
+            self._cache(table, callee, entry)
+
+    def _cache(self, table: Any, callee: Any, entry: Any) -> None:
+        """Cache ``entry`` for ``callee`` while the table keeps it as ``callee``'s entry."""
+        fast = table.fast
         if fast.get(callee) is entry:
             # register first: a drop between here and the check below empties the site
             table.register_site(callee, self)
@@ -80,7 +96,6 @@ class Site:
             self.callee = callee
             if fast.get(callee) is not entry:
                 self.callee = EMPTY
-        return entry
 
     def empty(self) -> None:
         """Forget the cached callee (the table dropped its entry); the next call misses."""

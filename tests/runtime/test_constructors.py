@@ -47,15 +47,20 @@ def test_signatures_defaults_and_keywords() -> None:
     assert entry_kind(plugin, Signature) == "constructor"
 
 
-def argument_errors() -> list[str]:
+def type_errors(*calls: Any) -> list[str]:
+    """The messages of the ``TypeError`` each call raises (none for a call that returns)."""
     out = []
-    for call in (lambda: Signature(), lambda: Signature(1, 2), lambda: Signature(1, 2, d=1, a=0),
-                 lambda: Signature(1, 2, d=1, b=2)):
+    for call in calls:
         try:
             call()
         except TypeError as exc:
             out.append(str(exc))
     return out
+
+
+def argument_errors() -> list[str]:
+    return type_errors(lambda: Signature(), lambda: Signature(1, 2),
+                       lambda: Signature(1, 2, d=1, a=0), lambda: Signature(1, 2, d=1, b=2))
 
 
 def test_argument_errors_name_init() -> None:
@@ -135,12 +140,7 @@ class Finalized:
 
 def not_constructed() -> list[Any]:
     out: list[Any] = [Returns(None).__class__.__name__, Rebinds().kept, Finalized().ok]
-    for call in (lambda: Returns(3), Abstract):
-        try:
-            call()
-        except TypeError as exc:
-            out.append(str(exc))
-    return out
+    return out + type_errors(lambda: Returns(3), Abstract)
 
 
 def test_init_returning_or_rebinding_and_abstract_classes_keep_the_general_path() -> None:
