@@ -16,12 +16,15 @@ a fresh module object (so a program's own caches, such as a memo table, are the 
 * ``intercept``: a plugin with one ``@splice.intercept(target)`` method, for a target deep in
   the program's call graph (``INTERCEPTS`` says which, and how often it is called); the method
   counts its calls and goes on with ``self.recurse_call(target, ...)``, so results stay equal;
+* ``dynamic``: the same plugin with ``dynamic_scope = True`` (``splice.runtime.dynamic``):
+  nothing is transformed, only the target's calls pay (not for generator functions: none
+  for ``generators``); it must intercept as many calls per run as ``intercept``;
 * ``tracer``: ``splice.plugins.Tracer`` (or, before it existed, ``HookTracer``: a call tree
   built by ``prehook``/``posthook``);
 * ``setprofile``: ``ProfileTracer``, a call tree with call counts and wall times built from
   ``sys.setprofile`` 'call'/'return' events: the way such a tracer is written without splice.
 
-The first four run with the program's ``N``; native, tracer and setprofile run together on a
+The first five run with the program's ``N``; native, tracer and setprofile run together on a
 quarter of the work (``TRACE_N``), since tracing costs 3-20x. Within each group, after a
 warm-up run of every variant (which also compiles the code under the plugins), the variants
 run interleaved, the order rotating each repeat, with a garbage collection before each run.
@@ -49,6 +52,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import inspect
 import math
 import os
 import platform
@@ -110,11 +114,13 @@ INTERCEPTS: dict[str, tuple[str, Callable[[types.ModuleType], Any]]] = {
 }
 
 
-def intercepting(target: Any) -> splice.Plugin:
-    """A plugin intercepting ``target``: counts the calls, then runs the original."""
+def intercepting(target: Any, *, dynamic: bool = False) -> splice.Plugin:
+    """A plugin intercepting ``target``: counts the calls, then runs the original
+    (``dynamic``: in a dynamic scope, ``Plugin.dynamic_scope``)."""
 
     class Intercept(splice.Plugin):
         hits = 0
+        dynamic_scope = dynamic
 
         @splice.intercept(target)
         def intercepted(self, *args: Any, **kwargs: Any) -> Any:
@@ -321,7 +327,8 @@ def bench_program(path: str, *, repeats: int, quick: bool,
                   tracer_class: type[splice.Plugin] | None) -> dict[str, Any]:
     name = os.path.basename(path)[:-3]
     copies = {v: load(path, f"plugins_{v}") for v in
-              ("native", "identity", "nested", "intercept", "tracer", "setprofile")}
+              ("native", "identity", "nested", "intercept", "dynamic", "tracer",
+               "setprofile")}
     try:
         return _bench_program(name, copies, repeats=repeats, quick=quick,
                               tracer_class=tracer_class)
@@ -339,6 +346,11 @@ def _bench_program(name: str, copies: dict[str, types.ModuleType], *, repeats: i
     outer, inner = Identity(), Identity()
     target_doc, find_target = INTERCEPTS.get(name, (None, None))
     interceptor = intercepting(find_target(copies["intercept"])) if find_target else None
+    dynamic_target = find_target(copies["dynamic"]) if find_target else None
+    # a dynamic scope patches a plain Python function's code (not a generator function's)
+    scoped = intercepting(dynamic_target, dynamic=True) if \
+        isinstance(dynamic_target, types.FunctionType) and \
+        not inspect.isgeneratorfunction(dynamic_target) else None
     speed: dict[str, Callable[[int], Any]] = {
         "native": native.main,
         "identity": lambda n: identity.run(copies["identity"].main, n),
@@ -346,11 +358,17 @@ def _bench_program(name: str, copies: dict[str, types.ModuleType], *, repeats: i
     }
     if interceptor is not None:
         speed["intercept"] = lambda n: interceptor.run(copies["intercept"].main, n)
+    if scoped is not None:
+        speed["dynamic"] = lambda n: scoped.run(copies["dynamic"].main, n)
+    counters = [p for p in (interceptor, scoped) if p is not None]
     warm_hits: list[int] = []
-    times, _ = measure(name, speed, n, repeats, {}, after_warmup=lambda: warm_hits.append(
-        interceptor.hits if interceptor is not None else 0))  # type: ignore[attr-defined]
-    hits = ((interceptor.hits - warm_hits[0]) // repeats  # type: ignore[attr-defined]
-            if interceptor is not None else 0)
+    times, _ = measure(name, speed, n, repeats, {}, after_warmup=lambda: warm_hits.extend(
+        p.hits for p in counters))  # type: ignore[attr-defined]
+    hits, *dynamic_hits = [(p.hits - warm) // repeats  # type: ignore[attr-defined]
+                           for p, warm in zip(counters, warm_hits, strict=True)] or [0]
+    if dynamic_hits and dynamic_hits[0] != hits:
+        raise AssertionError(f"{name}: the dynamic scope intercepted {dynamic_hits[0]} calls "
+                             f"per run, the transformed context {hits}")
 
     tracer: Any = (tracer_class or HookTracer)()
     profiler = ProfileTracer()
@@ -501,7 +519,8 @@ def bench_shapes(*, repeats: int, quick: bool) -> dict[str, Any]:
     module = load(os.path.join(HERE, "shapes.py"), "shapes")
     n = module.N // 20 if quick else module.N
     plugins: dict[str, Any] = {"identity": Identity(), "prehook": EmptyPrehook(),
-                               "intercept f": intercepting(module.f)}
+                               "intercept f": intercepting(module.f),
+                               "dynamic f": intercepting(module.f, dynamic=True)}
     kernels = {"loop": module.loop, **module.KERNELS}
     best: dict[str, dict[str, float]] = {label: {} for label in ["native", *plugins]}
     for label, kernel in kernels.items():
@@ -531,7 +550,7 @@ def shape_rows(shapes: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 # ---------------------------------------------------------------------------- reporting
 
-SPEED_COLUMNS = ("identity", "nested", "intercept")
+SPEED_COLUMNS = ("identity", "nested", "intercept", "dynamic")
 
 
 def mark(r: dict[str, Any], group: str) -> str:
@@ -542,12 +561,13 @@ def mark(r: dict[str, Any], group: str) -> str:
 
 def speed_rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     header = ["program", "native ms", "identity", "(median)", "nested", "(median)",
-              "nested/one overhead", "intercept", "(median)", "intercepted calls/run"]
+              "nested/one overhead", "intercept", "(median)", "dynamic scope", "(median)",
+              "intercepted calls/run"]
     rows = []
     for r in results:
         q = r["ratios"]
         row = [mark(r, "speed"), f"{r['native_min_s'] * 1e3:.1f}"]
-        for label in ("identity", "nested", "intercept"):
+        for label in SPEED_COLUMNS:
             row += [f"{q[label]['min']:.3f}", f"{q[label]['median']:.3f}"] if label in q \
                 else ["", ""]
             if label == "nested":
@@ -562,7 +582,9 @@ def speed_rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]
                      f"{s['nested']['geomean_median_ratio']:.3f}",
                      fmt(s["nested_vs_one_overhead"]),
                      f"{s['intercept']['geomean_ratio']:.3f}",
-                     f"{s['intercept']['geomean_median_ratio']:.3f}", ""])
+                     f"{s['intercept']['geomean_median_ratio']:.3f}",
+                     f"{s['dynamic']['geomean_ratio']:.3f}",
+                     f"{s['dynamic']['geomean_median_ratio']:.3f}", ""])
     return header, rows
 
 
@@ -628,8 +650,8 @@ def print_table(header: list[str], rows: list[list[str]], markdown: bool) -> Non
                         enumerate(zip(row, widths, strict=True))))
 
 
-GROUP = {"identity": "speed", "nested": "speed", "intercept": "speed", "tracer": "tracer",
-         "setprofile": "tracer"}
+GROUP = {"identity": "speed", "nested": "speed", "intercept": "speed", "dynamic": "speed",
+         "tracer": "tracer", "setprofile": "tracer"}
 
 
 def summarize(results: list[dict[str, Any]], *, everything: bool = False) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from typing import Any, ClassVar, TypeVar
 
 from splice.ir.nodes import FunctionIR
 from splice.pristine import BUILTINS
-from splice.runtime.context import PENDING, Context, Reached, context_of
+from splice.runtime import dynamic
+from splice.runtime.context import PENDING, Context, Reached, context_of, plugins_of
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -72,6 +73,12 @@ class Plugin:
       binding). True: a call keeps the definitions it started with, as in Julia's world
       age: they are checked when the call starts (the instance's guards), not at each use,
       so a rebinding made while the call runs is seen from the next call on.
+    * ``dynamic_scope``: False (the default): ``run`` transforms the call graph it reaches.
+      True, for a plugin whose only hooks are intercepts of Python functions: nothing is
+      transformed; while ``run`` is active, the targets' calls made in the current
+      ``contextvars`` context go to the plugin's methods and all other code runs natively
+      (``splice.runtime.dynamic``: it reaches more, calls from native code included, but
+      generators created under it and resumed after ``run`` returned do not keep it).
 
     Composition (``splice.compose(a, b)``, or ``a.run(b.run, f)``): prehooks run outermost
     first, posthooks innermost first, overdubs nest (``a``'s receives the call and its
@@ -90,6 +97,8 @@ class Plugin:
     interpreter: Any = None
     #: a call keeps the definitions it started with (see the class docstring)
     world_age: bool = False
+    #: intercepts apply to the calls made while ``run`` is active (see the class docstring)
+    dynamic_scope: bool = False
     _splice_intercepts: ClassVar[dict[Any, str]] = {}
     #: intercepted target -> its original's entry, for ``recurse_call`` (set on the instance
     #: by the first context that intercepts for it; this class-level one stays empty)
@@ -148,15 +157,18 @@ class Plugin:
 
     def run(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         """Call ``fn(*args, **kwargs)`` with everything it reaches under this plugin."""
+        if self.dynamic_scope:
+            return dynamic.run(self, fn, args, kwargs)
+        scopes = dynamic.SCOPES.get()
+        if scopes:  # started in dynamic scopes: they stay outermost
+            return context_of((*scopes, *plugins_of(self))).run(fn, args, kwargs)
         return self.context.run(fn, args, kwargs)
 
     def wrap(self, fn: F) -> F:
         """A decorator: every call of the result runs ``fn`` under this plugin."""
-        context = self.context
-
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return context.run(fn, args, kwargs)
+            return self.run(fn, *args, **kwargs)
         return wrapper  # type: ignore[return-value]
 
     def recurse_call(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
@@ -167,6 +179,9 @@ class Plugin:
             target, continuation = stack[-1]
             if target is fn:
                 return continuation(*args, **kwargs)
+        if self.dynamic_scope:  # everything in a dynamic scope runs natively
+            body = dynamic.BODIES.get(fn)  # a target's original body
+            return (fn if body is None else body)(*args, **kwargs)
         original = self._splice_bypass.get(fn)  # an intercept of this plugin's first context
         if original is not None:
             return original(*args, **kwargs)

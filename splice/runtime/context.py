@@ -427,7 +427,7 @@ class Context:
         plugin_class = _plugin_class()
         if fn is plugin_class.run:
             def run_nested(plugin: Plugin, target: Any, /, *args: Any, **kwargs: Any) -> Any:
-                return context_of((*self.plugins, *_plugins_of(plugin))).run(
+                return context_of((*self.plugins, *plugins_of(plugin))).run(
                     target, args, kwargs)
             return run_nested
         return fn
@@ -483,10 +483,13 @@ class Context:
         method: Callable[..., Any] = getattr(plugin, name)
         self._record(callee, False, f"intercepted by {type(plugin).__name__}.{name}")
         owned = plugin.__dict__
-        if not self.hooked and owned.setdefault("_splice_bypass_owner", self) is self:
+        if not self.hooked and not plugin.dynamic_scope and \
+                owned.setdefault("_splice_bypass_owner", self) is self:
             # the first context of this plugin to intercept: the entry is the plugin's
             # method itself (no frame in between); its ``recurse_call`` finds the original
-            # in the plugin's ``_splice_bypass`` (other contexts push it on PENDING)
+            # in the plugin's ``_splice_bypass`` (other contexts, and a dynamically scoped
+            # plugin's, whose own ``recurse_call`` runs originals natively, push it on
+            # PENDING)
             bypass: dict[Any, Any] = owned.setdefault("_splice_bypass", {})
 
             def resolve_original(*args: Any, **kwargs: Any) -> Any:
@@ -801,7 +804,7 @@ class Context:
         return self._wrap(p, functools.partial(self.table[p.func], *p.args, **p.keywords))
 
     def _nested_run(self, inner: Plugin) -> Any:
-        composed = context_of((*self.plugins, *_plugins_of(inner)))
+        composed = context_of((*self.plugins, *plugins_of(inner)))
 
         def run_nested(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
             return composed.run(fn, args, kwargs)
@@ -914,7 +917,7 @@ def _is_splice_code(fn: types.FunctionType) -> bool:
     return module == "splice" or module.startswith("splice.")
 
 
-def _plugins_of(plugin: Plugin) -> tuple[Plugin, ...]:
+def plugins_of(plugin: Plugin) -> tuple[Plugin, ...]:
     """The plugins a plugin stands for (a composition stands for several)."""
     plugins: tuple[Plugin, ...] | None = getattr(plugin, "plugins", None)
     return plugins if isinstance(plugins, tuple) else (plugin,)
