@@ -180,8 +180,8 @@ class Plugin:
             if target is fn:
                 return continuation(*args, **kwargs)
         if self.dynamic_scope:  # everything in a dynamic scope runs natively
-            body = dynamic.BODIES.get(fn)  # a target's original body
-            return (fn if body is None else body)(*args, **kwargs)
+            target = dynamic.ACTIVE.get(fn)  # a patched target runs its original body
+            return (fn if target is None else target.body)(*args, **kwargs)
         original = self._splice_bypass.get(fn)  # an intercept of this plugin's first context
         if original is not None:
             return original(*args, **kwargs)

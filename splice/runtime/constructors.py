@@ -63,7 +63,7 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 __all__ = ["Sentinel", "constructor_for", "constructor_ir", "eligible_init",
            "reconstruct", "sentinel_defaults"]
 
-_CO_GENERATOR_LIKE = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine,
+CO_GENERATOR_LIKE = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine,
 # async generator
 _HEAPTYPE = 1 << 9
 _ABSTRACT = 1 << 20
@@ -124,7 +124,7 @@ def eligible_init(cls: type) -> types.FunctionType | None:
     if type(init) is not types.FunctionType:
         return None
     code = init.__code__
-    if code.co_flags & _CO_GENERATOR_LIKE or code.co_argcount == 0:
+    if code.co_flags & CO_GENERATOR_LIKE or code.co_argcount == 0:
         return None
     if _rebinds(code, code.co_varnames[0]):
         return None

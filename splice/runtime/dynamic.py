@@ -54,7 +54,7 @@ from splice.ir.nodes import (
 from splice.ir.source import describe
 from splice.pristine import BUILTINS
 from splice.runtime.callsites import restore_nested_code
-from splice.runtime.constructors import def_line
+from splice.runtime.constructors import CO_GENERATOR_LIKE, def_line
 
 if TYPE_CHECKING:
     from splice.plugin import Plugin
@@ -69,7 +69,6 @@ SCOPES: contextvars.ContextVar[tuple[Plugin, ...]] = contextvars.ContextVar(
 #: hooks a dynamically scoped plugin may not define: they need every call transformed
 _CONTEXT_HOOKS = ("recurse", "prehook", "posthook", "overdub", "lowered", "typed",
                   "optimized", "specialize")
-_NOT_PLAIN = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable/async generator
 _counter = itertools.count()
 
 
@@ -79,7 +78,7 @@ class _Patched:
     __slots__ = ("original", "code", "var")
 
     def __init__(self, original: types.CodeType, code: types.CodeType,
-                 var: contextvars.ContextVar[tuple[Any, ...]]) -> None:
+                 var: contextvars.ContextVar[Any]) -> None:
         self.original = original
         self.code = code
         self.var = var
@@ -100,17 +99,17 @@ class _Target:
 
 
 _lock = threading.Lock()
-_active: dict[types.FunctionType, _Target] = {}  # function -> its target, while a run uses it
-#: a patched target -> the function running its original body (``recurse_call`` of a
-#: dynamically scoped plugin reads it; functions hash by identity)
-BODIES: dict[Any, types.FunctionType] = {}
+#: a patched function -> its target, while a run uses it (``recurse_call`` of a dynamically
+#: scoped plugin reads the original body there; functions hash by identity)
+ACTIVE: dict[Any, _Target] = {}
 _built: weakref.WeakKeyDictionary[types.FunctionType, _Patched] = \
     weakref.WeakKeyDictionary()
 
 
-def targets_of(plugin: Plugin) -> list[types.FunctionType]:
-    """The functions ``plugin`` intercepts, checked to suit a dynamic scope (a
-    ``SpliceError`` saying what does not, and what to do instead)."""
+def targets_of(plugin: Plugin) -> list[tuple[types.FunctionType, str]]:
+    """The functions ``plugin`` intercepts, with the names of its intercepting methods,
+    checked to suit a dynamic scope (a ``SpliceError`` saying what does not, and what to
+    do instead)."""
     from splice.plugin import Plugin
 
     cls = type(plugin)
@@ -124,17 +123,17 @@ def targets_of(plugin: Plugin) -> list[types.FunctionType]:
         raise SpliceError(f"{cls.__name__} has dynamic_scope = True and an interpreter: "
                           f"a dynamically scoped plugin infers nothing; {advice}")
     targets = []
-    for target in cls._splice_intercepts:
+    for target, name in cls._splice_intercepts.items():
         if type(target) is not types.FunctionType:
             raise SpliceError(f"{cls.__name__} has dynamic_scope = True and intercepts "
                               f"{describe(target)}, which is not a Python function (a "
                               f"dynamic scope patches its targets' code); {advice}")
-        if target.__code__.co_flags & _NOT_PLAIN:
+        if target.__code__.co_flags & CO_GENERATOR_LIKE:
             raise SpliceError(f"{cls.__name__} has dynamic_scope = True and intercepts "
                               f"{describe(target)}, a generator or coroutine function (its "
                               f"code starts at the first resumption, not at the call); "
                               f"{advice}")
-        targets.append(target)
+        targets.append((target, name))
     return targets
 
 
@@ -144,13 +143,12 @@ def run(plugin: Plugin, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     acquired: list[_Target] = []
     tokens: list[tuple[contextvars.ContextVar[Any], contextvars.Token[Any]]] = []
     try:
-        for function in targets:
+        for function, name in targets:
             target = _acquire(function)
             acquired.append(target)
             var = target.patched.var
             if var.get() is None:  # an outer scope intercepting it wins, as in composition
-                method = getattr(plugin, type(plugin)._splice_intercepts[function])
-                tokens.append((var, var.set(method)))
+                tokens.append((var, var.set(getattr(plugin, name))))
         scope = SCOPES.set((*SCOPES.get(), plugin))
         try:
             return fn(*args, **kwargs)
@@ -165,12 +163,11 @@ def run(plugin: Plugin, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
 
 def _acquire(function: types.FunctionType) -> _Target:
     with _lock:
-        target = _active.get(function)
+        target = ACTIVE.get(function)
         if target is None:
             target = _Target(function, _patched(function))
             function.__code__ = target.patched.code
-            _active[function] = target
-            BODIES[function] = target.body
+            ACTIVE[function] = target
         target.users += 1
         return target
 
@@ -181,7 +178,7 @@ def _release(target: _Target) -> None:
         if target.users:
             return
         function = target.function
-        del _active[function], BODIES[function]
+        del ACTIVE[function]
         if function.__code__ is target.patched.code:
             function.__code__ = target.patched.original
 
