@@ -9,7 +9,14 @@ from typing import Any, ClassVar, TypeVar
 from splice.ir.nodes import FunctionIR
 from splice.pristine import BUILTINS
 from splice.runtime import dynamic
-from splice.runtime.context import PENDING, Context, Reached, context_of, plugins_of
+from splice.runtime.context import (
+    PENDING,
+    PENDING_ANYWHERE,
+    Context,
+    Reached,
+    context_of,
+    plugins_of,
+)
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -174,18 +181,36 @@ class Plugin:
     def recurse_call(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         """From ``overdub`` or an intercepting method: go on with the call of ``fn`` under
         the plugin. Called with another callee, it calls that one under the plugin."""
-        stack = PENDING.stack  # ``continuation_for``, inline: this runs for every call
-        if stack:
-            target, continuation = stack[-1]
-            if target is fn:
-                return continuation(*args, **kwargs)
+        if PENDING_ANYWHERE:  # ``continuation_for``, inline: this runs for every call
+            stack = PENDING.stack
+            if stack:
+                target, continuation = stack[-1]
+                if target is fn:
+                    return continuation(*args, **kwargs)
         if self.dynamic_scope:  # everything in a dynamic scope runs natively
-            target = dynamic.ACTIVE.get(fn)  # a patched target runs its original body
+            target = _entry(dynamic.ACTIVE, fn)  # a patched target runs its original body
             return (fn if target is None else target.body)(*args, **kwargs)
-        original = self._splice_bypass.get(fn)  # an intercept of this plugin's first context
+        original = _entry(self._splice_bypass, fn)  # an intercept of its first context
         if original is not None:
             return original(*args, **kwargs)
         return self.context.recurse_call(fn, args, kwargs)
+
+
+def _entry(table: dict[Any, Any], fn: Any) -> Any:
+    """``table.get(fn)``; None for an unhashable callee too (no table holds one)."""
+    try:
+        return table.get(fn)
+    except TypeError:
+        return None
+
+
+try:  # the same method in C, when built (splice/runtime/_recurse.c)
+    from splice.runtime._recurse import RecurseCall
+except ImportError:  # pragma: no cover - built without a compiler
+    pass
+else:
+    Plugin.recurse_call = RecurseCall(  # type: ignore[method-assign]
+        Plugin.recurse_call, PENDING, PENDING_ANYWHERE, dynamic.ACTIVE)
 
 
 class Composed(Plugin):

@@ -278,6 +278,11 @@ class _Pending(threading.local):
 
 #: read on every intercepted call: an attribute of a ``threading.local`` is C-level
 PENDING = _Pending()
+#: one item for each entry of any thread's ``PENDING`` stack, pushed before the entry and
+#: popped after it (list operations are atomic): while it is empty no thread has an entry,
+#: and ``recurse_call`` skips reading its thread's stack (the read of a ``threading.local``
+#: attribute costs as much as the rest of a dynamic scope's ``recurse_call``)
+PENDING_ANYWHERE: list[None] = []
 
 
 def _overdub_step(plugin: Plugin, fn: Any, continuation: Callable[..., Any]
@@ -285,17 +290,21 @@ def _overdub_step(plugin: Plugin, fn: Any, continuation: Callable[..., Any]
     """A call going on into ``plugin``'s overdub (which continues with ``continuation``)."""
     def step(*args: Any, **kwargs: Any) -> Any:
         stack = PENDING.stack
+        PENDING_ANYWHERE.append(None)
         stack.append((fn, continuation))
         try:
             return plugin.overdub(fn, args, kwargs)
         finally:
             stack.pop()
+            PENDING_ANYWHERE.pop()
     return step
 
 
 def continuation_for(fn: Any) -> Callable[..., Any] | None:
     """What ``recurse_call(fn, ...)`` goes on with on this thread, if an overdub or an
     intercepting method received a call of ``fn`` and is running."""
+    if not PENDING_ANYWHERE:
+        return None
     stack = PENDING.stack
     if stack:
         target, continuation = stack[-1]
@@ -505,15 +514,17 @@ class Context:
                 bypassed.append(self._bypass(callee))
             return bypassed[0](*args, **kwargs)
 
-        pending = PENDING
+        pending, anywhere = PENDING, PENDING_ANYWHERE
 
         def intercepted(*args: Any, **kwargs: Any) -> Any:
             stack = pending.stack
+            anywhere.append(None)
             stack.append((callee, bypassed[0] if bypassed else original))
             try:
                 return method(*args, **kwargs)
             finally:
                 stack.pop()
+                anywhere.pop()
         return intercepted
 
     def _bypass(self, callee: Any) -> Any:
@@ -831,11 +842,13 @@ class Context:
                 for plugin in prehooks:
                     plugin.prehook(fn, args, kwargs)
                 stack = PENDING.stack
+                PENDING_ANYWHERE.append(None)
                 stack.append((fn, continuation))
                 try:
                     result = first.overdub(fn, args, kwargs)
                 finally:
                     stack.pop()
+                    PENDING_ANYWHERE.pop()
                 for plugin in posthooks:
                     plugin.posthook(result, fn, args, kwargs)
                 return result

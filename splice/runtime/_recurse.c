@@ -1,0 +1,264 @@
+/* Plugin.recurse_call in C: an intercepting method's way on costs one C call.
+
+   ``RecurseCall(function, pending, anywhere, active)`` replaces ``function`` (splice/plugin.py's
+   ``Plugin.recurse_call``, which it follows step for step and which stays the reference
+   when this module is not built) as a method: it is a method descriptor, so
+   ``self.recurse_call(fn, *args)`` makes no bound method, and the arguments reach the callee
+   as they came (no tuple or dict is made on the way to a continuation, a patched target's
+   original body or an intercept's original). ``pending`` is the per-thread stack of calls
+   received by an overdub or intercepting method (splice/runtime/context.py's ``PENDING``;
+   ``anywhere``, its ``PENDING_ANYWHERE``, is empty when no thread has one), ``active`` the dynamic scope's map of patched functions (splice/runtime/dynamic.py's
+   ``ACTIVE``). Optional: without a compiler splice uses the Python method. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *function;   /* the Python method this one stands for */
+    PyObject *pending;    /* thread-local: .stack = [(fn, continuation), ...] */
+    PyObject *anywhere;   /* list: one item per entry of any thread's stack */
+    PyObject *active;     /* dict: patched function -> target (.body) */
+    vectorcallfunc vectorcall;
+} RecurseCall;
+
+static PyObject *str_stack, *str_body, *str_dynamic_scope, *str_splice_bypass,
+    *str_context, *str_recurse_call;
+
+/* d[key] as a borrowed reference, or NULL with no error when absent or unhashable (the
+   Python method's ``dict.get`` would raise for an unhashable callee; no entry is one) */
+static PyObject *
+lookup(PyObject *d, PyObject *key)
+{
+    PyObject *found = PyDict_GetItemWithError(d, key);
+    if (found == NULL && PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_TypeError))
+        PyErr_Clear();
+    return found;
+}
+
+/* the continuation for ``fn`` on this thread (new reference), NULL: none (or an error) */
+static PyObject *
+continuation_for(RecurseCall *r, PyObject *fn)
+{
+    if (PyList_GET_SIZE(r->anywhere) == 0) return NULL;
+    PyObject *stack = PyObject_GetAttr(r->pending, str_stack);
+    if (stack == NULL) return NULL;
+    PyObject *continuation = NULL;
+    Py_ssize_t size = PyList_Check(stack) ? PyList_GET_SIZE(stack) : 0;
+    if (size) {
+        PyObject *top = PyList_GET_ITEM(stack, size - 1);
+        if (PyTuple_Check(top) && PyTuple_GET_SIZE(top) == 2 && PyTuple_GET_ITEM(top, 0) == fn) {
+            continuation = PyTuple_GET_ITEM(top, 1);
+            Py_INCREF(continuation);
+        }
+    }
+    Py_DECREF(stack);
+    return continuation;
+}
+
+/* the call's own arguments as (args, kwargs) for the context's recurse_call */
+static PyObject *
+context_call(PyObject *self, PyObject *fn, PyObject *const *args, Py_ssize_t nargs,
+             PyObject *kwnames)
+{
+    PyObject *context = PyObject_GetAttr(self, str_context);
+    if (context == NULL) return NULL;
+    PyObject *positional = PyTuple_New(nargs);
+    PyObject *keywords = PyDict_New();
+    PyObject *result = NULL;
+    if (positional == NULL || keywords == NULL) goto done;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(positional, i, args[i]);
+    }
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++)
+        if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0)
+            goto done;
+    PyObject *call[4] = {context, fn, positional, keywords};
+    result = PyObject_VectorcallMethod(str_recurse_call, call,
+                                       4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+done:
+    Py_DECREF(context);
+    Py_XDECREF(positional);
+    Py_XDECREF(keywords);
+    return result;
+}
+
+static PyObject *
+recurse_vectorcall(RecurseCall *r, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "recurse_call() takes the plugin and the callee, then its arguments");
+        return NULL;
+    }
+    PyObject *self = args[0], *fn = args[1];
+    PyObject *const *rest = args + 2;
+    Py_ssize_t nrest = nargs - 2;
+
+    PyObject *continuation = continuation_for(r, fn);
+    if (continuation != NULL) {
+        PyObject *result = PyObject_Vectorcall(continuation, rest, nrest, kwnames);
+        Py_DECREF(continuation);
+        return result;
+    }
+    if (PyErr_Occurred()) return NULL;
+
+    PyObject *flag = PyObject_GetAttr(self, str_dynamic_scope);
+    if (flag == NULL) return NULL;
+    int dynamic = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    if (dynamic < 0) return NULL;
+    if (dynamic) {  /* everything in a dynamic scope runs natively */
+        PyObject *target = lookup(r->active, fn);
+        if (target == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            return PyObject_Vectorcall(fn, rest, nrest, kwnames);
+        }
+        PyObject *body = PyObject_GetAttr(target, str_body);  /* a patched target's original */
+        if (body == NULL) return NULL;
+        PyObject *result = PyObject_Vectorcall(body, rest, nrest, kwnames);
+        Py_DECREF(body);
+        return result;
+    }
+    PyObject *bypass = PyObject_GetAttr(self, str_splice_bypass);
+    if (bypass == NULL) return NULL;
+    PyObject *original = PyDict_Check(bypass) ? lookup(bypass, fn) : NULL;
+    if (original != NULL) {  /* an intercept of this plugin's first context */
+        Py_INCREF(original);
+        Py_DECREF(bypass);
+        PyObject *result = PyObject_Vectorcall(original, rest, nrest, kwnames);
+        Py_DECREF(original);
+        return result;
+    }
+    Py_DECREF(bypass);
+    if (PyErr_Occurred()) return NULL;
+    return context_call(self, fn, rest, nrest, kwnames);
+}
+
+static PyObject *
+recurse_get(PyObject *r, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(r);
+        return r;
+    }
+    return PyMethod_New(r, obj);
+}
+
+/* what introspection reads (help(), inspect.signature through __wrapped__) is the Python
+   method's */
+static PyObject *
+recurse_getattro(RecurseCall *r, PyObject *name)
+{
+    PyObject *found = PyObject_GenericGetAttr((PyObject *)r, name);
+    if (found != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
+    PyErr_Clear();
+    return PyObject_GetAttr(r->function, name);
+}
+
+static PyObject *
+recurse_wrapped(RecurseCall *r, void *closure)
+{
+    Py_INCREF(r->function);
+    return r->function;
+}
+
+static PyObject *
+recurse_doc(RecurseCall *r, void *closure)
+{
+    return PyObject_GetAttrString(r->function, "__doc__");
+}
+
+static PyGetSetDef recurse_getset[] = {
+    {"__wrapped__", (getter)recurse_wrapped, NULL, NULL, NULL},
+    {"__doc__", (getter)recurse_doc, NULL, NULL, NULL},
+    {NULL},
+};
+
+static int
+recurse_traverse(RecurseCall *r, visitproc visit, void *arg)
+{
+    Py_VISIT(r->function);
+    Py_VISIT(r->pending);
+    Py_VISIT(r->anywhere);
+    Py_VISIT(r->active);
+    return 0;
+}
+
+static int
+recurse_clear(RecurseCall *r)
+{
+    Py_CLEAR(r->function);
+    Py_CLEAR(r->pending);
+    Py_CLEAR(r->anywhere);
+    Py_CLEAR(r->active);
+    return 0;
+}
+
+static void
+recurse_dealloc(RecurseCall *r)
+{
+    PyObject_GC_UnTrack(r);
+    recurse_clear(r);
+    Py_TYPE(r)->tp_free((PyObject *)r);
+}
+
+static PyObject *
+recurse_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *function, *pending, *anywhere, *active;
+    if (!PyArg_ParseTuple(args, "OOO!O!:RecurseCall", &function, &pending, &PyList_Type,
+                          &anywhere, &PyDict_Type, &active))
+        return NULL;
+    RecurseCall *r = (RecurseCall *)type->tp_alloc(type, 0);
+    if (r == NULL) return NULL;
+    Py_INCREF(function); r->function = function;
+    Py_INCREF(pending); r->pending = pending;
+    Py_INCREF(anywhere); r->anywhere = anywhere;
+    Py_INCREF(active); r->active = active;
+    r->vectorcall = (vectorcallfunc)recurse_vectorcall;
+    return (PyObject *)r;
+}
+
+static PyTypeObject RecurseCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._recurse.RecurseCall",
+    .tp_basicsize = sizeof(RecurseCall),
+    .tp_dealloc = (destructor)recurse_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_vectorcall_offset = offsetof(RecurseCall, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = recurse_get,
+    .tp_getattro = (getattrofunc)recurse_getattro,
+    .tp_getset = recurse_getset,
+    .tp_traverse = (traverseproc)recurse_traverse,
+    .tp_clear = (inquiry)recurse_clear,
+    .tp_new = recurse_new,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "splice.runtime._recurse", NULL, -1, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__recurse(void)
+{
+    if (!(str_stack = PyUnicode_InternFromString("stack"))
+        || !(str_body = PyUnicode_InternFromString("body"))
+        || !(str_dynamic_scope = PyUnicode_InternFromString("dynamic_scope"))
+        || !(str_splice_bypass = PyUnicode_InternFromString("_splice_bypass"))
+        || !(str_context = PyUnicode_InternFromString("context"))
+        || !(str_recurse_call = PyUnicode_InternFromString("recurse_call")))
+        return NULL;
+    if (PyType_Ready(&RecurseCallType) < 0) return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (mod == NULL) return NULL;
+    Py_INCREF(&RecurseCallType);
+    if (PyModule_AddObject(mod, "RecurseCall", (PyObject *)&RecurseCallType) < 0) return NULL;
+    return mod;
+}
