@@ -19,12 +19,16 @@ a fresh module object (so a program's own caches, such as a memo table, are the 
 * ``dynamic``: the same plugin with ``dynamic_scope = True`` (``splice.runtime.dynamic``):
   nothing is transformed, only the target's calls pay (not for generator functions: none
   for ``generators``); it must intercept as many calls per run as ``intercept``;
+* ``monkeypatch``: no splice: for the run, ``unittest.mock.patch.object`` replaces the target
+  where the program looks it up (its module or class) with a wrapper of the intercepting
+  method's shape (``*args, **kwargs``, a counter, the original called): the floor a hand-made
+  patch sets, which changes global state; it must count as many calls as ``intercept``;
 * ``tracer``: ``splice.plugins.Tracer`` (or, before it existed, ``HookTracer``: a call tree
   built by ``prehook``/``posthook``);
 * ``setprofile``: ``ProfileTracer``, a call tree with call counts and wall times built from
   ``sys.setprofile`` 'call'/'return' events: the way such a tracer is written without splice.
 
-The first five run with the program's ``N``; native, tracer and setprofile run together on a
+The first six run with the program's ``N``; native, tracer and setprofile run together on a
 quarter of the work (``TRACE_N``), since tracing costs 3-20x. Within each group, after a
 warm-up run of every variant (which also compiles the code under the plugins), the variants
 run interleaved, the order rotating each repeat, with a garbage collection before each run.
@@ -62,6 +66,7 @@ import time
 import types
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -128,6 +133,37 @@ def intercepting(target: Any, *, dynamic: bool = False) -> splice.Plugin:
             return self.recurse_call(target, *args, **kwargs)
 
     return Intercept()
+
+
+class Monkeypatch:
+    """The hand-made way to intercept ``target`` in ``module``'s program: for ``run``, the
+    name the program looks it up by (in the module or a class of it) is patched with a
+    wrapper that counts the calls and calls the original."""
+
+    def __init__(self, module: types.ModuleType, target: Any) -> None:
+        self.owner, self.name = where_bound(module, target)
+        self.hits = 0
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            self.hits += 1
+            return target(*args, **kwargs)
+        self.wrapper = wrapper
+
+    def run(self, fn: Callable[..., Any], /, *args: Any) -> Any:
+        with mock.patch.object(self.owner, self.name, self.wrapper):
+            return fn(*args)
+
+
+def where_bound(module: types.ModuleType, target: Any) -> tuple[Any, str]:
+    """The module or class of ``module`` that binds ``target``, and the name."""
+    for name, value in vars(module).items():
+        if value is target:
+            return module, name
+        if isinstance(value, type) and value.__module__ == module.__name__:
+            for attr, member in vars(value).items():
+                if member is target:
+                    return value, attr
+    raise LookupError(f"{target!r} is bound nowhere in {module.__name__}")
 
 
 class Node:
@@ -327,8 +363,8 @@ def bench_program(path: str, *, repeats: int, quick: bool,
                   tracer_class: type[splice.Plugin] | None) -> dict[str, Any]:
     name = os.path.basename(path)[:-3]
     copies = {v: load(path, f"plugins_{v}") for v in
-              ("native", "identity", "nested", "intercept", "dynamic", "tracer",
-               "setprofile")}
+              ("native", "identity", "nested", "intercept", "dynamic", "monkeypatch",
+               "tracer", "setprofile")}
     try:
         return _bench_program(name, copies, repeats=repeats, quick=quick,
                               tracer_class=tracer_class)
@@ -360,15 +396,22 @@ def _bench_program(name: str, copies: dict[str, types.ModuleType], *, repeats: i
         speed["intercept"] = lambda n: interceptor.run(copies["intercept"].main, n)
     if scoped is not None:
         speed["dynamic"] = lambda n: scoped.run(copies["dynamic"].main, n)
-    counters = [p for p in (interceptor, scoped) if p is not None]
-    warm_hits: list[int] = []
-    times, _ = measure(name, speed, n, repeats, {}, after_warmup=lambda: warm_hits.extend(
-        p.hits for p in counters))  # type: ignore[attr-defined]
-    hits, *dynamic_hits = [(p.hits - warm) // repeats  # type: ignore[attr-defined]
-                           for p, warm in zip(counters, warm_hits, strict=True)] or [0]
-    if dynamic_hits and dynamic_hits[0] != hits:
-        raise AssertionError(f"{name}: the dynamic scope intercepted {dynamic_hits[0]} calls "
-                             f"per run, the transformed context {hits}")
+    patched = Monkeypatch(copies["monkeypatch"], find_target(copies["monkeypatch"])) \
+        if find_target else None
+    if patched is not None:
+        speed["monkeypatch"] = lambda n: patched.run(copies["monkeypatch"].main, n)
+    counters: dict[str, Any] = {label: p for label, p in
+                                [("intercept", interceptor), ("dynamic", scoped),
+                                 ("monkeypatch", patched)] if p is not None}
+    warm_hits: dict[str, int] = {}
+    times, _ = measure(name, speed, n, repeats, {}, after_warmup=lambda: warm_hits.update(
+        {label: p.hits for label, p in counters.items()}))
+    per_run = {label: (p.hits - warm_hits[label]) // repeats for label, p in counters.items()}
+    hits = per_run.get("intercept", 0)
+    for label, count in per_run.items():
+        if count != hits:
+            raise AssertionError(f"{name}: {label} intercepted {count} calls per run, the "
+                                 f"transformed context {hits}")
 
     tracer: Any = (tracer_class or HookTracer)()
     profiler = ProfileTracer()
@@ -550,7 +593,7 @@ def shape_rows(shapes: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 # ---------------------------------------------------------------------------- reporting
 
-SPEED_COLUMNS = ("identity", "nested", "intercept", "dynamic")
+SPEED_COLUMNS = ("identity", "nested", "intercept", "dynamic", "monkeypatch")
 
 
 def mark(r: dict[str, Any], group: str) -> str:
@@ -562,7 +605,7 @@ def mark(r: dict[str, Any], group: str) -> str:
 def speed_rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     header = ["program", "native ms", "identity", "(median)", "nested", "(median)",
               "nested/one overhead", "intercept", "(median)", "dynamic scope", "(median)",
-              "intercepted calls/run"]
+              "monkeypatch", "(median)", "intercepted calls/run"]
     rows = []
     for r in results:
         q = r["ratios"]
@@ -584,7 +627,9 @@ def speed_rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]
                      f"{s['intercept']['geomean_ratio']:.3f}",
                      f"{s['intercept']['geomean_median_ratio']:.3f}",
                      f"{s['dynamic']['geomean_ratio']:.3f}",
-                     f"{s['dynamic']['geomean_median_ratio']:.3f}", ""])
+                     f"{s['dynamic']['geomean_median_ratio']:.3f}",
+                     f"{s['monkeypatch']['geomean_ratio']:.3f}",
+                     f"{s['monkeypatch']['geomean_median_ratio']:.3f}", ""])
     return header, rows
 
 
@@ -651,7 +696,7 @@ def print_table(header: list[str], rows: list[list[str]], markdown: bool) -> Non
 
 
 GROUP = {"identity": "speed", "nested": "speed", "intercept": "speed", "dynamic": "speed",
-         "tracer": "tracer", "setprofile": "tracer"}
+         "monkeypatch": "speed", "tracer": "tracer", "setprofile": "tracer"}
 
 
 def summarize(results: list[dict[str, Any]], *, everything: bool = False) -> dict[str, Any]:

@@ -21,7 +21,7 @@ def test_plugin_benchmarks_quick_run(tmp_path: Path) -> None:
     results = json.loads(out.read_text())
     (program,) = results["programs"]
     assert program["program"] == "nbody"
-    assert set(program["ratios"]) == {"identity", "nested", "intercept", "dynamic", "tracer",
-                                      "setprofile"}
+    assert set(program["ratios"]) == {"identity", "nested", "intercept", "dynamic",
+                                      "monkeypatch", "tracer", "setprofile"}
     assert program["intercept"]["calls_per_run"] > 0
     assert [r["program"] for r in results["latency"]] == ["nbody"]

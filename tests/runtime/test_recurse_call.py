@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from splice.runtime._recurse import RecurseCall
 
 import splice
+from splice.runtime._recurse import RecurseCall
 
 PYTHON_METHOD = splice.Plugin.recurse_call.__wrapped__
 
