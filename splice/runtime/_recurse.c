@@ -118,7 +118,9 @@ recurse_vectorcall(RecurseCall *r, PyObject *const *args, size_t nargsf, PyObjec
             if (PyErr_Occurred()) return NULL;
             return PyObject_Vectorcall(fn, rest, nrest, kwnames);
         }
+        Py_INCREF(target);  /* borrowed from a dict that other threads change */
         PyObject *body = PyObject_GetAttr(target, str_body);  /* a patched target's original */
+        Py_DECREF(target);
         if (body == NULL) return NULL;
         PyObject *result = PyObject_Vectorcall(body, rest, nrest, kwnames);
         Py_DECREF(body);
