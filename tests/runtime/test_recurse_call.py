@@ -171,3 +171,38 @@ def test_no_entry_outlives_its_call(implementation: str) -> None:
     assert plugin.run(calls_leaf, 2) == calls_leaf(2)
     assert plugin.depths and min(plugin.depths) >= 1
     assert PENDING_ANYWHERE == [] and PENDING.stack == []
+
+
+def test_other_threads_entries_do_not_redirect_this_threads_calls(implementation: str) -> None:
+    """While one thread's overdub has entries pending (``PENDING_ANYWHERE`` is not empty),
+    another thread's ``recurse_call`` reads its own, empty, stack and goes on correctly."""
+    import threading
+
+    stop = threading.Event()
+    inside = threading.Event()
+
+    class Slow(splice.Plugin):
+        def overdub(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if fn is leaf:
+                inside.set()
+                stop.wait(10)
+            return self.recurse_call(fn, *args, **kwargs)
+
+    class Intercepting(splice.Plugin):
+        dynamic_scope = True
+
+        @splice.intercept(leaf)
+        def leaf(self, x: int, y: int = 2, *, k: int = 1) -> Any:
+            return self.recurse_call(leaf, x + 100, y, k=k)
+
+    worker = threading.Thread(target=lambda: Slow().run(calls_leaf, 1))
+    worker.start()
+    try:
+        assert inside.wait(10)
+        from splice.runtime.context import PENDING_ANYWHERE
+        assert PENDING_ANYWHERE  # the other thread's entry
+        results = [Intercepting().run(calls_leaf, i) for i in range(50)]
+    finally:
+        stop.set()
+        worker.join()
+    assert results == [(i + 100, 5, i) for i in range(50)]
