@@ -25,3 +25,14 @@ def test_plugin_benchmarks_quick_run(tmp_path: Path) -> None:
                                       "monkeypatch", "tracer", "setprofile"}
     assert program["intercept"]["calls_per_run"] > 0
     assert [r["program"] for r in results["latency"]] == ["nbody"]
+
+
+def test_intercept_call_benchmark_runs() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "intercept_call.py"), "--n", "2000"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line.split("  ")[0].strip() for line in done.stdout.splitlines()[1:]]
+    assert rows == ["native", "dynamic scope, method *args, **kwargs",
+                    "dynamic scope, method (x)", "transformed, method *args, **kwargs",
+                    "transformed, method (x)", "mock.patch, wrapper *args, **kwargs"]
