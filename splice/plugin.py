@@ -15,6 +15,7 @@ from splice.runtime.context import (
     Context,
     Reached,
     context_of,
+    get_hashed,
     plugins_of,
 )
 
@@ -188,20 +189,12 @@ class Plugin:
                 if target is fn:
                     return continuation(*args, **kwargs)
         if self.dynamic_scope:  # everything in a dynamic scope runs natively
-            target = _entry(dynamic.ACTIVE, fn)  # a patched target runs its original body
+            target = get_hashed(dynamic.ACTIVE, fn)  # a patched target runs its original body
             return (fn if target is None else target.body)(*args, **kwargs)
-        original = _entry(self._splice_bypass, fn)  # an intercept of its first context
+        original = get_hashed(self._splice_bypass, fn)  # an intercept of its first context
         if original is not None:
             return original(*args, **kwargs)
         return self.context.recurse_call(fn, args, kwargs)
-
-
-def _entry(table: dict[Any, Any], fn: Any) -> Any:
-    """``table.get(fn)``; None for an unhashable callee too (no table holds one)."""
-    try:
-        return table.get(fn)
-    except TypeError:
-        return None
 
 
 try:  # the same method in C, when built (splice/runtime/_recurse.c)

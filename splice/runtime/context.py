@@ -300,6 +300,14 @@ def _overdub_step(plugin: Plugin, fn: Any, continuation: Callable[..., Any]
     return step
 
 
+def get_hashed(table: dict[Any, Any], key: Any) -> Any:
+    """``table.get(key)``, or None for a key that cannot be hashed (no table holds one)."""
+    try:
+        return table.get(key)
+    except TypeError:
+        return None
+
+
 def continuation_for(fn: Any) -> Callable[..., Any] | None:
     """What ``recurse_call(fn, ...)`` goes on with on this thread, if an overdub or an
     intercepting method received a call of ``fn`` and is running."""
@@ -390,10 +398,7 @@ class Context:
             if unbound is not None and (intercept := self._intercept(unbound)) is not None:
                 return functools.partial(self._wrap(unbound, intercept), callee.__self__), \
                     False, 0
-        try:
-            overlay = overlays.FUNCTIONS.get(callee)
-        except TypeError:  # unhashable
-            overlay = None
+        overlay = get_hashed(overlays.FUNCTIONS, callee)
         if overlay is not None:
             return self._wrap(callee, overlay(self.enter)), True, int(self.hooked)
         if self.implicit is not None:
@@ -482,10 +487,7 @@ class Context:
     def _intercept(self, callee: Any) -> Callable[..., Any] | None:
         if not self.intercepts:
             return None
-        try:
-            found = self.intercepts.get(callee)
-        except TypeError:  # unhashable
-            return None
+        found = get_hashed(self.intercepts, callee)
         if found is None:
             return None
         plugin, name = found
