@@ -22,9 +22,11 @@ import sys
 import time
 from collections.abc import Callable
 from typing import Any
-from unittest import mock
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from plugins import Monkeypatch, intercepting  # noqa: E402
 
 import splice  # noqa: E402
 
@@ -41,17 +43,10 @@ def loop(n: int) -> int:
 
 
 def plugin(*, dynamic: bool, any_arguments: bool) -> splice.Plugin:
-    """An intercepting plugin for ``f`` that goes on with ``recurse_call``."""
+    """An intercepting plugin for ``f`` that goes on with ``recurse_call``: plugins.py's
+    (``*args, **kwargs`` and a counter), or one with ``f``'s own signature."""
     if any_arguments:
-        class Counting(splice.Plugin):
-            dynamic_scope = dynamic
-            hits = 0
-
-            @splice.intercept(f)
-            def f(self, *args: Any, **kwargs: Any) -> Any:
-                self.hits += 1
-                return self.recurse_call(f, *args, **kwargs)
-        return Counting()
+        return intercepting(f, dynamic=dynamic)
 
     class Direct(splice.Plugin):
         dynamic_scope = dynamic
@@ -63,14 +58,8 @@ def plugin(*, dynamic: bool, any_arguments: bool) -> splice.Plugin:
 
 
 def patched(n: int) -> int:
-    hits = [0]
-    original = f
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        hits[0] += 1
-        return original(*args, **kwargs)
-    with mock.patch.object(sys.modules[__name__], "f", wrapper):
-        return loop(n)
+    """``loop`` with ``f`` patched by hand (plugins.py's ``Monkeypatch``)."""
+    return int(Monkeypatch(sys.modules[__name__], f).run(loop, n))
 
 
 def variants() -> dict[str, Callable[[int], int]]:
