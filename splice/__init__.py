@@ -10,11 +10,11 @@ from __future__ import annotations
 from splice.cache.instances import CodeInstance, invoke
 from splice.cache.pipeline import compile
 from splice.cache.world import invalidate, world
-from splice.errors import SpliceError, UnsupportedError
+from splice.errors import PluginError, SpliceError, UnsupportedError
 from splice.infer import AbstractInterpreter
 from splice.plugin import Plugin, compose, explain, intercept
 from splice.reflection import code_lowered, code_python, code_typed
 
-__all__ = ["AbstractInterpreter", "CodeInstance", "Plugin", "SpliceError", "UnsupportedError",
-           "code_lowered", "code_python", "code_typed", "compile", "compose", "explain",
-           "intercept", "invalidate", "invoke", "world"]
+__all__ = ["AbstractInterpreter", "CodeInstance", "Plugin", "PluginError", "SpliceError",
+           "UnsupportedError", "code_lowered", "code_python", "code_typed", "compile",
+           "compose", "explain", "intercept", "invalidate", "invoke", "world"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from splice.pristine import BUILTINS
 
@@ -40,3 +41,55 @@ class UnsupportedError(SpliceError):
         may compile once the limit is back up."""
         return cls(function, "splice's compile of it ran out of the recursion limit "
                              f"({sys.getrecursionlimit()})", transient=True)
+
+
+class PluginError(SpliceError):
+    """A plugin's hook failed: it raised, or returned what that hook cannot return.
+
+    Raised for the hooks splice calls to observe or compile a program (``prehook``,
+    ``posthook``, ``recurse``, ``lowered``, ``typed``, ``optimized``, ``specialize``, and the
+    ``interpreter`` inferring a function). It names the plugin's class (``plugin``), the
+    hook (``hook``) and the function being processed (``function``: the callee of the call,
+    or the function being compiled or inferred); the exception the hook raised is its
+    ``__cause__``. Exceptions that an intercepting method (``@splice.intercept``) or an
+    ``overdub`` raises are the program's own: they reach it as raised, never wrapped. A
+    ``RecursionError`` is not wrapped either (the program's recursion may be what ran out
+    of the limit).
+    """
+
+    def __init__(self, plugin: str, hook: str, function: str, problem: str) -> None:
+        self.plugin = plugin
+        self.hook = hook
+        self.function = function
+        self.problem = problem
+        super().__init__(f"{plugin}.{hook}({function}) {problem}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.plugin, self.hook, self.function, self.problem))
+
+    @classmethod
+    def raised(cls, plugin: object, hook: str, function: str, exc: BaseException
+               ) -> PluginError:
+        """The error for ``plugin``'s ``hook`` that raised ``exc`` (raise it ``from exc``)."""
+        try:
+            text = str(exc)
+        except Exception:  # an exception whose __str__ fails
+            text = ""
+        kind = type(exc).__name__
+        return cls(type(plugin).__name__, hook, function,
+                   f"raised {kind}: {text}" if text else f"raised {kind}")
+
+    @classmethod
+    def returned(cls, plugin: object, hook: str, function: str, value: object,
+                 expected: str) -> PluginError:
+        """The error for ``plugin``'s ``hook`` that returned ``value``; ``expected`` says
+        what the hook returns."""
+        try:
+            text = repr(value)
+        except Exception:  # a value whose __repr__ fails
+            text = ""
+        if len(text) > 60:
+            text = text[:57] + "..."
+        shown = f"{type(value).__name__} {text}" if text else type(value).__name__
+        return cls(type(plugin).__name__, hook, function, f"returned {shown}; {expected}")
+

@@ -88,6 +88,11 @@ class Plugin:
       (``splice.runtime.dynamic``: it reaches more, calls from native code included, but
       generators created under it and resumed after ``run`` returned do not keep it).
 
+    A hook other than ``overdub`` and intercepts that raises, or returns what it cannot
+    return, is a ``splice.PluginError`` naming the plugin, the hook and the function (the
+    hook's exception is its ``__cause__``); what ``overdub`` or an intercepting method
+    raises reaches the program as raised.
+
     Composition (``splice.compose(a, b)``, or ``a.run(b.run, f)``): prehooks run outermost
     first, posthooks innermost first, overdubs nest (``a``'s receives the call and its
     ``recurse_call`` reaches ``b``'s); the outermost plugin's intercept of a target wins; a

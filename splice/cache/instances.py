@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 from splice.cache.guards import Guard
 from splice.cache.world import add_backedge, advance, world
-from splice.errors import SpliceError
+from splice.errors import PluginError, SpliceError
 from splice.ir.nodes import FunctionIR
+from splice.ir.source import describe
 
 if TYPE_CHECKING:
     from splice.runtime.context import Context
@@ -411,7 +412,18 @@ def _key_of(owner: Context, fn: Any, args: tuple[Any, ...], kwargs: dict[str, An
     for plugin in owner.plugins:
         specialize = getattr(plugin, "specialize", None)
         if specialize is not None:
-            keys.append(specialize(fn, args, kwargs))
+            try:
+                key = specialize(fn, args, kwargs)
+            except RecursionError:
+                raise
+            except Exception as exc:
+                raise PluginError.raised(plugin, "specialize", describe(fn), exc) from exc
+            try:
+                hash(key)
+            except Exception as exc:
+                raise PluginError.returned(plugin, "specialize", describe(fn), key,
+                                           "it returns a hashable key or None") from exc
+            keys.append(key)
     if not keys or all(k is None for k in keys):
         return None
     return keys[0] if len(keys) == 1 else tuple(keys)

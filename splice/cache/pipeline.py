@@ -48,7 +48,7 @@ from splice.cache.instances import (
 )
 from splice.cache.optimize import optimize
 from splice.cache.world import add_backedge
-from splice.errors import SpliceError, UnsupportedError
+from splice.errors import PluginError, SpliceError, UnsupportedError
 from splice.ir.assemble import CompiledCode, compile_code
 from splice.ir.nodes import (
     Assign,
@@ -81,6 +81,11 @@ __all__ = ["build_instance", "builder_of", "compile", "edge_guards", "stage_hook
 def stage_hooks(plugins: tuple[Any, ...], stage: str) -> list[Callable[[FunctionIR], Any]]:
     """The ``stage`` hooks (``lowered``, ``typed``, ``optimized``) the plugins override,
     outermost first."""
+    return [getattr(plugin, stage) for plugin in _hooking(plugins, stage)]
+
+
+def _hooking(plugins: tuple[Any, ...], stage: str) -> list[Any]:
+    """The plugins overriding the ``stage`` hook, outermost first."""
     from splice.plugin import Plugin
 
     base = getattr(Plugin, stage, None)
@@ -88,17 +93,25 @@ def stage_hooks(plugins: tuple[Any, ...], stage: str) -> list[Callable[[Function
     for plugin in plugins:
         method = getattr(type(plugin), stage, None)
         if method is not None and method is not base:
-            found.append(getattr(plugin, stage))
+            found.append(plugin)
     return found
 
 
-def _run_hooks(hooks: list[Callable[[FunctionIR], Any]], ir: FunctionIR) -> FunctionIR:
-    for hook in hooks:
-        result = hook(ir)
+def _run_hooks(plugins: list[Any], stage: str, ir: FunctionIR, fn: types.FunctionType
+               ) -> FunctionIR:
+    """``ir`` through the ``stage`` hooks of ``plugins`` (each rewrites it in place or
+    returns new IR); a hook that raises or returns something else is a ``PluginError``."""
+    for plugin in plugins:
+        try:
+            result = getattr(plugin, stage)(ir)
+        except RecursionError:
+            raise  # (the compile's own: ``UnsupportedError.recursion_limit`` says so)
+        except Exception as exc:
+            raise PluginError.raised(plugin, stage, describe(fn), exc) from exc
         if result is not None:
             if not isinstance(result, FunctionIR):
-                raise SpliceError(f"{hook.__qualname__} returned {type(result).__name__}; "
-                                  "a stage hook returns None or a FunctionIR")
+                raise PluginError.returned(plugin, stage, describe(fn), result,
+                                           f"{stage} hooks return None or a FunctionIR")
             ir = result
     return ir
 
@@ -381,7 +394,7 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     builder = builder_of(fn, cell_free=cell_free)
     staged = lowered.copy()
     staged.function = builder
-    staged = _run_hooks(stage_hooks(plugins, "lowered"), staged)
+    staged = _run_hooks(_hooking(plugins, "lowered"), "lowered", staged, fn)
     lowered_ir = staged.copy()
     loaded = load_call_arguments(staged)
     times["lower"] = time.perf_counter() - start
@@ -410,9 +423,9 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
 
     start = time.perf_counter()
     checks = Checks()
-    typed_hooks = stage_hooks(plugins, "typed")
+    typed_hooks = _hooking(plugins, "typed")
     before = callees_of(typed) if typed_hooks else {}
-    typed = _run_hooks(typed_hooks, typed)
+    typed = _run_hooks(typed_hooks, "typed", typed, fn)
     if not typed_hooks:
         replaced: list[str] = []
     elif any(getattr(plugin, "world_age", False) for plugin in plugins):
@@ -438,7 +451,7 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
     with building(fn.__code__):
         plan = plan_direct_calls(owner, typed, functools.partial(_callee_instance, owner))
     start = time.perf_counter()
-    optimized = _run_hooks(stage_hooks(plugins, "optimized"), typed)
+    optimized = _run_hooks(_hooking(plugins, "optimized"), "optimized", typed, fn)
     unload_call_arguments(optimized, loaded)
     optimizations.extend(apply_direct_calls(optimized, plan, checks, argtypes))
     optimized_ir = optimized.copy()

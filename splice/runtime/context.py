@@ -40,7 +40,7 @@ from splice.cache.code_cache import CodeCache
 from splice.cache.dispatch import SpecializingEntry, wants_typed_stages
 from splice.cache.guards import lookup_global
 from splice.cache.world import watch
-from splice.errors import SpliceError, UnsupportedError
+from splice.errors import PluginError, UnsupportedError
 from splice.ir import lower
 from splice.ir.assemble import CompiledCode, compile_code, instantiate
 from splice.ir.nodes import FunctionIR
@@ -543,14 +543,19 @@ class Context:
         chosen: list[Plugin] = []
         plugin_class = _plugin_class()
         for plugin in self.plugins:
-            verdict = plugin.recurse(fn)
+            try:
+                verdict = plugin.recurse(fn)
+            except RecursionError:
+                raise
+            except Exception as exc:
+                raise PluginError.raised(plugin, "recurse", describe(fn), exc) from exc
             if verdict is True:
                 chosen.append(plugin)
             elif isinstance(verdict, plugin_class):
                 chosen.append(verdict)
             elif verdict is not False:
-                raise SpliceError(f"{type(plugin).__name__}.recurse({describe(fn)}) returned "
-                                  f"{verdict!r}; it must return True, False or a plugin")
+                raise PluginError.returned(plugin, "recurse", describe(fn), verdict,
+                                           "it must return True, False or a plugin")
         return tuple(chosen)
 
     def _function(self, fn: types.FunctionType) -> Any:
@@ -632,8 +637,16 @@ class Context:
         try:
             staged = copy_of(lowered)
             for plugin in self.stage_hooks:
-                result = plugin.lowered(staged)
+                try:
+                    result = plugin.lowered(staged)
+                except RecursionError:
+                    raise
+                except Exception as exc:
+                    raise PluginError.raised(plugin, "lowered", describe(fn), exc) from exc
                 if result is not None:
+                    if not isinstance(result, FunctionIR):
+                        raise PluginError.returned(plugin, "lowered", describe(fn), result,
+                                                   LOWERED_RETURNS)
                     staged = result
                     made.append(staged)
             fallback = copy_of(staged) if self.stage_hooks else None
@@ -832,6 +845,9 @@ class Context:
         if not self.hooked or _frame_sensitive(fn):
             return target
         prehooks, posthooks = self.prehooks, self.posthooks
+        # a hook that raises is a PluginError, the call's own exceptions pass as they are:
+        # a ``try`` around the hooks' loops costs nothing in 3.11 until something raises
+        # (no frame or call more on the way)
         if self.overdubs:
             first, *others = self.overdubs
             # the continuation each overdub's ``recurse_call`` reaches: the next overdub,
@@ -841,8 +857,13 @@ class Context:
                 continuation = _overdub_step(plugin, fn, continuation)
 
             def splice_call(*args: Any, **kwargs: Any) -> Any:
-                for plugin in prehooks:
-                    plugin.prehook(fn, args, kwargs)
+                try:
+                    for plugin in prehooks:
+                        plugin.prehook(fn, args, kwargs)
+                except RecursionError:
+                    raise
+                except Exception as exc:
+                    raise _hook_failed(plugin, "prehook", fn, exc) from exc
                 stack = PENDING.stack
                 PENDING_ANYWHERE.append(None)
                 stack.append((fn, continuation))
@@ -851,16 +872,31 @@ class Context:
                 finally:
                     stack.pop()
                     PENDING_ANYWHERE.pop()
-                for plugin in posthooks:
-                    plugin.posthook(result, fn, args, kwargs)
+                try:
+                    for plugin in posthooks:
+                        plugin.posthook(result, fn, args, kwargs)
+                except RecursionError:
+                    raise
+                except Exception as exc:
+                    raise _hook_failed(plugin, "posthook", fn, exc) from exc
                 return result
         else:
             def splice_call(*args: Any, **kwargs: Any) -> Any:
-                for plugin in prehooks:
-                    plugin.prehook(fn, args, kwargs)
+                try:
+                    for plugin in prehooks:
+                        plugin.prehook(fn, args, kwargs)
+                except RecursionError:
+                    raise
+                except Exception as exc:
+                    raise _hook_failed(plugin, "prehook", fn, exc) from exc
                 result = target(*args, **kwargs)
-                for plugin in posthooks:
-                    plugin.posthook(result, fn, args, kwargs)
+                try:
+                    for plugin in posthooks:
+                        plugin.posthook(result, fn, args, kwargs)
+                except RecursionError:
+                    raise
+                except Exception as exc:
+                    raise _hook_failed(plugin, "posthook", fn, exc) from exc
                 return result
         # argument errors raised by the call name the callee, as natively
         splice_call.__name__ = getattr(fn, "__name__", splice_call.__name__)
@@ -900,6 +936,15 @@ class Context:
 
 
 _HEAPTYPE = 1 << 9
+
+LOWERED_RETURNS = "lowered hooks return None or a FunctionIR"
+
+
+def _hook_failed(plugin: Plugin, hook: str, fn: Any, exc: Exception) -> PluginError:
+    """The error for a per-call hook that raised ``exc`` on a call of ``fn`` (off the hot
+    path: only made when a hook raised)."""
+    return PluginError.raised(plugin, hook, describe(fn), exc)
+
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any]], Any] | None
 try:
