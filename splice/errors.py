@@ -93,3 +93,10 @@ class PluginError(SpliceError):
         shown = f"{type(value).__name__} {text}" if text else type(value).__name__
         return cls(type(plugin).__name__, hook, function, f"returned {shown}; {expected}")
 
+
+class InterpreterError(PluginError):
+    """A plugin's abstract interpreter (``Plugin.interpreter``) raised while inferring a
+    function, or returned something other than an inference (``hook`` is
+    ``"interpreter"``). Under ``plugin.run`` that function runs its transformed code
+    without the typed stages instead (``splice.explain`` says why), unless the context is
+    strict; ``splice.compile`` raises it."""

@@ -91,7 +91,8 @@ class Plugin:
     A hook other than ``overdub`` and intercepts that raises, or returns what it cannot
     return, is a ``splice.PluginError`` naming the plugin, the hook and the function (the
     hook's exception is its ``__cause__``); what ``overdub`` or an intercepting method
-    raises reaches the program as raised.
+    raises reaches the program as raised. A failing ``interpreter`` makes the function run
+    without its typed stages (``explain`` says why; ``strict``: a ``PluginError``).
 
     Composition (``splice.compose(a, b)``, or ``a.run(b.run, f)``): prehooks run outermost
     first, posthooks innermost first, overdubs nest (``a``'s receives the call and its

@@ -38,7 +38,7 @@ from typing import Any
 
 from splice.cache.checks import Checks, checked, guarded
 from splice.cache.proven import proven_classes
-from splice.errors import UnsupportedError
+from splice.errors import InterpreterError, UnsupportedError
 from splice.infer.lattice import ANY, Abstract
 from splice.ir.nodes import (
     Assign,
@@ -135,7 +135,8 @@ def plan_direct_calls(owner: Any, ir: FunctionIR,
             continue  # nothing known: the generic path is as good
         try:
             instance = compile_for(callee, argtypes)
-        except UnsupportedError:
+        except (UnsupportedError, InterpreterError):
+            # no instance: the ordinary call (the callee's entry decides what it runs)
             continue
         # the caller was inferred with the callee as the context runs it: the instance
         # (rewritten by typed passes) must return only what that was inferred to return

@@ -24,6 +24,7 @@ import weakref
 from typing import Any
 
 from splice.cache.instances import MAX_WORLD, CodeInstance
+from splice.errors import InterpreterError
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -47,6 +48,11 @@ def wants_typed_stages(plugins: tuple[Any, ...]) -> bool:
                or getattr(p, "interpreter", None) is not None for p in plugins)
 
 
+#: what runs a call: its code instance (None: no instance, the interpreter failed) and
+#: the function running it for the entry's function
+_Runner = tuple[CodeInstance | None, types.FunctionType]
+
+
 class SpecializingEntry:
     """Calls ``fn`` through the code instance chosen for its arguments' exact classes.
 
@@ -54,7 +60,9 @@ class SpecializingEntry:
     to ``fn``); instances are shared by the function objects of one code object that fit
     them (``CodeInstance.fits``), so a closure made anew in a loop reuses the instances of
     the closures before it. What the entry keeps per class tuple is the instance and the
-    function running it with ``fn``'s cells and defaults."""
+    function running it with ``fn``'s cells and defaults. Where the plugin's interpreter
+    fails to infer ``fn`` for some classes, the entry runs ``fn`` without its typed stages
+    for them (the owner's ``untyped``: ``None`` stands for the instance)."""
 
     def __init__(self, owner: Any, fn: types.FunctionType,
                  max_specializations: int = MAX_SPECIALIZATIONS) -> None:
@@ -63,9 +71,10 @@ class SpecializingEntry:
         self.max_specializations = max_specializations
         #: the instance used for each tuple of argument classes
         self.instances: dict[tuple[type, ...], CodeInstance] = {}
-        # classes -> (instance, the function running it for fn)
-        self._runners: dict[tuple[type, ...], tuple[CodeInstance, types.FunctionType]] = {}
-        self._generic: tuple[CodeInstance, types.FunctionType] | None = None
+        # classes -> (instance, the function running it for fn), or (None, what runs fn
+        # without typed stages) where the interpreter failed
+        self._runners: dict[tuple[type, ...], _Runner] = {}
+        self._generic: _Runner | None = None
         # the generic instance while no call needed its function yet
         self._generic_instance: CodeInstance | None = None
         self._lock = threading.RLock()
@@ -81,11 +90,16 @@ class SpecializingEntry:
         return fn
 
     def _usable(self, ci: CodeInstance | None) -> bool:
-        return ci is not None and ci.max_world == MAX_WORLD and (
+        """Whether a runner of ``ci`` may run now (``None``: the untyped one, always)."""
+        return ci is None or ci.max_world == MAX_WORLD and (
             not ci.guards or ci.check()) and (not ci.cells or ci.cells_hold(self.fn))
 
-    def _runner(self, types_: tuple[Any, ...]) -> tuple[CodeInstance, types.FunctionType]:
-        ci = self._instance(types_)
+    def _runner(self, types_: tuple[Any, ...]) -> _Runner:
+        try:
+            ci = self._instance(types_)
+        except InterpreterError as exc:
+            # the plugin's interpreter failed: the owner runs fn untyped (or raises, strict)
+            return None, self.owner.untyped(self.fn, exc, types_)
         return ci, ci.function_for(self.fn)
 
     def _instance(self, types_: tuple[Any, ...]) -> CodeInstance:
@@ -96,30 +110,32 @@ class SpecializingEntry:
     def generic(self) -> CodeInstance:
         """The instance for arguments of any type."""
         runner = self._generic
-        if runner is not None and self._usable(runner[0]):
+        if runner is not None and runner[0] is not None and self._usable(runner[0]):
             return runner[0]
         with self._lock:
             self._generic = None
             ci = self._generic_instance = self._instance(())
             return ci
 
-    def _generic_runner(self) -> tuple[CodeInstance, types.FunctionType]:
+    def _generic_runner(self) -> _Runner:
         runner = self._generic
         if runner is None or not self._usable(runner[0]):
             with self._lock:
                 ci = self._generic_instance
                 if ci is None or not self._usable(ci):
-                    ci = self._instance(())
-                runner = self._generic = (ci, ci.function_for(self.fn))
+                    runner = self._runner(())
+                else:
+                    runner = (ci, ci.function_for(self.fn))
+                self._generic = runner
                 self._generic_instance = None
         return runner
 
-    def instance_for(self, classes: tuple[type, ...]) -> CodeInstance:
-        """The instance for positional arguments of exactly these classes."""
+    def instance_for(self, classes: tuple[type, ...]) -> CodeInstance | None:
+        """The instance for positional arguments of exactly these classes (None where
+        the plugin's interpreter failed to infer them: they run without typed stages)."""
         return self._runner_for(classes)[0]
 
-    def _runner_for(self, classes: tuple[type, ...]
-                    ) -> tuple[CodeInstance, types.FunctionType]:
+    def _runner_for(self, classes: tuple[type, ...]) -> _Runner:
         runner = self._runners.get(classes)
         if runner is not None and self._usable(runner[0]):
             return runner
@@ -133,7 +149,8 @@ class SpecializingEntry:
                 return self._generic_runner()
             runner = self._runner(tuple(Exact(c) for c in classes))
             self._runners[classes] = runner
-            self.instances[classes] = runner[0]
+            if runner[0] is not None:
+                self.instances[classes] = runner[0]
             return runner
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

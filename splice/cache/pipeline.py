@@ -48,7 +48,7 @@ from splice.cache.instances import (
 )
 from splice.cache.optimize import optimize
 from splice.cache.world import add_backedge
-from splice.errors import PluginError, SpliceError, UnsupportedError
+from splice.errors import InterpreterError, PluginError, SpliceError, UnsupportedError
 from splice.ir.assemble import CompiledCode, compile_code
 from splice.ir.nodes import (
     Assign,
@@ -119,10 +119,15 @@ def _run_hooks(plugins: list[Any], stage: str, ir: FunctionIR, fn: types.Functio
 def interpreter_of(plugins: tuple[Any, ...]) -> Any:
     """The abstract interpreter of the outermost plugin that chooses one (None: the
     default)."""
+    chooser = _chooser(plugins)
+    return None if chooser is None else chooser.interpreter
+
+
+def _chooser(plugins: tuple[Any, ...]) -> Any:
+    """The outermost plugin that chooses an interpreter (None: none does)."""
     for plugin in plugins:
-        interpreter = getattr(plugin, "interpreter", None)
-        if interpreter is not None:
-            return interpreter
+        if getattr(plugin, "interpreter", None) is not None:
+            return plugin
     return None
 
 
@@ -190,6 +195,33 @@ def _reinfer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, .
     original callee); other functions' inferences keep seeing ``fn`` as the context runs
     it."""
     return _infer(fn, ir, argtypes, interpreter, keep=False)
+
+
+def _infer_under(plugins: tuple[Any, ...], fn: types.FunctionType, ir: FunctionIR,
+                 argtypes: tuple[Abstract, ...], interpreter: Any, *, again: bool = False
+                 ) -> Any:
+    """:func:`_infer` (``again``: :func:`_reinfer`), where an interpreter that a plugin
+    chose and that raises or gives something other than an inference is an
+    ``InterpreterError`` (a plugin's bug: a context then runs ``fn`` without its typed
+    stages). The default interpreter's errors are splice's own and propagate as they are."""
+    chooser = _chooser(plugins)  # (whose interpreter ``_interpreter`` gave, if any)
+    if chooser is None:
+        return _reinfer(fn, ir, argtypes, interpreter) if again else \
+            _infer(fn, ir, argtypes, interpreter)
+    try:
+        inference = _reinfer(fn, ir, argtypes, interpreter) if again else \
+            _infer(fn, ir, argtypes, interpreter)
+        if inference is None and again:
+            return None  # without the default's caches: cannot re-infer (the caller says)
+        typed = getattr(inference, "ir", None)
+    except RecursionError:
+        raise  # (the compile's own: ``UnsupportedError.recursion_limit`` says so)
+    except Exception as exc:
+        raise InterpreterError.raised(chooser, "interpreter", describe(fn), exc) from exc
+    if not isinstance(typed, FunctionIR):
+        raise InterpreterError.returned(chooser, "interpreter", describe(fn), inference,
+                                        "its infer() returns a splice.infer.Inference")
+    return inference
 
 
 #: call statement id -> the (load statement id, temp id, name) inserted before it
@@ -415,7 +447,7 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
            staged: FunctionIR, lowered_ir: FunctionIR, loaded: Loaded, interpreter: Any,
            times: dict[str, float], start: float) -> CodeInstance:
     """The stages after lowering (see :func:`build_instance`), on ``builder``."""
-    inference = _infer(builder, staged, argtypes, interpreter)
+    inference = _infer_under(plugins, builder, staged, argtypes, interpreter)
     first_inference = inference
     typed: FunctionIR = inference.ir
     typed.function = builder
@@ -435,7 +467,7 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
     times["passes"] = time.perf_counter() - start
     if typed_hooks:
         start = time.perf_counter()
-        again = _reinfer(builder, typed, argtypes, interpreter)
+        again = _infer_under(plugins, builder, typed, argtypes, interpreter, again=True)
         if again is None:
             raise SpliceError(f"cannot infer {describe(fn)} again after its typed hooks: "
                               f"the interpreter {type(interpreter).__name__} lacks the "

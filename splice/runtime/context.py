@@ -40,7 +40,7 @@ from splice.cache.code_cache import CodeCache
 from splice.cache.dispatch import SpecializingEntry, wants_typed_stages
 from splice.cache.guards import lookup_global
 from splice.cache.world import watch
-from splice.errors import PluginError, UnsupportedError
+from splice.errors import InterpreterError, PluginError, UnsupportedError
 from splice.ir import lower
 from splice.ir.assemble import CompiledCode, compile_code, instantiate
 from splice.ir.nodes import FunctionIR
@@ -583,23 +583,19 @@ class Context:
     def transformed(self, fn: types.FunctionType) -> Any:
         """``fn`` rebuilt from its code transformed under this context (``fn`` itself, with
         the reason recorded, if it cannot be transformed)."""
-        new: Any
+        # the table is watched (``splice.cache.world.watch``): a change of ``fn``'s code or
+        # defaults drops the entry made here
         if self.typed_stages:
-            new = self._specializing(fn)
-        else:
-            code = fn.__code__  # read once: each read raises an audit event
-            compiled = self.code.get(fn, self._build, code)
-            if isinstance(compiled, UnsupportedError):
-                self._record(fn, False, compiled.reason)
-                if self.strict:
-                    raise compiled
-                return fn
-            new = instantiate(compiled, fn, share_kwdefaults=True, code=code)
-        if new is not fn:
-            # the table is watched (``splice.cache.world.watch``): a change of ``fn``'s code
-            # or defaults drops this entry
-            self._record(fn, True, "transformed")
-        return new
+            return self._specializing(fn)
+        code = fn.__code__  # read once: each read raises an audit event
+        compiled = self.code.get(fn, self._build, code)
+        if isinstance(compiled, UnsupportedError):
+            self._record(fn, False, compiled.reason)
+            if self.strict:
+                raise compiled
+            return fn
+        self._record(fn, True, "transformed")
+        return instantiate(compiled, fn, share_kwdefaults=True, code=code)
 
     def _specializing(self, fn: types.FunctionType) -> Any:
         """For plugins with typed stages: an entry that runs ``fn``'s code instance for its
@@ -613,7 +609,28 @@ class Context:
             if self.strict:
                 raise
             return fn
+        except InterpreterError as exc:
+            return self.untyped(fn, exc)
+        self._record(fn, True, "transformed")
         return entry
+
+    def untyped(self, fn: types.FunctionType, error: InterpreterError,
+                argtypes: tuple[Any, ...] = ()) -> Any:
+        """What runs ``fn`` (for arguments of ``argtypes``: abstract values, none for any
+        arguments) when the plugin's interpreter failed to infer it (``error``): ``fn``
+        transformed as a context without typed stages transforms it (the ``lowered`` hooks,
+        calls routed through the table), or ``fn`` itself if that cannot be done; the
+        reason is recorded. A strict context raises ``error`` instead."""
+        if self.strict:
+            raise error
+        code = fn.__code__
+        compiled = self.code.get(fn, self._build, code)
+        if isinstance(compiled, UnsupportedError):
+            self._record(fn, False, f"{compiled.reason} (and {error})")
+            return fn
+        which = f" for arguments ({', '.join(map(str, argtypes))})" if argtypes else ""
+        self._record(fn, True, f"transformed without its typed stages{which}: {error}")
+        return instantiate(compiled, fn, share_kwdefaults=True, code=code)
 
     def _build(self, fn: types.FunctionType,
                finish: Callable[[FunctionIR], FunctionIR] | None = None

@@ -1,4 +1,4 @@
-"""Errors that name their cause (issue 14, point 7).
+"""Errors that name their cause (issue 14, points 7 and 8).
 
 A plugin's observer and compile hooks (``prehook``, ``posthook``, ``recurse``, ``lowered``,
 ``typed``, ``optimized``, ``specialize``) that raise, or return what the hook cannot return,
@@ -6,7 +6,9 @@ are reported as ``splice.PluginError`` naming the plugin's class, the hook and t
 with the hook's exception as ``__cause__``; the program's own handlers do not catch it as
 the hook's exception. What an intercepting method or an ``overdub`` raises is the program's:
 it reaches the program's handler as raised (the same object, its traceback ending at the
-``raise``), as it would if the method were patched in by hand.
+``raise``), as it would if the method were patched in by hand. A plugin's abstract
+interpreter that fails makes the function run without its typed stages, with the reason in
+``splice.explain``; a strict plugin raises instead.
 
 Each case is differential: the same program runs natively (or under the same plugin with
 its fault switched off) and the results are compared.
@@ -23,6 +25,8 @@ from typing import Any
 import pytest
 
 import splice
+from splice.errors import InterpreterError
+from splice.infer import AbstractInterpreter
 from splice.ir.nodes import FunctionIR
 
 SPLICE_DIR = os.path.dirname(splice.__file__) + os.sep
@@ -383,3 +387,119 @@ def test_an_intercept_passes_on_what_the_original_raises() -> None:
             return exc
     native, under = program(), PassesOn().run(program)
     assert type(under) is type(native) is TypeError and under.args == native.args
+
+
+# ------------------------------------------------------------------- the interpreter
+
+class FailsOn(AbstractInterpreter):
+    """Raises when asked to infer ``leaf`` (for argument types whose text holds ``only``)."""
+
+    def __init__(self, only: str = "") -> None:
+        super().__init__()
+        self.only = only
+        self.raised: list[BaseException] = []
+
+    def infer(self, fn: Any, argtypes: Any) -> Any:
+        if _name(fn) == "leaf" and self.only in str(tuple(argtypes)):
+            self.raised.append(ZeroDivisionError("interpreter bug"))
+            raise self.raised[-1]
+        return super().infer(fn, argtypes)
+
+
+class ReturnsNonsense(AbstractInterpreter):
+    def infer(self, fn: Any, argtypes: Any) -> Any:
+        return 42 if _name(fn) == "leaf" else super().infer(fn, argtypes)
+
+
+class Inferring(splice.Plugin):
+    """A typed-stage plugin with its own interpreter; its ``typed`` hook records what it
+    saw (a function run without typed stages is not seen)."""
+
+    def __init__(self, interpreter: Any, strict: bool = False) -> None:
+        self.interpreter = interpreter
+        self.strict = strict
+        self.typed_seen: list[str] = []
+
+    def typed(self, ir: FunctionIR) -> None:
+        self.typed_seen.append(_name(ir.function))
+
+
+def _reached(plugin: splice.Plugin, fn: Any) -> Any:
+    [reached] = splice.explain(plugin, fn)
+    return reached
+
+
+def test_a_failing_interpreter_runs_the_function_untyped_and_explains() -> None:
+    plugin = Inferring(FailsOn())
+    assert plugin.run(top, 3) == top(3)
+    assert plugin.run(top, 4.5) == top(4.5)
+    assert "leaf" not in plugin.typed_seen and "top" in plugin.typed_seen
+    reached = _reached(plugin, leaf)
+    assert reached.entered  # transformed: its calls still go through the context
+    assert reached.reason.startswith("transformed without its typed stages: ")
+    assert f"Inferring.interpreter({LEAF}) raised ZeroDivisionError: interpreter bug" \
+        in reached.reason
+    assert _reached(plugin, top).reason == "transformed"
+
+
+class FailsOnCalls(AbstractInterpreter):
+    """Raises when an inference reaches a call of ``leaf`` (so callers of ``leaf`` cannot
+    be inferred; ``leaf`` itself can)."""
+
+    def call_function(self, fn: Any, args: Any, frame: Any = None) -> Any:
+        if _name(fn) == "leaf":
+            raise ZeroDivisionError("interpreter bug")
+        return super().call_function(fn, args, frame)
+
+
+def test_a_function_run_untyped_still_reaches_its_callees_under_the_plugin() -> None:
+    plugin = Inferring(FailsOnCalls())
+    assert plugin.run(top, 2) == top(2)
+    reached = _reached(plugin, top)
+    assert reached.entered
+    assert reached.reason.startswith("transformed without its typed stages: Inferring."
+                                     f"interpreter({__name__}.top) raised ZeroDivisionError")
+    # top's untyped code calls leaf through the context: leaf is entered, with types
+    assert _reached(plugin, leaf).reason == "transformed"
+    assert set(plugin.typed_seen) == {"leaf"}  # (its generic and int instances)
+
+
+def test_an_interpreter_failing_for_some_argument_types_only() -> None:
+    plugin = Inferring(FailsOn(only="int"))
+    assert [plugin.run(top, v) for v in (3, 1.5, 3)] == [top(3), top(1.5), top(3)]
+    reached = _reached(plugin, leaf)
+    assert reached.entered
+    assert reached.reason.startswith("transformed without its typed stages for arguments "
+                                     "(int): ")
+    assert plugin.typed_seen.count("leaf") >= 1  # the float and generic instances are typed
+
+
+def test_an_interpreter_returning_something_else_than_an_inference() -> None:
+    plugin = Inferring(ReturnsNonsense())
+    assert plugin.run(top, 3) == top(3)
+    reason = _reached(plugin, leaf).reason
+    assert f"Inferring.interpreter({LEAF}) returned int 42; its infer() returns a " \
+        "splice.infer.Inference" in reason
+
+
+def test_a_failing_interpreter_is_an_error_in_strict_mode() -> None:
+    interpreter = FailsOn()
+    plugin = Inferring(interpreter, strict=True)
+    with pytest.raises(splice.PluginError) as info:
+        plugin.run(top, 3)
+    error = info.value
+    assert isinstance(error, InterpreterError)
+    assert (error.plugin, error.hook, error.function) == ("Inferring", "interpreter", LEAF)
+    assert error.__cause__ is interpreter.raised[-1]
+
+
+def test_compile_raises_when_the_interpreter_fails() -> None:
+    interpreter = FailsOn()
+    with pytest.raises(splice.PluginError) as info:
+        splice.compile(Inferring(interpreter), leaf, int)
+    assert info.value.hook == "interpreter"
+    assert info.value.__cause__ is interpreter.raised[-1]
+    # a caller's compile is not spoiled by the callee's failure: its call stays ordinary
+    ci = splice.compile(Inferring(FailsOn(only="int")), top, int)
+    assert splice.invoke(ci, 3) == top(3)
+    assert not any("direct call" in line for line in ci.optimizations)
