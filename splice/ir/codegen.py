@@ -7,6 +7,13 @@ it reads, each carrying the label of the statement that did it in the IR; a fold
 when those labels stay non-decreasing in the folded tree's evaluation order. Constants,
 temporaries and pure ops (``BuildSlice``, ``JoinStr``) are not events.
 
+The events of an op are where Python performs them: a call's lone ``*x`` is iterated at the
+call, after its keyword arguments (``CALL_FUNCTION_EX``), any other ``*``/``**`` operand that
+is not a ``splat``/``dsplat`` result in place. A threaded ``and``/``or`` (``BoolOp.threaded``)
+folded into the ``and``/``or`` that tests its value is left to CPython's jump threading;
+written out as statements, it passes its decision to that test in a hidden local (its
+carrier), so the value that decided is not tested again.
+
 What cannot be folded stays a statement assigning a hidden local named ``%n`` (not an
 identifier, so it never clashes with user names). Objects that have no literal form (a plugin
 inserted a function, say) and the few runtime helpers a fallback needs are passed to the
@@ -29,6 +36,7 @@ from typing import Any, TypeVar
 
 from splice.errors import UnsupportedError
 from splice.ir.nodes import (
+    JUMP_THREADING,
     NOPOS,
     AnnotateName,
     Assert,
@@ -139,6 +147,11 @@ def _binds_outside(ir: FunctionIR) -> bool:
     return bool(ir.nonlocals or ir.globals)
 
 
+def threaded(op: Op) -> bool:
+    """An and/or whose decision the and/or testing its value reuses (``BoolOp.threaded``)."""
+    return isinstance(op, BoolOp) and op.threaded and not op.in_test and not op.chain
+
+
 def temp_name(temp: Temp) -> str:
     return f"%{temp.id}"
 
@@ -189,7 +202,25 @@ class Tree:
 
 
 def labels(tree: Tree) -> Iterator[int]:
-    for item in tree.items:
+    lone = tree.extra.get("lone_star")
+    if lone is not None and isinstance(folded := tree.subst.get(lone), Tree) and isinstance(
+            folded.op, Splat):
+        # a ``splat`` folded into a call's lone ``*`` iterates at the call
+        # (``CALL_FUNCTION_EX``), after the keyword arguments: its event moves to the call's
+        *reads, iteration = labels(folded)
+        for item in tree.items[:-1]:
+            if isinstance(item, tuple) and item[0] is lone:
+                yield from reads
+            else:
+                yield from _labels(tree, [item])
+        yield iteration
+        yield from _labels(tree, tree.items[-1:])
+        return
+    yield from _labels(tree, tree.items)
+
+
+def _labels(tree: Tree, items: list[tuple[Operand, int] | int]) -> Iterator[int]:
+    for item in items:
         if isinstance(item, int):
             yield item
             continue
@@ -288,6 +319,8 @@ class ScopeGen:
         self.label = 0
         self.temps_by_name: dict[str, Temp] = {}
         self.defs: dict[Temp, Assign] | None = None
+        #: the result of a threaded and/or -> the hidden local carrying its decision
+        self.carriers: dict[Temp, Temp] = {}
         #: where nested functions standing for comprehensions are defined (a function
         #: body; None where statements cannot go), and those definitions
         self.host: ScopeGen | None = self if ir.kind == "function" else None
@@ -319,15 +352,73 @@ class ScopeGen:
 
     def tree(self, stmt: Stmt, label: int) -> Tree:
         """The expression tree of a statement's operands (unfolded)."""
-        items: list[tuple[Operand, int] | int] = []
-        if isinstance(stmt, Assign):
-            items = [(o, label) for o in stmt.op.operands()]
-            if not stmt.op.pure:
-                items.append(label)
+        tree = Tree(stmt, [], extra={"label": label})
+        op = stmt.op if isinstance(stmt, Assign) else stmt
+        if isinstance(op, (Call, ClassDef, BuildTuple, BuildList, BuildSet, BuildDict)):
+            tree.items = self.unpacking_items(op, label, tree)
         else:
-            items = [(o, label) for o in stmt.operands()]
-            items.append(label)
-        return Tree(stmt, items, extra={"label": label})
+            tree.items = [(o, label) for o in stmt.operands()]
+        if not (isinstance(stmt, Assign) and stmt.op.pure):
+            tree.items.append(label)
+        return tree
+
+    def unpacking_items(self, op: Call | ClassDef | BuildTuple | BuildList | BuildSet
+                        | BuildDict, label: int, tree: Tree) -> list[tuple[Operand, int] | int]:
+        """The items of an op with ``*``/``**`` operands. One that is not the result of a
+        ``splat`` (``dsplat``) is iterated (read as a mapping) by the op itself, which runs
+        code: Python does it where the expression has it, in place (``f(a, *x)``, ``[*x]``,
+        ``f(**m)``, ``{**m}``, class bases), so the op's label follows that operand; but
+        the lone ``*x`` of a call (``f(*x, k=v)``) is iterated at the call, after the
+        keyword arguments, where the op's own label already is. A ``splat`` folded into
+        that lone place is iterated at the call too (``labels`` moves its event)."""
+        items: list[tuple[Operand, int] | int] = []
+
+        def unpacked(operand: Operand, by: type[Op], here: bool = True) -> None:
+            items.append((operand, label))
+            if here and not self.defined_by(operand, by):
+                items.append(label)
+
+        if isinstance(op, BuildDict):
+            for key, value in op.items:
+                if key is None:
+                    unpacked(value, DoubleSplat)
+                else:
+                    items += [(key, label), (value, label)]
+            return items
+        positional: list[Operand | Starred]
+        keywords: list[Keyword] = []
+        if isinstance(op, Call):
+            items.append((op.func, label))
+            positional, keywords = op.args, op.keywords
+        elif isinstance(op, ClassDef):
+            items += [(d, label) for d in op.decorators]
+            positional, keywords = op.bases, op.keywords
+        else:
+            positional = op.items
+        lone = (isinstance(op, Call) and len(positional) == 1
+                and isinstance(positional[0], Starred))
+        for item in positional:
+            if isinstance(item, Starred):
+                unpacked(item.value, Splat, here=not lone)
+                if lone and isinstance(item.value, Temp):
+                    tree.extra["lone_star"] = item.value
+            else:
+                items.append((item, label))
+        for keyword in keywords:
+            if keyword.name is None:
+                unpacked(keyword.value, DoubleSplat)
+            else:
+                items.append((keyword.value, label))
+        return items
+
+    def defined_by(self, operand: Operand, kind: type[Op]) -> bool:
+        """Whether ``operand`` is a temp computed by a ``kind`` op."""
+        if not isinstance(operand, Temp):
+            return False
+        if self.defs is None:
+            self.defs = definitions(self.ir)
+        stmt = self.defs.get(operand)
+        return stmt is not None and isinstance(stmt.op, kind)
 
     def single_use(self, temp: Temp, tree: Tree) -> bool:
         return self.uses[temp] == 1 or temp in tree.owned
@@ -542,6 +633,10 @@ class ScopeGen:
                 raise self.fail(stmt, "comprehension append outside a comprehension")
             return [self.append_statement(tree, op, pos)]
         if isinstance(op, (BoolOp, IfExp)) and tree.kind != "chain":
+            if threaded(op):
+                # not folded into the and/or testing it: its decision goes there in a hidden
+                # local (``carrier``)
+                return self.lazy_statements(tree, stmt)
             expr = tree.extra["expr"] if "expr" in tree.extra else self.lazy_expr(tree, stmt)
             if expr is None:
                 return self.lazy_statements(tree, stmt)
@@ -930,12 +1025,19 @@ class ScopeGen:
         if not self.ctx.renest:
             return None
         if isinstance(op, BoolOp):
+            if not self.threads_as_expression(tree, stmt):
+                return None
             first = self.operand(tree, op.first, pos)
             values = [first]
-            for region in op.rest:
+            for i, region in enumerate(op.rest):
                 stmts, value = self.region(region)
                 if stmts:
                     return None
+                temp = region.value
+                if i < len(op.rest) - 1 and isinstance(temp, Temp) and isinstance(
+                        value, ast.Name) and value.id == temp_name(temp) and \
+                        self.threaded_def(temp) is not None:
+                    return None  # a threaded and/or written out before: test its carrier
                 values.append(value)
             bool_op = ast.And() if op.op == "and" else ast.Or()
             return at(ast.BoolOp(bool_op, values), pos)
@@ -967,17 +1069,102 @@ class ScopeGen:
             return [at(ast.If(test, [*body_stmts, assign(body, False)],
                               [*else_stmts, assign(orelse, False)]), pos)]
         assert isinstance(op, BoolOp)
-        out: list[ast.stmt] = [assign(self.operand(tree, op.first, pos), op.in_test)]
+        # ``threaded``: the hidden local ``carrier`` tells the and/or testing this one's value
+        # what to test: the outcome (a bool) when this op stops early, else its last
+        # operand, untested (or that operand's own carrier)
+        carrier = self.carrier(result) if threaded(op) else None
+
+        def carry(value: ast.expr) -> ast.stmt:
+            assert carrier is not None
+            return at(ast.Assign([self.name(carrier, pos, ast.Store())], value), pos)
+
+        out: list[ast.stmt] = []
+        if carrier is not None:
+            out.append(carry(at(ast.Constant(op.op == "or"), pos)))
+        # ``check``: what decides for the latest operand instead of its value (a carrier)
+        before, value, check = self.tested_operand(tree, op.first, pos)
+        out += [*before, assign(check if op.in_test and check is not None else value,
+                                op.in_test)]
         current = out
-        for region in op.rest:
-            stmts, value = self.region(region)
-            inner: list[ast.stmt] = [*stmts, assign(value, op.in_test)]
-            decided: ast.expr = self.name(result, pos)
+        for i, region in enumerate(op.rest):
+            decided: ast.expr = check if check is not None and not op.in_test else \
+                self.name(result, pos)
+            if i == len(op.rest) - 1 and carrier is None:
+                stmts, value = self.region(region)
+                check = None
+            else:
+                stmts, value, check = self.tested_region(region, pos)
+            inner: list[ast.stmt] = [
+                *stmts, assign(check if op.in_test and check is not None else value,
+                               op.in_test)]
             if op.op == "or":
                 decided = at(ast.UnaryOp(ast.Not(), decided), pos)
             current.append(at(ast.If(decided, inner, []), pos))
             current = inner
+        if carrier is not None:
+            current.append(carry(check if check is not None else self.name(result, pos)))
         return out
+
+    def carrier(self, temp: Temp) -> Temp:
+        """The hidden local carrying the decision of the threaded and/or computing ``temp``
+        (``BoolOp.threaded``)."""
+        found = self.carriers.get(temp)
+        if found is None:
+            found = self.carriers[temp] = self.ir.new_temp()
+        return found
+
+    def threaded_def(self, operand: Operand) -> Assign | None:
+        """The threaded and/or computing ``operand``, if one does."""
+        if not isinstance(operand, Temp):
+            return None
+        if self.defs is None:
+            self.defs = definitions(self.ir)
+        stmt = self.defs.get(operand)
+        return stmt if stmt is not None and threaded(stmt.op) else None
+
+    def tested_operand(self, tree: Tree, operand: Operand, pos: Pos
+                       ) -> tuple[list[ast.stmt], ast.expr, ast.expr | None]:
+        """An operand an and/or tests, in its statement form: the statements computing it,
+        its value, and what to test instead of the value (the carrier of a threaded and/or,
+        written out here if it was folded in), or None."""
+        if isinstance(operand, Temp):
+            folded = tree.subst.get(operand)
+            if folded is not None and isinstance(folded.stmt, Assign) and \
+                    threaded(folded.stmt.op) and folded.kind == "op":
+                before = self.lazy_statements(folded, folded.stmt)
+                return before, self.name(operand, pos), self.name(self.carrier(operand), pos)
+            if folded is None and self.threaded_def(operand) is not None:
+                return [], self.name(operand, pos), self.name(self.carrier(operand), pos)
+        return [], self.operand(tree, operand, pos), None
+
+    def tested_region(self, region: Region, pos: Pos
+                      ) -> tuple[list[ast.stmt], ast.expr, ast.expr | None]:
+        """``tested_operand`` for a region's value: a threaded and/or computing it is not
+        folded into the value (its statements set its carrier)."""
+        temp = region.value
+        if isinstance(temp, Temp) and self.threaded_def(temp) is not None:
+            stmts = self.block(region.body)
+            return stmts, self.name(temp, pos), self.name(self.carrier(temp), pos)
+        stmts, value = self.region(region)
+        return stmts, value, None
+
+    def threads_as_expression(self, tree: Tree, stmt: Assign) -> bool:
+        """Whether the expression form of this and/or keeps the IR's count of truth tests
+        for its first operand: a threaded and/or must be folded into it (its carrier is not
+        an expression), and one folded in is threaded by CPython exactly when the IR says
+        so (3.11: same line)."""
+        op = stmt.op
+        assert isinstance(op, BoolOp)
+        if not isinstance(op.first, Temp):
+            return True
+        folded = tree.subst.get(op.first)
+        if folded is None:
+            return self.threaded_def(op.first) is None
+        inner = folded.stmt.op if isinstance(folded.stmt, Assign) else None
+        if not isinstance(inner, BoolOp) or inner.in_test or folded.kind != "op":
+            return True
+        would = JUMP_THREADING and folded.stmt.pos.lineno == stmt.pos.lineno
+        return would == threaded(inner)
 
     def chain_expr(self, tree: Tree, stmt: Assign) -> ast.expr:
         pos = stmt.pos

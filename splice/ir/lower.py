@@ -6,8 +6,11 @@ Corners decided here (each mirrors what CPython 3.11's compiler does):
   code is captured first with ``Load`` (``f(x, g())`` reads ``f`` and ``x`` before calling
   ``g``); names and constants followed only by names and constants stay plain operands.
 * ``a[i] = v`` and ``a.b = v`` evaluate ``v`` first, then the target's parts.
-* ``*x`` and ``**m`` in calls and displays are iterated (``Splat``/``DoubleSplat``) at their
-  place in the sequence, before later arguments are evaluated.
+* ``*x`` and ``**m`` in calls, class statements and displays are iterated (``Splat``/
+  ``DoubleSplat``) at their place in the sequence, before later arguments are evaluated,
+  except the lone ``*x`` of a call (``f(*x, k=v, **m)``): ``x`` is evaluated in place and the
+  call iterates it, after its keyword arguments and ``**`` mappings, as CPython's
+  ``CALL_FUNCTION_EX`` does; the ``Call`` holds ``Starred(x)`` with no ``Splat``.
 * Keyword arguments are evaluated after all positional ones, whatever the source order
   (``f(a=g(), *h())`` calls ``h`` first), because the AST keeps them apart.
 * ``x op= v`` reads the target (and a subscript's object and index) once.
@@ -16,6 +19,11 @@ Corners decided here (each mirrors what CPython 3.11's compiler does):
   are never evaluated; under ``from __future__ import annotations`` none are.
 * ``and``/``or``/chained comparisons in a condition (``if``, ``while``, ``assert``, comprehension
   ``if``, conditional expression test, ``not`` in a condition) are marked ``in_test``.
+* Elsewhere, an ``and``/``or`` whose value another one tests next (``(a or b) and c``, also
+  through last operands: ``(a and (b or c)) or d``) is ``threaded`` when both start on one
+  line, under 3.11 only (``splice.ir.nodes.JUMP_THREADING``): its deciding test is not made
+  again. A conditional expression, ``not``, ``:=`` or a chained comparison between them
+  stops it.
 * A class body's docstring, ``__module__``/``__qualname__`` and the like are left to the
   compiler, which regenerates them from the class statement.
 """
@@ -31,6 +39,7 @@ from splice.errors import UnsupportedError
 from splice.ir.nodes import (
     BINARY_OPS,
     COMPARE_OPS,
+    JUMP_THREADING,
     UNARY_OPS,
     AnnotateName,
     Arguments,
@@ -196,6 +205,9 @@ class Lowerer:
     def __init__(self, ir: FunctionIR) -> None:
         self.ir = ir
         self.block: list[Stmt] = ir.body
+        #: an and/or operand of an and/or (by ``id``) -> the line of the and/or that tests
+        #: its value next (``BoolOp.threaded``)
+        self.testers: dict[int, int] = {}
 
     # ----------------------------------------------------------------------------- emitting
 
@@ -640,7 +652,14 @@ class Lowerer:
         return self.op(BuildSlice(lower, upper, step), node)
 
     def expr_Call(self, node: ast.Call) -> Operand:
-        items: list[ast.expr | tuple[str, ast.expr]] = [node.func, *node.args]
+        items: list[ast.expr | tuple[str, ast.expr]] = [node.func]
+        lone = _lone_star(node)
+        if lone is not None:
+            # evaluated in place, iterated by the call itself after the keyword arguments:
+            # ``Starred(x)`` with no ``Splat`` (see the module docstring)
+            items.append(lone)
+        else:
+            items += node.args
         items += [kw.value if kw.arg else ("**", kw.value) for kw in node.keywords]
         values = self.sequence(items)
         func = values[0]
@@ -683,10 +702,20 @@ class Lowerer:
         return self.op(BoolOp("and", first, rest, in_test, chain=True), node)
 
     def expr_BoolOp(self, node: ast.BoolOp, in_test: bool) -> Operand:
+        threaded = False
+        if not in_test and JUMP_THREADING:
+            # the line of the and/or testing this one's value next (if one does)
+            tester = self.testers.pop(id(node), None)
+            threaded = tester == node.lineno
+            last = len(node.values) - 1
+            for i, value in enumerate(node.values):
+                line = node.lineno if i < last else tester  # the last: tested with ours
+                if isinstance(value, ast.BoolOp) and line is not None:
+                    self.testers[id(value)] = line
         first = self.expr(node.values[0], in_test)
         rest = [self.region(value, in_test) for value in node.values[1:]]
         kind = "and" if isinstance(node.op, ast.And) else "or"
-        return self.op(BoolOp(kind, first, rest, in_test), node)
+        return self.op(BoolOp(kind, first, rest, in_test, threaded=threaded), node)
 
     def expr_IfExp(self, node: ast.IfExp, in_test: bool) -> Operand:
         test = self.expr(node.test, in_test=True)
@@ -819,6 +848,18 @@ class Lowerer:
             else:
                 value = self.expr(node.elt)
                 self.emit(Assign((), ComprehensionAppend([value]), Pos.of(node.elt)))
+
+
+def _lone_star(node: ast.Call) -> ast.expr | None:
+    """``x`` of ``f(*x, ...)`` (one positional argument, starred), else None. CPython (3.11
+    to 3.13 alike, ``compiler_call_helper``: ``n == 0 && nelts == 1 && Starred``) pushes ``x`` and
+    ``CALL_FUNCTION_EX`` turns it into a tuple at the call, after the keyword arguments and
+    ``**`` mappings are evaluated; any other ``*`` argument is iterated in place
+    (``BUILD_LIST``/``LIST_EXTEND``), and so is every ``*`` base of a class statement (the
+    class call has two arguments pushed before them)."""
+    if len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
+        return node.args[0].value
+    return None
 
 
 def _simple_target(target: ast.expr) -> bool:

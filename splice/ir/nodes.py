@@ -22,6 +22,7 @@ import ast
 import copy
 import itertools
 import pickle
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple, TypeAlias
@@ -120,14 +121,19 @@ Operand: TypeAlias = "Temp | Var | Const"
 
 @dataclass(slots=True)
 class Starred:
-    """``*x`` in a call or display; ``x`` is normally the result of a ``Splat``."""
+    """``*x`` in a call, class statement or display. ``x`` is usually the result of a
+    ``Splat`` (a tuple, iterated where the ``Splat`` is); otherwise the op iterates ``x``
+    itself, as Python's expression does: in place, except the lone ``*x`` of a ``Call``,
+    iterated at the call after its keyword arguments and ``**`` mappings (what lowering
+    makes of ``f(*x, k=v)``, as CPython's ``CALL_FUNCTION_EX`` does)."""
 
     value: Operand
 
 
 @dataclass(slots=True)
 class Keyword:
-    """``name=value`` in a call; ``name is None`` means ``**value`` (a ``DoubleSplat`` result)."""
+    """``name=value`` in a call; ``name is None`` means ``**value`` (usually a ``DoubleSplat``
+    result; otherwise the op reads the mapping in place)."""
 
     name: str | None
     value: Operand
@@ -193,6 +199,22 @@ def _map_operand_field(value: Any, fn: Any) -> Any:
     if isinstance(value, list):
         return [_map_operand_field(item, fn) for item in value]
     return value
+
+
+# ------------------------------------------------------------- CPython version differences
+#
+# Lowering mirrors the compiler of the running CPython; where 3.11, 3.12 and 3.13 differ
+# in an order or a count of effects, the difference is decided here and nowhere else.
+#
+# * ``(a or b) and c`` in a value context: 3.11's flow-graph optimizer threads the inner
+#   op's ``JUMP_IF_TRUE_OR_POP`` to the outer's ``JUMP_IF_FALSE_OR_POP`` when both
+#   instructions have the same line (``jump_thread`` and the cross-op case of
+#   ``optimize_basic_block`` compare ``i_lineno``), so ``a.__bool__`` runs once; 3.12 and
+#   3.13 (``COPY``/``TO_BOOL``/``POP_JUMP_IF_*``) test the value again. ``BoolOp.threaded``.
+# * The lone ``*x`` of a call is iterated by ``CALL_FUNCTION_EX`` after the keyword arguments
+#   in 3.11, 3.12 and 3.13 alike (``compiler_call_helper``), class bases in place: no
+#   switch needed (``splice.ir.lower._lone_star``).
+JUMP_THREADING: bool = sys.version_info < (3, 12)
 
 
 # The names follow the ``operator`` module, so ``operator.<name>`` is the callee.
@@ -274,6 +296,13 @@ class BoolOp(Op):
     that test reuses this op's own tests instead of testing the deciding operand again.
     ``chain``: the source was a chained comparison ``a < b < c``, written as
     ``(a < b) and (b < c)`` with ``b`` evaluated once into a temp shared by both links.
+    ``threaded``: another ``boolop`` tests the result next (as its first operand or a region
+    value but its last, maybe through the last operand of a third: ``b or c`` in
+    ``(a and (b or c)) or d``), as in ``(a or b) and c``, and CPython threads this op's
+    jumps to that test (3.11 only, see ``JUMP_THREADING``): when this op short-circuits,
+    the test that decided it decides there too and the value is not tested again; when it
+    runs to its last operand, that operand is tested there (once). Never with ``in_test``
+    or ``chain``.
     """
 
     op: str  # "and" | "or"
@@ -281,6 +310,7 @@ class BoolOp(Op):
     rest: list[Region]
     in_test: bool = False
     chain: bool = False
+    threaded: bool = False
     _operand_fields: ClassVar = ("first",)
     opname: ClassVar = "boolop"
 
@@ -375,7 +405,8 @@ class BuildSlice(Op):
 @dataclass(slots=True)
 class Call(Op):
     """``func(*args, **keywords)``; ``args`` may hold ``Starred`` items, ``keywords`` may hold
-    ``Keyword(None, mapping)`` for ``**mapping``."""
+    ``Keyword(None, mapping)`` for ``**mapping``. ``args == [Starred(x)]`` with ``x`` not a
+    ``Splat`` result: the call iterates ``x`` last, after the keywords (``Starred``)."""
 
     func: Operand
     args: list[Operand | Starred]
@@ -388,7 +419,8 @@ class Call(Op):
 
 @dataclass(slots=True)
 class Splat(Op):
-    """Iterate ``value`` for ``*value`` in a call or display (runs ``__iter__``/``__next__``)."""
+    """Iterate ``value`` into a tuple for ``*value`` in a call or display, in place (runs
+    ``__iter__``/``__next__``); not made for the lone ``*value`` of a call (``Starred``)."""
 
     value: Operand
     _operand_fields: ClassVar = ("value",)

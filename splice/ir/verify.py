@@ -119,6 +119,8 @@ class _Verifier:
         if not isinstance(op, Op):
             raise self.error(stmt, f"{op!r} is not an op")
         if isinstance(op, BoolOp):
+            if op.threaded and (op.in_test or op.chain):
+                raise self.error(stmt, "a threaded boolop is neither in_test nor a chain")
             # later regions run only after earlier ones: their definitions stay visible
             current = set(defined)
             for region in op.rest:

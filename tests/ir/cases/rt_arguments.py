@@ -76,10 +76,20 @@ def call_duplicate_keyword():
     return sink(x=1, **{"x": 2})
 
 
-@case(xfail_literal="literal mode: the message of a non-iterable after * names no callee "
-                    "(documented in docs/ir.md)")
+@case()
 def call_star_not_iterable():
     return sink(*log("not-iterable", 5))
+
+
+@case()
+def call_star_not_iterable_after_keyword():
+    # the lone *x is iterated at the call: the keyword is evaluated before the TypeError
+    return sink(*log("not-iterable", 5), k=log("k", 1))
+
+
+@case()
+def call_star_not_iterable_in_place():
+    return sink(0, *log("not-iterable", 5), k=log("k", 1))
 
 
 @case(xfail_literal="literal mode: the message of a non-mapping after ** names no callee "
@@ -94,19 +104,20 @@ def call_non_callable():
     return x(log("arg", 1))
 
 
-SINGLE_STAR = ("literal mode: a lone *x argument is iterated before the keyword arguments "
-               "(and **m) are evaluated; CPython iterates it at the call (CALL_FUNCTION_EX)")
-@case(xfail_literal=SINGLE_STAR)
+# A lone *x argument is evaluated in place and iterated at the call (CALL_FUNCTION_EX), after
+# the keyword arguments and ** mappings; any other *x is iterated in place (more in
+# evaluation_order.py).
+@case()
 def keyword_before_star_order():
     return sink(k=log("k", 1), *log("star", RecIter("it", [1])))
 
 
-@case(xfail_literal=SINGLE_STAR)
+@case()
 def lone_star_then_keyword():
     return sink(*RecIter("it", [1]), k=log("k", 1))
 
 
-@case(xfail_literal=SINGLE_STAR)
+@case()
 def lone_star_then_dstar():
     return sink(*RecIter("it", [1]), **RecMap("m", {"a": 1}))
 
