@@ -1,14 +1,53 @@
 """Find the source AST of a function object.
 
 Source comes from ``linecache`` (so functions from IPython cells and other registered
-sources work), the whole file is parsed once and indexed, and the node is matched to the
-code object by name, first line and parameter names.
+sources work); the whole file is parsed once and indexed by name and first line.
+
+A code object is matched to its exact definition or refused (``UnsupportedError``: the
+function then runs natively), never guessed. Name, first line and parameter names do not
+identify a lambda (``lambda: (lambda: 1)``, ``a, b = (lambda: 1), (lambda: 1)``), so the
+match is made on the source spans code objects carry from Python 3.11 on
+(``co_positions``):
+
+* Every instruction of a function's code comes from its body, the statements of a ``def``
+  or the expression of a ``lambda``. Decorators, default values and annotations run in
+  the enclosing scope, and nested functions, lambdas and class bodies are code objects of
+  their own; the code only makes them, at their node's own span, and evaluates their
+  decorators, defaults, annotations, bases and keywords (the *windows*, which may hold
+  scopes again). So each *located* position of the code (with columns and a nonzero
+  width) lies in the definition's body and, inside a nested scope's extent (its first
+  decorator to its end), only on that scope's span or in one of its windows. Comprehensions
+  are not scopes here: their spans lie in the enclosing body whether they are code objects
+  of their own (3.11) or inlined (3.12+), and no function is matched to a comprehension's
+  code.
+* The regions so allowed to two definitions are disjoint: a nested scope's body is
+  disjoint from its windows, which precede it, and its own span is not inside its body. So
+  a code object with one located position at least belongs to at most one definition. It
+  is matched when that definition also has the code's name, first line and parameter
+  names, and refused otherwise. Artificial positions have no columns or zero width, as no
+  source node does (``RESUME`` and a 3.11 lambda's ``RETURN_VALUE`` sit at column 0 of
+  the first line; splice's own prologues at the ``def`` line): they are skipped.
+* A code object without located positions (a body of ``pass`` or a docstring; every
+  function under ``python -X no_debug_ranges``) is matched on name, first line and
+  parameter names alone when that leaves one definition, and refused when it leaves
+  several. That is exact for a ``def``: a compound statement starts its own line, so no
+  two share a first line (``co_firstlineno`` is the first decorator's line). It refuses
+  lambdas that share a line and parameters.
+
+This holds for the source the code was compiled from. A file edited since is caught when
+a position leaves the region of its definition (a definition moved by a column usually
+is), not always: reload the module after editing it.
+
+A definition's enclosing scopes are those whose body holds it: a lambda in a decorator or a
+default value belongs to the scope around the ``def`` or ``class`` (no name mangling by
+that class).
 """
 
 from __future__ import annotations
 import __future__
 
 import ast
+import bisect
 import linecache
 import types
 from dataclasses import dataclass
@@ -40,10 +79,37 @@ class FunctionSource:
     module_imports: frozenset[str] = frozenset()
 
 
+#: a source span: (line, column, end line, end column), columns in UTF-8 bytes as in ``ast``
+Span = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """A function, lambda or class as the code of its enclosing scope sees it."""
+
+    #: from its first decorator to its end
+    extent: Span
+    #: the node's own span: the enclosing code's instructions that make and bind it
+    span: Span
+    #: the parts the enclosing code evaluates (decorators, default values, annotations,
+    #: bases and keywords of a class), each with the scopes in it (sorted by extent)
+    windows: tuple[tuple[Span, tuple[_Scope, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Definition:
+    node: FunctionNode
+    enclosing: tuple[ScopeNode, ...]
+    #: the span of the body: the code's located positions are all inside it
+    body: Span
+    #: the outermost scopes in the body, sorted by extent (their extents are disjoint)
+    nested: tuple[_Scope, ...]
+
+
 @dataclass(slots=True)
 class _ParsedFile:
     text: str
-    by_line: dict[tuple[str, int], list[tuple[FunctionNode, tuple[ScopeNode, ...]]]]
+    by_line: dict[tuple[str, int], list[_Definition]]
     imports: frozenset[str]
 
 
@@ -78,14 +144,17 @@ def find_source(fn: types.FunctionType) -> FunctionSource:
     """Locate ``fn``'s definition in its source file, or raise ``UnsupportedError``."""
     code = fn.__code__
     filename = code.co_filename
-    where = f"{filename}:{code.co_firstlineno}"
+    line = code.co_firstlineno
+    where = f"{filename}:{line}"
     parsed = _parse(filename, fn.__globals__, fn)
-    name = "<lambda>" if code.co_name == "<lambda>" else code.co_name
-    candidates = parsed.by_line.get((name, code.co_firstlineno), [])
     nargs = code.co_argcount + code.co_kwonlyargcount
     nargs += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
     params = code.co_varnames[:nargs]
-    candidates = [c for c in candidates if tuple(_code_order(c[0].args)) == params]
+    candidates = [d for d in parsed.by_line.get((code.co_name, line), [])
+                  if tuple(_code_order(d.node.args)) == params]
+    positions = located_positions(code)
+    if positions:
+        candidates = [d for d in candidates if _owns(d, positions)]
     if not candidates:
         raise UnsupportedError(
             describe(fn),
@@ -94,10 +163,61 @@ def find_source(fn: types.FunctionType) -> FunctionSource:
             where,
         )
     if len(candidates) > 1:
-        candidates.sort(key=lambda c: -_overlap(code, c[0]))
-    node, enclosing = candidates[0]
-    return FunctionSource(node, enclosing, filename, code.co_flags & FUTURE_FLAGS_MASK,
-                          parsed.imports)
+        raise UnsupportedError(
+            describe(fn),
+            f"{len(candidates)} definitions on its line have its name and parameters, and its "
+            "code carries no column positions to tell which one it is (python -X "
+            "no_debug_ranges?)",
+            where,
+        )
+    found = candidates[0]
+    return FunctionSource(found.node, found.enclosing, filename,
+                          code.co_flags & FUTURE_FLAGS_MASK, parsed.imports)
+
+
+def located_positions(code: types.CodeType) -> set[Span]:
+    """The source spans of ``code``'s instructions, leaving out artificial ones (without
+    columns, or of zero width: no source node has zero width)."""
+    spans: set[Span] = set()
+    for line, end_line, col, end_col in code.co_positions():
+        if line is None or end_line is None or col is None or end_col is None:
+            continue
+        if (end_line, end_col) > (line, col):
+            spans.add((line, col, end_line, end_col))
+    return spans
+
+
+def _owns(definition: _Definition, positions: set[Span]) -> bool:
+    """Whether every position lies in the definition's body where its code evaluates (see
+    the module docstring): then the code is this definition's."""
+    return all(_within(span, definition.body) and _evaluated_here(span, definition.nested)
+               for span in positions)
+
+
+def _evaluated_here(span: Span, scopes: tuple[_Scope, ...]) -> bool:
+    """Whether code evaluated where ``scopes`` are defined can have an instruction at
+    ``span``: outside each of them, on its own span, or in a part of it that code evaluates
+    (recursively: a default value may hold a lambda)."""
+    # the extents are disjoint and sorted: only the last one starting at or before the
+    # position can hold it
+    index = bisect.bisect_right(scopes, span[:2], key=_start) - 1
+    if index < 0 or not _within(span, scopes[index].extent):
+        return True
+    scope = scopes[index]
+    if span == scope.span:
+        return True
+    for window, inner in scope.windows:
+        if _within(span, window):
+            return _evaluated_here(span, inner)
+    return False
+
+
+def _start(scope: _Scope) -> tuple[int, int]:
+    return scope.extent[:2]
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    return outer[:2] <= inner[:2] and inner[2:] <= outer[2:]
 
 
 def _parse(filename: str, module_globals: dict[str, object], fn: object) -> _ParsedFile:
@@ -123,28 +243,79 @@ def _parse(filename: str, module_globals: dict[str, object], fn: object) -> _Par
     except SyntaxError as exc:
         raise UnsupportedError(describe(fn), f"its source file does not parse: {exc}",
                                filename) from None
-    by_line: dict[tuple[str, int], list[tuple[FunctionNode, tuple[ScopeNode, ...]]]] = {}
+    by_line: dict[tuple[str, int], list[_Definition]] = {}
     _index(tree, (), by_line)
     result = _ParsedFile(text, by_line, frozenset(_top_level_imports(tree)))
     _parsed[filename] = result
     return result
 
 
+_SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
 def _index(node: ast.AST, enclosing: tuple[ScopeNode, ...],
-           by_line: dict[tuple[str, int], list[tuple[FunctionNode, tuple[ScopeNode, ...]]]]
-           ) -> None:
+           by_line: dict[tuple[str, int], list[_Definition]]) -> list[_Scope]:
+    """Index the functions and lambdas in ``node`` (``node`` included); return the
+    outermost scopes (functions, lambdas, classes) in it, which the code evaluating
+    ``node`` defines."""
+    if not isinstance(node, _SCOPE_NODES):
+        scopes: list[_Scope] = []
+        for child in ast.iter_child_nodes(node):
+            scopes += _index(child, enclosing, by_line)
+        return scopes
+    # the body is evaluated in the scope; the rest (decorators, default values,
+    # annotations, bases) in the enclosing scope, and may hold scopes of their own
+    statements: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
+    inside: list[_Scope] = []
+    windows: list[tuple[Span, tuple[_Scope, ...]]] = []
     for child in ast.iter_child_nodes(node):
-        inner = enclosing
-        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = child.decorator_list[0].lineno if child.decorator_list else child.lineno
-            by_line.setdefault((child.name, first), []).append((child, enclosing))
-            inner = (*enclosing, child)
-        elif isinstance(child, ast.Lambda):
-            by_line.setdefault(("<lambda>", child.lineno), []).append((child, enclosing))
-            inner = (*enclosing, child)
-        elif isinstance(child, ast.ClassDef):
-            inner = (*enclosing, child)
-        _index(child, inner, by_line)
+        if any(child is statement for statement in statements):
+            inside += _index(child, (*enclosing, node), by_line)
+        else:
+            windows += _windows(child, enclosing, by_line)
+    if not isinstance(node, ast.ClassDef):
+        if isinstance(node, ast.Lambda):
+            key = ("<lambda>", node.lineno)
+        else:
+            first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+            key = (node.name, first)
+        by_line.setdefault(key, []).append(
+            _Definition(node, enclosing, _body_span(node), tuple(sorted(inside, key=_start))))
+    span = _span(node)
+    decorators = [] if isinstance(node, ast.Lambda) else node.decorator_list
+    start = min([span[:2], *(_span(d)[:2] for d in decorators)])
+    return [_Scope((*start, *span[2:]), span, tuple(windows))]
+
+
+def _windows(node: ast.AST, enclosing: tuple[ScopeNode, ...],
+             by_line: dict[tuple[str, int], list[_Definition]]
+             ) -> list[tuple[Span, tuple[_Scope, ...]]]:
+    """The positioned nodes under a scope's header part ``node`` (``arguments`` has no
+    position: its ``arg`` nodes and default values do), each with the scopes in it."""
+    if "lineno" in node._attributes:
+        return [(_span(node), tuple(sorted(_index(node, enclosing, by_line), key=_start)))]
+    windows: list[tuple[Span, tuple[_Scope, ...]]] = []
+    for child in ast.iter_child_nodes(node):
+        windows += _windows(child, enclosing, by_line)
+    return windows
+
+
+def _body_span(node: ScopeNode) -> Span:
+    if isinstance(node, ast.Lambda):
+        return _span(node.body)
+    first, last = node.body[0], node.body[-1]
+    start = _span(first)
+    if isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        # a decorated statement's span starts at ``def``/``class``, after its decorators
+        start = min([start, *(_span(d) for d in first.decorator_list)])
+    return (start[0], start[1], *_span(last)[2:])
+
+
+def _span(node: ast.AST) -> Span:
+    line: int = getattr(node, "lineno", 0)
+    col: int = getattr(node, "col_offset", 0)
+    return (line, col, getattr(node, "end_lineno", None) or line,
+            getattr(node, "end_col_offset", None) or col)
 
 
 def _top_level_imports(node: ast.AST) -> list[str]:
@@ -171,15 +342,3 @@ def _code_order(args: ast.arguments) -> list[str]:
     if args.kwarg:
         names.append(args.kwarg.arg)
     return names
-
-
-def _overlap(code: types.CodeType, node: ast.AST) -> int:
-    """How many instruction positions of ``code`` fall inside ``node``'s span."""
-    start = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-    end = (getattr(node, "end_lineno", None) or start[0],
-           getattr(node, "end_col_offset", None) or 0)
-    count = 0
-    for line, _, col, _ in code.co_positions():
-        if line is not None and col is not None and start <= (line, col) <= end:
-            count += 1
-    return count
