@@ -1,0 +1,300 @@
+"""Release hidden temporaries where CPython would have popped them.
+
+Generated code keeps some intermediate values in hidden locals (``%1``) where CPython keeps
+them on its value stack: a method call's receiver, a call's callee under a hook, a loop's
+iterable. A value on the stack dies the instruction after its last use; a local lives until
+it is overwritten or the frame ends. Objects would outlive their last reference: a file
+written through ``open(p, "w").write(s)`` not yet flushed when read back, a weak reference
+still alive after ``del``, a generator abandoned by ``break`` finalised late.
+
+This pass runs on the syntax codegen made, once per scope (the function, and each class
+body or nested function in it, separately). For each temp it finds the innermost block
+holding every occurrence and the last statement ``S`` of that block with one, then:
+
+- after ``S``: ``del %t`` when the block's first occurrence is a plain ``%t = ...`` (the
+  temp is bound there on every path that reaches ``S``'s end), else ``%t = None``; nothing
+  after a ``return``, ``raise``, ``break`` or ``continue``;
+- before each ``break`` or ``continue`` that leaves the block between the first occurrence
+  and ``S`` (a loop abandoned early): ``%t = None``;
+- at the start of each ``except`` handler and ``finally`` of a ``try`` whose body holds every
+  occurrence: ``%t = None`` (the temp is dead once the body raised);
+- an exception leaving the scope passes a handler ``except BaseException: %t = ...= None;
+  raise`` wrapped around the whole body, so a traceback keeping the frame does not keep the
+  temps (the bare ``raise`` keeps the exception and its traceback as they were; the ``try``
+  costs nothing until something raises).
+
+Soundness: a temp is written once per evaluation of the statement that defines it and read
+only after, within the block that holds all its occurrences (codegen's temps follow the IR's
+dominance: a use never reads a value from an earlier loop iteration unless the definition is
+outside the loop, and then so is the block found). So past ``S`` in that block, and on every
+jump out of the block, no read of the temp can follow before a new write. A temp read from a
+nested scope (a comprehension or generator function made by codegen, a lambda) may be read
+later than its scope's statements suggest: such temps are left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["release_temps"]
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+#: fields of a statement that hold blocks of statements
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+
+
+def is_temp(name: str) -> bool:
+    """Whether ``name`` is a hidden temporary of generated code (``%12``)."""
+    return name[:1] == "%"
+
+
+def release_temps(node: ast.stmt | ast.expr, base_exception: str) -> None:
+    """Release the temps of ``node`` (a generated ``def``, or a lambda: left alone, an
+    expression has nowhere to release) and of the scopes nested in it, in place.
+    ``base_exception``: the hidden name of ``BaseException`` (the program may rebind the
+    builtin name)."""
+    scopes = [node, *_nested_scopes(node)]
+    for scope in scopes:
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            _release_scope(scope.body, base_exception)
+        elif isinstance(scope, ast.ClassDef):
+            _release_scope(scope.body, None)
+
+
+def _nested_scopes(node: ast.AST) -> Iterator[ast.AST]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield child
+        yield from _nested_scopes(child)
+
+
+Chain = tuple[tuple[int, int], ...]  # (id of a block, index in it) from the scope down
+
+
+@dataclass
+class _Temp:
+    chains: list[Chain] = field(default_factory=list)
+    nested: bool = False  # read or written in a nested scope
+
+
+@dataclass
+class _Scope:
+    blocks: dict[int, list[ast.stmt]] = field(default_factory=dict)
+    temps: dict[str, _Temp] = field(default_factory=dict)
+    tries: list[tuple[ast.Try | ast.TryStar, Chain]] = field(default_factory=list)
+
+
+def _release_scope(body: list[ast.stmt], base_exception: str | None) -> None:
+    scope = _Scope()
+    _visit_block(scope, body, ())
+    releases: dict[tuple[int, int], list[ast.stmt]] = {}  # (block, index) -> after it
+    before: dict[int, list[ast.stmt]] = {}  # id of a jump -> statements before it
+    handlers: dict[int, list[str]] = {}  # id of a try -> temps dead in its handlers
+    released: list[str] = []
+    for name, temp in scope.temps.items():
+        if temp.nested:
+            continue
+        block_id, first, last = _span(temp.chains)
+        block = scope.blocks[block_id]
+        released.append(name)
+        if not isinstance(block[last], _JUMPS):
+            bound = _binds(block[first], name)
+            releases.setdefault((block_id, last), []).append(
+                _delete(name, block[last]) if bound else _clear([name], block[last]))
+        for index in range(first, last + 1):
+            for jump in _leaving_jumps(block[index], index == last):
+                before.setdefault(id(jump), []).append(_clear([name], jump))
+        for statement, chain in scope.tries:
+            if all(_inside_body(c, chain, statement) for c in temp.chains):
+                handlers.setdefault(id(statement), []).append(name)
+    if not released:
+        return
+    _insert(scope, releases, before)  # first: it goes by the indexes found
+    for statement, _chain in scope.tries:
+        names = handlers.get(id(statement))
+        if names:
+            for handler in statement.handlers:
+                handler.body[:0] = [_clear(names, handler.body[0])]
+            if statement.finalbody:
+                statement.finalbody[:0] = [_clear(names, statement.finalbody[0])]
+    if base_exception is not None:
+        _wrap(body, released, base_exception)
+
+
+def _visit_block(scope: _Scope, block: list[ast.stmt], chain: Chain) -> None:
+    scope.blocks[id(block)] = block
+    for index, statement in enumerate(block):
+        here = (*chain, (id(block), index))
+        for name, nested in _own_names(statement):
+            temp = scope.temps.setdefault(name, _Temp())
+            temp.chains.append(here)
+            temp.nested |= nested
+        if isinstance(statement, ast.Try | ast.TryStar):
+            scope.tries.append((statement, here))
+        for child in _child_blocks(statement):
+            _visit_block(scope, child, here)
+
+
+def _child_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return
+    for name in _BLOCK_FIELDS:
+        block = getattr(statement, name, None)
+        if block:
+            yield block
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+    for case in getattr(statement, "cases", ()):
+        yield case.body
+
+
+def _own_names(statement: ast.stmt) -> Iterator[tuple[str, bool]]:
+    """The temps named in ``statement`` outside its blocks of statements, each with whether
+    the name is in a nested scope."""
+    roots: list[tuple[ast.AST, bool]] = []
+    for name, value in ast.iter_fields(statement):
+        if name in _BLOCK_FIELDS:
+            continue
+        if name == "handlers":
+            roots.extend((h.type, False) for h in value if h.type is not None)
+        elif name == "cases":
+            for case in value:
+                roots.append((case.pattern, False))
+                if case.guard is not None:
+                    roots.append((case.guard, False))
+        elif isinstance(value, ast.AST):
+            roots.append((value, False))
+        elif isinstance(value, list):
+            roots.extend((item, False) for item in value if isinstance(item, ast.AST))
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if is_temp(statement.name):  # codegen's function for a comprehension
+            yield statement.name, False
+        # a nested def's body is its own scope; its decorators and defaults are ours, and
+        # whatever it names of ours is read later: mark every temp named in it nested
+        roots = [(statement, True)]
+    while roots:
+        node, nested = roots.pop()
+        if isinstance(node, ast.Name) and is_temp(node.id):
+            yield node.id, nested
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name and is_temp(node.name):
+            yield node.name, nested
+        inner = nested or isinstance(node, _SCOPES)
+        roots.extend((child, inner) for child in ast.iter_child_nodes(node))
+
+
+def _span(chains: list[Chain]) -> tuple[int, int, int]:
+    """The innermost block holding every chain, and the first and last index in it of a
+    statement holding one."""
+    depth = 0
+    shortest = min(len(c) for c in chains)
+    while depth < shortest and all(c[depth] == chains[0][depth] for c in chains):
+        depth += 1
+    if depth == shortest or len({c[depth][0] for c in chains}) > 1:
+        # one occurrence is in a statement holding all others, or they are in different
+        # blocks of one statement (the two branches of an ``if``): that statement's block
+        block_id, index = chains[0][depth - 1]
+        return block_id, index, index
+    block_id = chains[0][depth][0]
+    indexes = [c[depth][1] for c in chains]
+    return block_id, min(indexes), max(indexes)
+
+
+def _binds(statement: ast.stmt, name: str) -> bool:
+    """Whether ``statement`` is ``name = ...`` or ``def name`` (so ``name`` is bound once
+    it completes)."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+        return statement.name == name
+    return (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == name)
+
+
+def _leaving_jumps(statement: ast.stmt, last: bool) -> Iterator[ast.Break | ast.Continue]:
+    """The ``break`` and ``continue`` statements in ``statement`` that jump out of the block
+    holding it (not those of a loop inside it). A jump that is ``statement`` itself leaves
+    the block too, unless it is the last use (then it is not after it)."""
+    if isinstance(statement, ast.Break | ast.Continue):
+        if not last:
+            yield statement
+        return
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return
+    blocks = list(_child_blocks(statement))
+    if isinstance(statement, _LOOPS):
+        blocks = [statement.orelse]
+    for block in blocks:
+        for child in block:
+            yield from _leaving_jumps(child, False)
+
+
+def _inside_body(chain: Chain, try_chain: Chain, statement: ast.Try | ast.TryStar) -> bool:
+    depth = len(try_chain)
+    return chain[:depth] == try_chain and len(chain) > depth and \
+        chain[depth][0] == id(statement.body)
+
+
+def _delete(name: str, where: ast.stmt) -> ast.stmt:
+    return _located(ast.Delete([ast.Name(name, ast.Del())]), where)
+
+
+def _clear(names: list[str], where: ast.stmt) -> ast.stmt:
+    targets: list[ast.expr] = [ast.Name(name, ast.Store()) for name in names]
+    return _located(ast.Assign(targets, ast.Constant(None)), where)
+
+
+def _located(node: ast.stmt, where: ast.stmt) -> ast.stmt:
+    """``node`` at the end of ``where``'s span: the line a tracer already saw."""
+    line = getattr(where, "end_lineno", None) or getattr(where, "lineno", None)
+    column = getattr(where, "end_col_offset", None) or 0
+    if line is not None:
+        for child in ast.walk(node):
+            if "lineno" in type(child)._attributes:
+                child.lineno = child.end_lineno = line  # type: ignore[attr-defined]
+                child.col_offset = child.end_col_offset = column  # type: ignore[attr-defined]
+    return node
+
+
+def _insert(scope: _Scope, releases: dict[tuple[int, int], list[ast.stmt]],
+            before: dict[int, list[ast.stmt]]) -> None:
+    for block_id, block in scope.blocks.items():
+        new: list[ast.stmt] = []
+        for index, statement in enumerate(block):
+            new.extend(before.get(id(statement), ()))
+            new.append(statement)
+            new.extend(releases.get((block_id, index), ()))
+        block[:] = new
+
+
+def _wrap(body: list[ast.stmt], names: list[str], base_exception: str) -> None:
+    """``try: body except BaseException: names = None; raise``, keeping a docstring first."""
+    start = 1 if body and _is_docstring(body[0]) else 0
+    inner = body[start:]
+    if not inner:
+        return
+    first, last = inner[0], inner[-1]
+    clear = _located(_clear(sorted(names), last), last)
+    reraise = _located(ast.Raise(), last)
+    handler = ast.ExceptHandler(ast.Name(base_exception, ast.Load()), None, [clear, reraise])
+    _located_like(handler, last)
+    _located_like(handler.type, last)  # type: ignore[arg-type]
+    wrapper = ast.Try(inner, [handler], [], [])
+    _located_like(wrapper, first)
+    body[start:] = [wrapper]
+
+
+def _located_like(node: ast.AST, where: ast.stmt) -> None:
+    for name in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+        setattr(node, name, getattr(where, name, None))
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
+        and isinstance(statement.value.value, str)
