@@ -1,8 +1,12 @@
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 class Methods:
-    """What to call, receiver first, for ``obj.name(...)`` (splice/runtime/_methods.c)."""
+    """What to call with the arguments of ``obj.name(...)``, the receiver held in it
+    (splice/runtime/_methods.c)."""
 
     def __init__(self, fast: dict[Any, Any], slow: Callable[[Any], Any], /) -> None: ...
+    @overload
+    def __call__(self, callee: object, /) -> Callable[..., Any]: ...
+    @overload
     def __call__(self, obj: object, name: str, /) -> Callable[..., Any]: ...

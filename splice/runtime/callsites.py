@@ -71,9 +71,8 @@ def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
                 methods: Any = None) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
     ``table``. Returns the number of call sites rewritten. A method site whose name is not
-    in ``overlay_names`` calls a builtin method directly. ``plain``: look up with
-    ``@dispatch[f]`` only, which stays an expression (for code that must be one, such as a
-    lambda's body), at the price of a ``TypeError`` for an unhashable callee.
+    in ``overlay_names`` calls a builtin method directly. ``plain``: only lookups that stay
+    one expression (for code that must be one, such as a lambda's body).
     ``direct_builtins``: builtin methods may be called without the table (no plugin hook
     or intercept needs to see them). Decorators are looked up in the table too.
     ``global_site(name)``: the ``splice.runtime.sites.Site`` for calls of the global
@@ -174,18 +173,22 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
                 method.name not in overlay_method_names and \
                 method.name in _C_METHODS.get(_proven_class(method.obj, proven), ()):
             continue  # a builtin method of a list, dict, str, ...: called as natively
+        builtin_direct = method is not None and direct_builtins and \
+            method.name not in overlay_method_names
+        c_lookup = method is not None and methods is not None and builtin_direct and \
+            not _module_or_class(ir, method.obj, defs)
+        if method is not None and c_lookup and (compact or not _builtin_receivers(method.name)
+                                                or _is_receiver(ir, method.obj, defs)):
+            # one expression, so also where code must stay one
+            assert isinstance(func, Temp)
+            _through_methods(ir, scope, stmt, defs[func], method, methods, private)
+            continue
         if method is not None and not compact:
             # (the method form reads the bound method several times: not in expression-only
             # code)
             assert isinstance(func, Temp)
-            builtin_direct = direct_builtins and method.name not in overlay_method_names
             python_first = _is_receiver(ir, method.obj, defs)
             receivers = _builtin_receivers(method.name) if builtin_direct else frozenset()
-            c_lookup = methods is not None and builtin_direct and \
-                not _module_or_class(ir, method.obj, defs)
-            if c_lookup and (not receivers or python_first):
-                _through_methods(ir, scope, stmt, defs[func], method, methods, private)
-                continue
             if c_lookup and receivers:
                 # a builtin receiver is called as natively; other ones get the C lookup
                 scope.replace(stmt, _with_builtin_receiver(
@@ -303,7 +306,7 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
     as CPython does (``obj.name(args)``, no bound method object); the attribute is known to
     exist, so no ``AttributeError`` moves past the arguments' evaluation. ``methods``
     (the table's ``Methods`` and the class mangling private names) instead of
-    ``method_form``: other receivers call what the C lookup gives, receiver first."""
+    ``method_form``: other receivers call what the C lookup gives (holding the receiver)."""
     op = lookup.op
     assert isinstance(op, GetAttr) and isinstance(call.op, Call)
     pos = lookup.pos
@@ -320,7 +323,7 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
     if methods is not None:
         lookups, private = methods
         other = Call(Const(lookups, pos), [receiver, Const(mangle(private, op.name), pos)], [])
-        method_form = [Assign(call.results, Call(lookup.results[0], [receiver, *call.op.args],
+        method_form = [Assign(call.results, Call(lookup.results[0], list(call.op.args),
                                                  list(call.op.keywords)),
                               method_call_position(call.pos, pos, op.name))]
         pos = attribute_position(pos, op.name)
@@ -394,10 +397,14 @@ def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos, plain: bool = F
     """``result = table.fast[callee]``, or ``table.slow_entry(callee)`` when the callee is
     not there yet (``KeyError``) or cannot be a key (``TypeError``: a callable object whose
     class sets ``__hash__ = None``). ``table.fast`` is an exact ``dict``, which CPython
-    subscripts fastest; the ``try`` costs nothing when nothing is raised. ``plain``: just
-    ``result = table[callee]`` (an expression; the table resolves missing keys itself)."""
+    subscripts fastest; the ``try`` costs nothing when nothing is raised. ``plain``: one
+    expression, a call of the table's C lookup (``splice.runtime._methods``) or of its
+    ``slow_entry``."""
     if plain:
-        return Assign((result,), GetItem(Const(table, pos), callee), pos)
+        # a call, not ``table[callee]``: subscripting hashes, and an unhashable callee
+        # (a callable object defining ``__eq__`` only) would raise TypeError
+        lookup = table.methods if table.methods is not None else table.slow_entry
+        return Assign((result,), Call(Const(lookup, pos), [callee], []), pos)
     fast = Assign((result,), GetItem(Const(table.fast, pos), callee), pos)
     slow = Assign((result,), Call(Const(table.slow_entry, pos), [callee], []), pos)
     handler = Handler(Region([], Const((KeyError, TypeError), pos)), None, [slow], pos)
@@ -419,23 +426,15 @@ def _insert_lookup(scope: _Scope, block: list[Stmt], call: Stmt, func: Operand,
 
 def _through_methods(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,
                      method: GetAttr, methods: Any, private: str | None) -> None:
-    """``r = obj.m(args)`` as ``f = @methods(obj, 'm'); r = f(obj, args)``: the method is
-    looked up where CPython looks it up, as ``LOAD_METHOD`` does, and no bound method is
-    made (splice/runtime/_methods.c)."""
+    """``r = obj.m(args)`` as ``f = @methods(obj, 'm'); r = f(args)``: the method is looked
+    up where CPython looks it up, as ``LOAD_METHOD`` does, and ``f`` holds the receiver
+    the lookup saw (the arguments may rebind its name: ``x.m(x := y)``) until the call
+    returns, as CPython's stack does (splice/runtime/_methods.c)."""
     assert isinstance(call.op, Call)
     pos = lookup.pos
-    receiver = method.obj
-    if isinstance(receiver, Var):
-        # the arguments may rebind the name (``x.m(x := y)``): the call gets the receiver
-        # the lookup saw, as natively
-        held = ir.new_temp()
-        read = receiver.pos if receiver.pos != NOPOS else pos
-        scope.replace(lookup, [Assign((held,), Load(receiver), read), lookup])
-        receiver = held
-    lookup.op = Call(Const(methods, pos), [receiver, Const(mangle(private, method.name), pos)],
+    lookup.op = Call(Const(methods, pos), [method.obj, Const(mangle(private, method.name), pos)],
                      [])
     lookup.pos = attribute_position(pos, method.name)
-    call.op.args = [receiver, *call.op.args]
     call.pos = method_call_position(call.pos, pos, method.name)
 
 
