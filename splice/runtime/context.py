@@ -20,8 +20,9 @@ builtin with an overlay                the overlay (callbacks entered)
 anything else                          the object itself
 =====================================  =================================================
 
-With per-call hooks (``prehook``, ``posthook``, ``overdub``) every entry is wrapped in one
-frame that runs them, named ``splice_call`` in tracebacks.
+With per-call hooks (``prehook``, ``posthook``, ``overdub``) every entry is wrapped in a C
+object that runs them (splice/runtime/_hooks.c), no frame on the program's stack; without
+the C extension, in one Python frame that runs them, named ``splice_call``.
 """
 
 from __future__ import annotations
@@ -862,6 +863,18 @@ class Context:
         if not self.hooked or _frame_sensitive(fn):
             return target
         prehooks, posthooks = self.prehooks, self.posthooks
+        if HOOKED is not None:
+            # the C form: no frame of splice's between the caller and the callee
+            continuation: Any = None
+            overdub: Any = None
+            if self.overdubs:
+                first, *others = self.overdubs
+                continuation = target
+                for plugin in reversed(others):
+                    continuation = _overdub_step(plugin, fn, continuation)
+                overdub = first.overdub
+            return HOOKED(fn, target, tuple(prehooks), tuple(posthooks), overdub,
+                          continuation, PENDING, PENDING_ANYWHERE, _hook_failed)
         # a hook that raises is a PluginError, the call's own exceptions pass as they are:
         # a ``try`` around the hooks' loops costs nothing in 3.11 until something raises
         # (no frame or call more on the way)
@@ -869,7 +882,7 @@ class Context:
             first, *others = self.overdubs
             # the continuation each overdub's ``recurse_call`` reaches: the next overdub,
             # or (for the innermost) the target itself, called with no frame in between
-            continuation: Callable[..., Any] = target
+            continuation = target
             for plugin in reversed(others):
                 continuation = _overdub_step(plugin, fn, continuation)
 
@@ -962,6 +975,12 @@ def _hook_failed(plugin: Plugin, hook: str, fn: Any, exc: Exception) -> PluginEr
     path: only made when a hook raised)."""
     return PluginError.raised(plugin, hook, describe(fn), exc)
 
+
+HOOKED: Callable[..., Any] | None
+try:
+    from splice.runtime._hooks import Hooked as HOOKED
+except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
+    HOOKED = None
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any]], Any] | None
 try:

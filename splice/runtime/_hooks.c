@@ -1,0 +1,279 @@
+/* Per-call hooks around a callee without a frame of splice's on the program's stack.
+
+   ``Hooked(fn, target, prehooks, posthooks, overdub, continuation, pending, anywhere,
+   failed)`` is what the dispatch table gives for ``fn`` under a context with per-call
+   hooks (splice/runtime/context.py's ``Context._wrap``, whose Python form it follows step
+   for step and which stays the reference when this module is not built). A call of it:
+
+   1. packs the arguments as the hooks see them (a tuple and a dict);
+   2. calls each ``prehook(fn, args, kwargs)`` of ``prehooks`` (plugins, outermost first);
+   3. calls ``target(*args, **kwargs)``, or, with an ``overdub`` (the outermost plugin's
+      bound method), pushes ``(fn, continuation)`` on this thread's ``pending.stack`` (and
+      an item on ``anywhere``), calls ``overdub(fn, args, kwargs)`` and pops both, whatever
+      happened;
+   4. calls each ``posthook(result, fn, args, kwargs)`` of ``posthooks``.
+
+   Being C, it is no frame: tracebacks, ``sys._getframe``, ``warnings.warn(stacklevel=)``,
+   logging's caller and the recursion depth see the program's frames only (the hooks' own
+   frames exist while a hook runs, not while the callee does). An exception a hook raises
+   (an ``Exception`` other than ``RecursionError``) becomes ``failed(plugin, hook, fn,
+   exc)``, a ``splice.PluginError``, raised with ``exc`` as its cause; what the callee or
+   an overdub raises passes untouched. Optional: without a compiler splice uses the Python
+   ``splice_call``. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn;            /* the callee the program called */
+    PyObject *target;        /* what runs it (its entry) */
+    PyObject *prehooks;      /* tuple of plugins */
+    PyObject *posthooks;     /* tuple of plugins */
+    PyObject *overdub;       /* bound overdub of the outermost overdubbing plugin, or None */
+    PyObject *continuation;  /* what that overdub's recurse_call goes on with */
+    PyObject *pending;       /* thread-local: .stack = [(fn, continuation), ...] */
+    PyObject *anywhere;      /* list: one item per entry of any thread's stack */
+    PyObject *failed;        /* failed(plugin, hook, fn, exc) -> PluginError */
+    PyObject *weakreflist;
+    vectorcallfunc vectorcall;
+} Hooked;
+
+static PyObject *str_prehook, *str_posthook, *str_stack;
+
+/* Turn the pending exception of ``plugin``'s ``hook`` into its PluginError (an Exception
+   other than RecursionError; anything else passes as it is). Returns NULL. */
+static PyObject *
+hook_failed(Hooked *h, PyObject *plugin, PyObject *hook)
+{
+    if (!PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_RecursionError))
+        return NULL;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL) PyException_SetTraceback(value, tb);
+    PyObject *error = PyObject_CallFunctionObjArgs(h->failed, plugin, hook, h->fn, value, NULL);
+    if (error == NULL) {
+        Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+        return NULL;
+    }
+    /* raise error from value */
+    Py_INCREF(value);
+    PyException_SetCause(error, value);          /* steals; sets __suppress_context__ */
+    PyException_SetContext(error, value);        /* steals the reference of the fetch */
+    Py_XDECREF(type); Py_XDECREF(tb);
+    /* (PyErr_SetObject would make the exception being handled its context instead) */
+    PyObject *error_type = (PyObject *)Py_TYPE(error);
+    Py_INCREF(error_type);
+    PyErr_Restore(error_type, error, NULL);  /* steals both */
+    return NULL;
+}
+
+/* Call ``hook`` of every plugin of ``plugins`` with ``arguments``; -1 on an error. */
+static int
+run_hooks(Hooked *h, PyObject *plugins, PyObject *hook, PyObject *const *arguments, size_t n)
+{
+    Py_ssize_t count = PyTuple_GET_SIZE(plugins);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *plugin = PyTuple_GET_ITEM(plugins, i);
+        PyObject *method = PyObject_GetAttr(plugin, hook);
+        if (method == NULL) { hook_failed(h, plugin, hook); return -1; }
+        PyObject *result = PyObject_Vectorcall(method, arguments, n, NULL);
+        Py_DECREF(method);
+        if (result == NULL) { hook_failed(h, plugin, hook); return -1; }
+        Py_DECREF(result);
+    }
+    return 0;
+}
+
+/* overdub(fn, args, kwargs) with (fn, continuation) on this thread's pending stack */
+static PyObject *
+call_overdub(Hooked *h, PyObject *args, PyObject *kwargs)
+{
+    PyObject *stack = PyObject_GetAttr(h->pending, str_stack);
+    if (stack == NULL) return NULL;
+    if (!PyList_Check(stack)) {
+        Py_DECREF(stack);
+        PyErr_SetString(PyExc_TypeError, "splice: the pending stack is not a list");
+        return NULL;
+    }
+    PyObject *item = PyTuple_Pack(2, h->fn, h->continuation);
+    if (item == NULL || PyList_Append(h->anywhere, Py_None) < 0) {
+        Py_XDECREF(item); Py_DECREF(stack);
+        return NULL;
+    }
+    if (PyList_Append(stack, item) < 0) {
+        Py_DECREF(item); Py_DECREF(stack);
+        PySequence_DelItem(h->anywhere, -1);
+        return NULL;
+    }
+    Py_DECREF(item);
+    PyObject *arguments[3] = {h->fn, args, kwargs};
+    PyObject *result = PyObject_Vectorcall(h->overdub, arguments, 3, NULL);
+    /* pop both, keeping the exception the overdub raised (as ``finally`` does) */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    int failed = 0;
+    Py_ssize_t size = PyList_GET_SIZE(stack);
+    if (size > 0) failed |= PyList_SetSlice(stack, size - 1, size, NULL) < 0;
+    size = PyList_GET_SIZE(h->anywhere);
+    if (size > 0) failed |= PyList_SetSlice(h->anywhere, size - 1, size, NULL) < 0;
+    Py_DECREF(stack);
+    if (failed) {
+        Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+        Py_XDECREF(result);
+        return NULL;
+    }
+    PyErr_Restore(type, value, tb);
+    return result;
+}
+
+static PyObject *
+hooked_vectorcall(Hooked *h, PyObject *const *stack, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *args = PyTuple_New(nargs);
+    if (args == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_INCREF(stack[i]);
+        PyTuple_SET_ITEM(args, i, stack[i]);
+    }
+    PyObject *kwargs = PyDict_New();
+    if (kwargs == NULL) { Py_DECREF(args); return NULL; }
+    if (kwnames != NULL) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
+            if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), stack[nargs + i]) < 0) {
+                Py_DECREF(args); Py_DECREF(kwargs);
+                return NULL;
+            }
+        }
+    }
+    PyObject *result = NULL;
+    PyObject *pre[3] = {h->fn, args, kwargs};
+    if (run_hooks(h, h->prehooks, str_prehook, pre, 3) < 0) goto done;
+    if (h->overdub != Py_None) {
+        result = call_overdub(h, args, kwargs);
+    } else {
+        result = PyObject_Call(h->target, args, kwargs);
+    }
+    if (result == NULL) goto done;
+    PyObject *post[4] = {result, h->fn, args, kwargs};
+    if (run_hooks(h, h->posthooks, str_posthook, post, 4) < 0) Py_CLEAR(result);
+done:
+    Py_DECREF(args);
+    Py_DECREF(kwargs);
+    return result;
+}
+
+static int
+hooked_traverse(Hooked *h, visitproc visit, void *arg)
+{
+    Py_VISIT(h->fn); Py_VISIT(h->target); Py_VISIT(h->prehooks); Py_VISIT(h->posthooks);
+    Py_VISIT(h->overdub); Py_VISIT(h->continuation); Py_VISIT(h->pending);
+    Py_VISIT(h->anywhere); Py_VISIT(h->failed);
+    return 0;
+}
+
+static int
+hooked_clear(Hooked *h)
+{
+    Py_CLEAR(h->fn); Py_CLEAR(h->target); Py_CLEAR(h->prehooks); Py_CLEAR(h->posthooks);
+    Py_CLEAR(h->overdub); Py_CLEAR(h->continuation); Py_CLEAR(h->pending);
+    Py_CLEAR(h->anywhere); Py_CLEAR(h->failed);
+    return 0;
+}
+
+static void
+hooked_dealloc(Hooked *h)
+{
+    PyObject_GC_UnTrack(h);
+    if (h->weakreflist != NULL) PyObject_ClearWeakRefs((PyObject *)h);
+    hooked_clear(h);
+    Py_TYPE(h)->tp_free((PyObject *)h);
+}
+
+static PyObject *
+hooked_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *fn, *target, *prehooks, *posthooks, *overdub, *continuation, *pending,
+        *anywhere, *failed;
+    if (!PyArg_ParseTuple(args, "OOO!O!OOOO!O:Hooked", &fn, &target, &PyTuple_Type, &prehooks,
+                          &PyTuple_Type, &posthooks, &overdub, &continuation, &pending,
+                          &PyList_Type, &anywhere, &failed))
+        return NULL;
+    Hooked *h = (Hooked *)type->tp_alloc(type, 0);
+    if (h == NULL) return NULL;
+    Py_INCREF(fn); h->fn = fn;
+    Py_INCREF(target); h->target = target;
+    Py_INCREF(prehooks); h->prehooks = prehooks;
+    Py_INCREF(posthooks); h->posthooks = posthooks;
+    Py_INCREF(overdub); h->overdub = overdub;
+    Py_INCREF(continuation); h->continuation = continuation;
+    Py_INCREF(pending); h->pending = pending;
+    Py_INCREF(anywhere); h->anywhere = anywhere;
+    Py_INCREF(failed); h->failed = failed;
+    h->vectorcall = (vectorcallfunc)hooked_vectorcall;
+    return (PyObject *)h;
+}
+
+static PyObject *
+hooked_get_fn(Hooked *h, void *closure)
+{
+    Py_INCREF(h->fn);
+    return h->fn;
+}
+
+static PyObject *
+hooked_get_target(Hooked *h, void *closure)
+{
+    Py_INCREF(h->target);
+    return h->target;
+}
+
+static PyGetSetDef hooked_getset[] = {
+    {"callee", (getter)hooked_get_fn, NULL, "the callee the program called", NULL},
+    {"target", (getter)hooked_get_target, NULL, "what runs the callee (its entry)", NULL},
+    {NULL},
+};
+
+static PyObject *
+hooked_repr(Hooked *h)
+{
+    return PyUnicode_FromFormat("<splice hooks around %R>", h->fn);
+}
+
+static PyTypeObject HookedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._hooks.Hooked",
+    .tp_basicsize = sizeof(Hooked),
+    .tp_dealloc = (destructor)hooked_dealloc,
+    .tp_repr = (reprfunc)hooked_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Hooked, vectorcall),
+    .tp_weaklistoffset = offsetof(Hooked, weakreflist),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)hooked_traverse,
+    .tp_clear = (inquiry)hooked_clear,
+    .tp_getset = hooked_getset,
+    .tp_new = hooked_new,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "splice.runtime._hooks", NULL, -1, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__hooks(void)
+{
+    str_prehook = PyUnicode_InternFromString("prehook");
+    str_posthook = PyUnicode_InternFromString("posthook");
+    str_stack = PyUnicode_InternFromString("stack");
+    if (str_prehook == NULL || str_posthook == NULL || str_stack == NULL) return NULL;
+    if (PyType_Ready(&HookedType) < 0) return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (mod == NULL) return NULL;
+    Py_INCREF(&HookedType);
+    if (PyModule_AddObject(mod, "Hooked", (PyObject *)&HookedType) < 0) return NULL;
+    return mod;
+}

@@ -1,0 +1,13 @@
+from collections.abc import Callable
+from typing import Any
+
+class Hooked:
+    """Per-call hooks around a callee, no frame of its own (splice/runtime/_hooks.c)."""
+
+    callee: Any
+    target: Any
+
+    def __init__(self, fn: Any, target: Any, prehooks: tuple[Any, ...],
+                 posthooks: tuple[Any, ...], overdub: Any, continuation: Any, pending: Any,
+                 anywhere: list[None], failed: Callable[..., BaseException], /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
