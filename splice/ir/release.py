@@ -11,6 +11,11 @@ This pass runs on the syntax codegen made, once per scope (the function, and eac
 body or nested function in it, separately). For each temp it finds the innermost block
 holding every occurrence and the last statement ``S`` of that block with one, then:
 
+- when ``S`` is a ``with``, ``for`` or ``if`` whose header alone uses the temp, at the
+  start of its body (both branches of an ``if``), as CPython pops it before the body runs;
+  if the header is a ``with``'s first manager expression, before ``__enter__`` runs, the
+  manager being made by a statement of its own (``%with0 = E(%3); %3 = None; with
+  %with0:``);
 - after ``S``: ``del %t`` when the block's first occurrence is a plain ``%t = ...`` (the
   temp is bound there on every path that reaches ``S``'s end), else ``%t = None``; nothing
   after a ``return``, ``raise``, ``break`` or ``continue``;
@@ -48,6 +53,9 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+#: statements whose header runs once before a block: a temp used last there is released
+#: at the start of that block
+_HEADED = (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.If)
 #: fields of a statement that hold blocks of statements
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
@@ -100,12 +108,25 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None) -> None:
     before: dict[int, list[ast.stmt]] = {}  # id of a jump -> statements before it
     handlers: dict[int, list[str]] = {}  # id of a try -> temps dead in its handlers
     released: list[str] = []
+    entered: dict[int, tuple[ast.stmt, list[str]]] = {}  # id of a statement -> its temps
+    #: id of a ``with`` -> the temps its first manager's expression alone uses
+    hoisted: dict[int, tuple[ast.With | ast.AsyncWith, list[ast.stmt], list[str]]] = {}
     for name, temp in scope.temps.items():
         if temp.nested:
             continue
-        block_id, first, last = _span(temp.chains)
+        level, block_id, first, last = _span(temp.chains)
         block = scope.blocks[block_id]
         released.append(name)
+        if isinstance(block[last], _HEADED) and all(
+                len(c) == level + 1 for c in temp.chains if c[level] == (block_id, last)):
+            # used last by the header of a ``with``, ``for`` or ``if``: dead once its
+            # body (or branch) starts
+            header = block[last]
+            if base_exception is not None and isinstance(header, ast.With | ast.AsyncWith) \
+                    and _made_by_manager_only(header, name):
+                hoisted.setdefault(id(header), (header, block, []))[2].append(name)
+            else:
+                entered.setdefault(id(header), (header, []))[1].append(name)
         if not isinstance(block[last], _JUMPS):
             bound = _binds(block[first], name)
             releases.setdefault((block_id, last), []).append(
@@ -119,13 +140,18 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None) -> None:
     if not released:
         return
     _insert(scope, releases, before)  # first: it goes by the indexes found
+    for header, dead in entered.values():
+        for entered_block in _entered_blocks(header):
+            entered_block[:0] = [_clear(dead, entered_block[0] if entered_block else header)]
+    for number, (with_, with_block, dead) in enumerate(hoisted.values()):
+        released.append(_hoist_manager(with_, with_block, dead, number))
     for statement, _chain in scope.tries:
-        names = handlers.get(id(statement))
-        if names:
+        in_handlers = handlers.get(id(statement))
+        if in_handlers:
             for handler in statement.handlers:
-                handler.body[:0] = [_clear(names, handler.body[0])]
+                handler.body[:0] = [_clear(in_handlers, handler.body[0])]
             if statement.finalbody:
-                statement.finalbody[:0] = [_clear(names, statement.finalbody[0])]
+                statement.finalbody[:0] = [_clear(in_handlers, statement.finalbody[0])]
     if base_exception is not None:
         _wrap(body, released, base_exception)
 
@@ -191,9 +217,55 @@ def _own_names(statement: ast.stmt) -> Iterator[tuple[str, bool]]:
         roots.extend((child, inner) for child in ast.iter_child_nodes(node))
 
 
-def _span(chains: list[Chain]) -> tuple[int, int, int]:
-    """The innermost block holding every chain, and the first and last index in it of a
-    statement holding one."""
+def _temps_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and is_temp(n.id)}
+
+
+def _made_by_manager_only(statement: ast.With | ast.AsyncWith, name: str) -> bool:
+    """Whether the first manager's expression is the only part of ``statement`` naming
+    ``name``."""
+    first, *others = statement.items
+    rest = [first.optional_vars, *(i.context_expr for i in others),
+            *(i.optional_vars for i in others)]
+    return name in _temps_in(first.context_expr) and \
+        not any(name in _temps_in(part) for part in rest if part is not None)
+
+
+def _hoist_manager(statement: ast.With | ast.AsyncWith, block: list[ast.stmt],
+                   names: list[str], number: int) -> str:
+    """``with E(%3):`` as ``%withN = E(%3); %3 = None; with %withN:``: CPython pops the
+    arguments of the manager's expression before ``__enter__`` runs, which a statement
+    after the ``with`` comes too late for. The manager itself stays alive for the whole
+    statement natively too (its ``__exit__`` is on the stack); it is cleared when the body
+    starts. Returns the new temp's name."""
+    manager = f"%with{number}"
+    first = statement.items[0]
+    expression = first.context_expr
+    assign = ast.Assign([ast.Name(manager, ast.Store())], expression)
+    _located_like(assign, expression)  # type: ignore[arg-type]
+    _located_like(assign.targets[0], expression)  # type: ignore[arg-type]
+    name = ast.Name(manager, ast.Load())
+    _located_like(name, expression)  # type: ignore[arg-type]
+    first.context_expr = name
+    index = next(i for i, s in enumerate(block) if s is statement)
+    block[index:index] = [assign, _clear(names, assign)]
+    statement.body[:0] = [_clear([manager], statement.body[0])]
+    return manager
+
+
+def _entered_blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The blocks that start once ``statement``'s header has run (an ``if`` without
+    ``else`` gets one)."""
+    if isinstance(statement, ast.If):
+        if not statement.orelse:
+            statement.orelse = []
+        return [statement.body, statement.orelse]
+    return [statement.body]  # type: ignore[attr-defined]
+
+
+def _span(chains: list[Chain]) -> tuple[int, int, int, int]:
+    """The innermost block holding every chain (its depth in the chains and its id), and
+    the first and last index in it of a statement holding one."""
     depth = 0
     shortest = min(len(c) for c in chains)
     while depth < shortest and all(c[depth] == chains[0][depth] for c in chains):
@@ -202,10 +274,10 @@ def _span(chains: list[Chain]) -> tuple[int, int, int]:
         # one occurrence is in a statement holding all others, or they are in different
         # blocks of one statement (the two branches of an ``if``): that statement's block
         block_id, index = chains[0][depth - 1]
-        return block_id, index, index
+        return depth - 1, block_id, index, index
     block_id = chains[0][depth][0]
     indexes = [c[depth][1] for c in chains]
-    return block_id, min(indexes), max(indexes)
+    return depth, block_id, min(indexes), max(indexes)
 
 
 def _binds(statement: ast.stmt, name: str) -> bool:

@@ -10,6 +10,7 @@ every plugin must equal the native one, event for event.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -222,6 +223,37 @@ def callee_drops_its_parameter() -> None:
     LOG.append("after")
 
 
+@contextlib.contextmanager
+def manager_dropping(a: object, b: object) -> Iterator[None]:
+    del a, b
+    gc.collect()
+    LOG.append("entered")
+    yield
+
+
+def with_manager_made_from_temporaries() -> None:
+    # (contextlib's test_nokeepref: the manager's arguments die before __enter__ runs)
+    with manager_dropping(Obj("a"), b=make("b")):
+        LOG.append("body")
+    LOG.append("after")
+
+
+def loop_over_call_of_temporaries() -> None:
+    for x in consume_and_count(Obj("a"), make("b")):
+        LOG.append(f"item {x}")
+    LOG.append("after")
+
+
+def consume_and_count(*objs: object) -> list[int]:
+    return list(range(len(objs)))
+
+
+def branch_on_call_of_temporaries() -> None:
+    if consume_and_count(Obj("a"), make("b")):
+        LOG.append("then")
+    LOG.append("after")
+
+
 def file_roundtrip(path: str) -> str:
     open(path, "w").write("hello")  # noqa: SIM115 - relying on refcounting is the point
     return open(path).read()  # noqa: SIM115
@@ -242,6 +274,8 @@ PROGRAMS: list[Callable[[], None]] = [
     comparison_of_temporaries, loop_over_temporary, exception_from_method_of_temporary,
     exception_out_of_a_callee, method_in_loop, conditional_method,
     builtin_method_on_temporary, callee_drops_its_parameter, file_roundtrip_program,
+    with_manager_made_from_temporaries, loop_over_call_of_temporaries,
+    branch_on_call_of_temporaries,
 ]
 
 #: (program, plugin) -> why its objects die at another point than natively (strict xfails)
@@ -264,7 +298,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("comparison_of_temporaries", "hooked"): _PACKED,
     ("comparison_of_temporaries", "tracer-implicit"): _IMPLICIT,
     ("exception_out_of_a_callee", "hooked"): _PACKED,
-    **{("callee_drops_its_parameter", p): _ENTRY for p in ("hooked", "typed", "fastmath")},
+    **{(program, p): _ENTRY for p in ("hooked", "typed", "fastmath")
+       for program in ("callee_drops_its_parameter", "loop_over_call_of_temporaries",
+                       "branch_on_call_of_temporaries")},
 }
 
 
