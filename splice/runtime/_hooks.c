@@ -231,9 +231,29 @@ hooked_get_target(Hooked *h, void *closure)
     return h->target;
 }
 
+static PyObject *
+hooked_get_continuation(Hooked *h, void *closure)
+{
+    Py_INCREF(h->continuation);
+    return h->continuation;
+}
+
+/* __name__, __qualname__, __module__: the callee's, so that errors CPython raises about
+   the call (an argument after * that is not iterable, a duplicate keyword) name it */
+static PyObject *
+hooked_get_callee_attribute(Hooked *h, void *name)
+{
+    return PyObject_GetAttrString(h->fn, (const char *)name);
+}
+
 static PyGetSetDef hooked_getset[] = {
     {"callee", (getter)hooked_get_fn, NULL, "the callee the program called", NULL},
     {"target", (getter)hooked_get_target, NULL, "what runs the callee (its entry)", NULL},
+    {"continuation", (getter)hooked_get_continuation, NULL,
+     "what the overdub's recurse_call goes on with (None: no overdub)", NULL},
+    {"__name__", (getter)hooked_get_callee_attribute, NULL, "the callee's", "__name__"},
+    {"__qualname__", (getter)hooked_get_callee_attribute, NULL, "the callee's", "__qualname__"},
+    {"__module__", (getter)hooked_get_callee_attribute, NULL, "the callee's", "__module__"},
     {NULL},
 };
 

@@ -6,6 +6,10 @@ class Hooked:
 
     callee: Any
     target: Any
+    continuation: Any
+    __name__: str
+    __qualname__: str
+    __module__: str
 
     def __init__(self, fn: Any, target: Any, prehooks: tuple[Any, ...],
                  posthooks: tuple[Any, ...], overdub: Any, continuation: Any, pending: Any,

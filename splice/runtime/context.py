@@ -255,6 +255,9 @@ def _references_held(entry: Any, callee: Any) -> int:
     if type(entry) is functools.partial:  # a constructor: its spec holds the class
         for arg in entry.args:
             held += arg is callee or (type(arg) is tuple and any(a is callee for a in arg))
+    if HOOKED is not None and type(entry) is HOOKED:  # hooks in C hold what they wrap
+        held += (entry.callee is callee) + (entry.target is callee) + \
+            (entry.continuation is callee)
     # (only a function's own cells: an entry may be any callable, a class among them,
     # whose ``__closure__`` could be anything, even a descriptor)
     closure = entry.__closure__ if type(entry) is _FunctionType else None

@@ -24,11 +24,7 @@ def _compare(test: str, *, renest: bool = True) -> Comparison:
     pair, so pytest-xdist can spread them (a shared fixture would run everything in every
     worker)."""
     (comparison,) = run_many([test], jobs=JOBS, timeout=TIMEOUT, renest=renest)
-    if not comparison.identical:
-        # Timing-sensitive tests (file modification times under load: test_filecmp) can
-        # differ between any two runs; a divergence caused by the round trip repeats, so a
-        # second pair of runs decides.
-        (comparison,) = run_many([test], jobs=JOBS, timeout=TIMEOUT, renest=renest)
+    # no second run decides: an intermittent divergence is a divergence
     return comparison
 
 
