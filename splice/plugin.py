@@ -88,6 +88,10 @@ class Plugin:
       (``splice.runtime.dynamic``: it reaches more, calls from native code included, but
       generators created under it and resumed after ``run`` returned do not keep it).
 
+    * ``follow_threads``: True (the default): a thread started under the plugin runs its
+      target under it too (as ``contextvars`` carried into the thread); False: natively.
+      A composition follows threads when all its plugins do.
+
     A hook other than ``overdub`` and intercepts that raises, or returns what it cannot
     return, is a ``splice.PluginError`` naming the plugin, the hook and the function (the
     hook's exception is its ``__cause__``); what ``overdub`` or an intercepting method
@@ -113,6 +117,9 @@ class Plugin:
     world_age: bool = False
     #: intercepts apply to the calls made while ``run`` is active (see the class docstring)
     dynamic_scope: bool = False
+    #: threads started under the plugin (``threading.Thread``, ``ThreadPoolExecutor``,
+    #: ``loop.run_in_executor``) run their targets under it too; False: natively
+    follow_threads: bool = True
     _splice_intercepts: ClassVar[dict[Any, str]] = {}
     #: intercepted target -> its original's entry, for ``recurse_call`` (set on the instance
     #: by the first context that intercepts for it; this class-level one stays empty)

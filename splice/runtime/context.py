@@ -358,6 +358,9 @@ class Context:
                     target = target.__func__
                 self.intercepts[target] = (plugin, name)
         self.hooked = bool(self.prehooks or self.posthooks or self.overdubs)
+        #: threads started under the context run their function under it (a plugin opts
+        #: out with ``follow_threads = False``)
+        self.follow_threads = all(getattr(p, "follow_threads", True) for p in plugins)
         #: a Python function is entered as its transformed code, nothing more (no hook
         #: wraps it, ``recurse`` accepts it under every plugin, no code instances)
         self.plain_functions = (not self.hooked and self.recurse_everywhere
@@ -403,7 +406,8 @@ class Context:
                 return functools.partial(self._wrap(unbound, intercept), callee.__self__), \
                     False, 0
         overlay = get_hashed(overlays.FUNCTIONS, callee)
-        if overlay is not None:
+        if overlay is not None and (self.follow_threads or
+                                    callee not in overlays.THREAD_STARTERS):
             return self._wrap(callee, overlay(self.enter)), True, int(self.hooked)
         if self.implicit is not None:
             protocol = self._protocol_builtin(callee)

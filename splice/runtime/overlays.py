@@ -21,6 +21,12 @@ entered callable is the given one (a builtin, no hooks), the object is native.
 ``functools.cmp_to_key`` needs nothing: its C ``KeyWrapper`` shows its function nowhere and
 cannot be pickled or copied natively either; the other overlays return no such object.
 
+Threads: a thread started under a context (``threading.Thread.start``, so also the workers
+of ``concurrent.futures.ThreadPoolExecutor`` and ``loop.run_in_executor``) runs its Python
+function under the same context, through the overlay of ``_thread.start_new_thread``
+(``start_joinable_thread`` from 3.13), unless a plugin of the context opts out
+(``follow_threads = False``).
+
 Out of reach (they run natively, with the Python code they call): implicit calls made from
 C that take no callable argument, such as ``__hash__``/``__eq__`` during dict and set lookups,
 ``__del__``, ``__index__`` inside builtins, ``copy``/``pickle`` protocol methods, and the
@@ -29,6 +35,7 @@ callbacks of C functions not listed here (``re.sub`` with a function, ``atexit``
 
 from __future__ import annotations
 
+import _thread
 import functools
 import itertools
 from collections.abc import Callable
@@ -175,8 +182,30 @@ def _list_sort(enter: Enter) -> Overlay:
     return sort
 
 
+def _thread_overlay(native: Callable[..., Any]) -> Callable[[Enter], Overlay]:
+    """``_thread.start_new_thread(function, args, kwargs)`` (and 3.13's
+    ``start_joinable_thread(function, ...)``) with ``function`` entered: the new thread runs
+    it under the context, as ``contextvars`` are carried into a thread by hand. Reached
+    through ``threading.Thread.start`` (transformed code calling its module's
+    ``_start_new_thread``), so a ``Thread``, a ``ThreadPoolExecutor``'s workers and
+    ``loop.run_in_executor`` run their targets under the plugin."""
+    def make(enter: Enter) -> Overlay:
+        @functools.wraps(native)
+        def overlay(function: Any, /, *args: Any, **kwargs: Any) -> Any:
+            return native(enter(function), *args, **kwargs)
+        return overlay
+    return make
+
+
+#: the functions that start a thread running a Python callable (the overlays a context
+#: whose plugins opt out of following threads leaves out: ``Plugin.follow_threads``)
+THREAD_STARTERS: tuple[Any, ...] = tuple(
+    getattr(_thread, name) for name in ("start_new_thread", "start_joinable_thread")
+    if hasattr(_thread, name))
+
 #: native function -> factory of its overlay (given the context's ``enter``)
 FUNCTIONS: dict[Any, Callable[[Enter], Overlay]] = {
+    **{starter: _thread_overlay(starter) for starter in THREAD_STARTERS},
     sorted: _key_overlay(sorted),
     min: _key_overlay(min),
     max: _key_overlay(max),
