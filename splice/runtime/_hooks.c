@@ -279,6 +279,163 @@ static PyTypeObject HookedType = {
     .tp_new = hooked_new,
 };
 
+/* ``Instantiator(cls, table, general)``: calling ``cls`` under a context, without a frame
+   (splice/runtime/context.py's ``Context._instantiator``, whose Python ``instance`` it
+   follows for the common case and calls, as ``general``, for every other one): when
+   ``cls.__init__`` is a Python function and ``cls.__new__`` is not (``object.__new__``, a
+   builtin base's), ``obj = cls.__new__(cls, *args, **kwargs)``, then the table's entry
+   of the ``__init__`` of ``type(obj)`` with ``(obj, *args, **kwargs)``, as
+   ``type.__call__`` does; ``__init__`` returning anything but None is the same TypeError.
+   Code that looks at its caller from ``__init__`` (``typing.TypeVar``, ``ParamSpec``
+   finding their module) sees the program's frame. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *cls;
+    PyObject *table;     /* the dispatch table: table[init] -> its entry */
+    PyObject *general;   /* the Python instantiation, for every other case */
+    vectorcallfunc vectorcall;
+} Instantiator;
+
+static PyObject *str_init, *str_new;
+
+/* fn(first, *args) with the call's own arguments and keywords */
+static PyObject *
+call_with_first(PyObject *fn, PyObject *first, PyObject *const *args, Py_ssize_t nargs,
+                PyObject *kwnames)
+{
+    Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[8];
+    PyObject **stack = small;
+    if (total + 1 > 8) {
+        stack = PyMem_Malloc((total + 1) * sizeof(PyObject *));
+        if (stack == NULL) return PyErr_NoMemory();
+    }
+    stack[0] = first;
+    for (Py_ssize_t i = 0; i < total; i++) stack[i + 1] = args[i];
+    PyObject *result = PyObject_Vectorcall(fn, stack, nargs + 1, kwnames);
+    if (stack != small) PyMem_Free(stack);
+    return result;
+}
+
+static PyObject *
+instantiator_vectorcall(Instantiator *in, PyObject *const *args, size_t nargsf,
+                        PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *init = PyObject_GetAttr(in->cls, str_init);
+    if (init == NULL) return NULL;
+    PyObject *new = PyObject_GetAttr(in->cls, str_new);
+    if (new == NULL) { Py_DECREF(init); return NULL; }
+    if (!PyFunction_Check(init) || PyFunction_Check(new)) {
+        Py_DECREF(init); Py_DECREF(new);
+        return PyObject_Vectorcall(in->general, args, nargsf, kwnames);
+    }
+    PyObject *obj = call_with_first(new, in->cls, args, nargs, kwnames);
+    Py_DECREF(new);
+    if (obj == NULL) { Py_DECREF(init); return NULL; }
+    PyTypeObject *kind = Py_TYPE(obj);
+    if ((PyObject *)kind != in->cls) {
+        if (!PyType_IsSubtype(kind, (PyTypeObject *)in->cls)) {
+            Py_DECREF(init);
+            return obj;
+        }
+        Py_SETREF(init, PyObject_GetAttr((PyObject *)kind, str_init));
+        if (init == NULL) { Py_DECREF(obj); return NULL; }
+        if (!PyFunction_Check(init)) {
+            PyObject *result = call_with_first(init, obj, args, nargs, kwnames);
+            Py_DECREF(init);
+            if (result == NULL) { Py_DECREF(obj); return NULL; }
+            Py_DECREF(result);
+            return obj;
+        }
+    }
+    PyObject *entry = PyObject_GetItem(in->table, init);
+    Py_DECREF(init);
+    if (entry == NULL) { Py_DECREF(obj); return NULL; }
+    PyObject *result = call_with_first(entry, obj, args, nargs, kwnames);
+    Py_DECREF(entry);
+    if (result == NULL) { Py_DECREF(obj); return NULL; }
+    if (result != Py_None) {
+        PyErr_Format(PyExc_TypeError, "__init__() should return None, not '%.200s'",
+                     Py_TYPE(result)->tp_name);
+        Py_DECREF(result); Py_DECREF(obj);
+        return NULL;
+    }
+    Py_DECREF(result);
+    return obj;
+}
+
+static int
+instantiator_traverse(Instantiator *in, visitproc visit, void *arg)
+{
+    Py_VISIT(in->cls); Py_VISIT(in->table); Py_VISIT(in->general);
+    return 0;
+}
+
+static int
+instantiator_clear(Instantiator *in)
+{
+    Py_CLEAR(in->cls); Py_CLEAR(in->table); Py_CLEAR(in->general);
+    return 0;
+}
+
+static void
+instantiator_dealloc(Instantiator *in)
+{
+    PyObject_GC_UnTrack(in);
+    instantiator_clear(in);
+    Py_TYPE(in)->tp_free((PyObject *)in);
+}
+
+static PyObject *
+instantiator_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *cls, *table, *general;
+    if (!PyArg_ParseTuple(args, "O!OO:Instantiator", &PyType_Type, &cls, &table, &general))
+        return NULL;
+    Instantiator *in = (Instantiator *)type->tp_alloc(type, 0);
+    if (in == NULL) return NULL;
+    Py_INCREF(cls); in->cls = cls;
+    Py_INCREF(table); in->table = table;
+    Py_INCREF(general); in->general = general;
+    in->vectorcall = (vectorcallfunc)instantiator_vectorcall;
+    return (PyObject *)in;
+}
+
+static PyObject *
+instantiator_get_cls(Instantiator *in, void *closure)
+{
+    Py_INCREF(in->cls);
+    return in->cls;
+}
+
+static PyObject *
+instantiator_get_attribute(Instantiator *in, void *name)
+{
+    return PyObject_GetAttrString(in->cls, (const char *)name);
+}
+
+static PyGetSetDef instantiator_getset[] = {
+    {"cls", (getter)instantiator_get_cls, NULL, "the class it instantiates", NULL},
+    {"__name__", (getter)instantiator_get_attribute, NULL, "the class's", "__name__"},
+    {"__qualname__", (getter)instantiator_get_attribute, NULL, "the class's", "__qualname__"},
+    {NULL},
+};
+
+static PyTypeObject InstantiatorType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._hooks.Instantiator",
+    .tp_basicsize = sizeof(Instantiator),
+    .tp_dealloc = (destructor)instantiator_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Instantiator, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)instantiator_traverse,
+    .tp_clear = (inquiry)instantiator_clear,
+    .tp_getset = instantiator_getset,
+    .tp_new = instantiator_new,
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "splice.runtime._hooks", NULL, -1, NULL,
 };
@@ -290,10 +447,15 @@ PyInit__hooks(void)
     str_posthook = PyUnicode_InternFromString("posthook");
     str_stack = PyUnicode_InternFromString("stack");
     if (str_prehook == NULL || str_posthook == NULL || str_stack == NULL) return NULL;
-    if (PyType_Ready(&HookedType) < 0) return NULL;
+    str_init = PyUnicode_InternFromString("__init__");
+    str_new = PyUnicode_InternFromString("__new__");
+    if (str_init == NULL || str_new == NULL) return NULL;
+    if (PyType_Ready(&HookedType) < 0 || PyType_Ready(&InstantiatorType) < 0) return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     Py_INCREF(&HookedType);
     if (PyModule_AddObject(mod, "Hooked", (PyObject *)&HookedType) < 0) return NULL;
+    Py_INCREF(&InstantiatorType);
+    if (PyModule_AddObject(mod, "Instantiator", (PyObject *)&InstantiatorType) < 0) return NULL;
     return mod;
 }

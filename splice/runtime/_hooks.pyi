@@ -15,3 +15,14 @@ class Hooked:
                  posthooks: tuple[Any, ...], overdub: Any, continuation: Any, pending: Any,
                  anywhere: list[None], failed: Callable[..., BaseException], /) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+class Instantiator:
+    """Calling a class under a context, no frame of its own (splice/runtime/_hooks.c)."""
+
+    cls: type
+    __name__: str
+    __qualname__: str
+
+    def __init__(self, cls: type, table: Any, general: Callable[..., Any], /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -258,6 +258,8 @@ def _references_held(entry: Any, callee: Any) -> int:
     if HOOKED is not None and type(entry) is HOOKED:  # hooks in C hold what they wrap
         held += (entry.callee is callee) + (entry.target is callee) + \
             (entry.continuation is callee)
+    if INSTANTIATOR is not None and type(entry) is INSTANTIATOR:  # and the class it makes
+        held += entry.cls is callee
     # (only a function's own cells: an entry may be any callable, a class among them,
     # whose ``__closure__`` could be anything, even a descriptor)
     closure = entry.__closure__ if type(entry) is _FunctionType else None
@@ -815,6 +817,9 @@ class Context:
                 return cls(*args, **kwargs)  # no Python code to enter
             return instantiate(cls, *args, **kwargs)
         instance.__qualname__ = instance.__name__ = getattr(cls, "__name__", "instance")
+        if INSTANTIATOR is not None:
+            # the common case in C, no frame between the caller and ``__init__``
+            return INSTANTIATOR(cls, table, instance)  # type: ignore[no-any-return]
         return instance
 
     def instantiate(self, cls: type, /, *args: Any, **kwargs: Any) -> Any:
@@ -984,10 +989,12 @@ def _hook_failed(plugin: Plugin, hook: str, fn: Any, exc: Exception) -> PluginEr
 
 
 HOOKED: Callable[..., Any] | None
+INSTANTIATOR: Callable[..., Any] | None
 try:
     from splice.runtime._hooks import Hooked as HOOKED
+    from splice.runtime._hooks import Instantiator as INSTANTIATOR
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
-    HOOKED = None
+    HOOKED = INSTANTIATOR = None
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any]], Any] | None
 try:
