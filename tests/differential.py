@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import copy
+import gc
 import inspect
 import os
 import re
@@ -51,6 +52,9 @@ _ORIGIN: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
     "origin", default=frozenset())
 
 #: under a context, splice's own frames (one per hooked call at most) are left out
+#: whether R values log their finalisation (while a case runs, between the harness's
+#: calls): a value dying at another point than natively is a divergence
+_LOG_DEATHS: contextvars.ContextVar[bool] = contextvars.ContextVar("log_deaths", default=False)
 _HIDE_SPLICE_FRAMES: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "hide_splice_frames", default=False)
 _SPLICE_DIR = os.path.dirname(splice.__file__) + os.sep
@@ -248,6 +252,12 @@ class R(Helper):
 
     def __repr__(self) -> str:
         return f"R({self._n})"
+
+    def __del__(self) -> None:
+        # object lifetimes are part of what is compared: an R made while a case runs
+        # logs its death where it happens (the harness's own copies die outside the log)
+        if _LOG_DEATHS.get():
+            log.events.append(("del", self._n))
 
     def describe(self) -> object:
         return ("R", self._n, describe(self._attrs))
@@ -881,6 +891,11 @@ class Case:
     def id(self) -> str:
         return f"{self.fn.__name__}-{self.label}" if self.label else self.fn.__name__
 
+    @property
+    def key(self) -> tuple[str, str]:
+        """(the case module's short name, the case's id)."""
+        return self.fn.__module__.rsplit(".", 1)[-1], self.id
+
     def fresh_args(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if self.make is not None:
             return self.make(), copy.deepcopy(self.kwargs)
@@ -964,19 +979,32 @@ def collect(module: types.ModuleType) -> list[Case]:
     return list(cases)
 
 
-def observe(case: Case, target: Any) -> object:
+def observe(case: Case, target: Any, deaths: bool = True) -> object:
     """Run ``case`` with ``target`` (the function under test or its round trip, or the class
-    or its rebuilt subclass) and describe everything it did."""
+    or its rebuilt subclass) and describe everything it did (``deaths``: including when R
+    values die)."""
     args, kwargs = case.fresh_args()
     log.clear()
     if case.rebuild is not None and target is not case.rebuild and \
             not isinstance(target, type):
         # context modes: the case function itself runs under the plugin, on the class
-        outcome = _capture(lambda: case.drive(target, (case.rebuild, *args), kwargs))
+        def thunk() -> object:
+            return case.drive(target, (case.rebuild, *args), kwargs)
     elif case.rebuild is not None:
-        outcome = _capture(lambda: case.drive(case.fn, (target, *args), kwargs))
+        def thunk() -> object:
+            return case.drive(case.fn, (target, *args), kwargs)
     else:
-        outcome = _capture(lambda: case.drive(target, args, kwargs))
+        def thunk() -> object:
+            return case.drive(target, args, kwargs)
+    enabled = gc.isenabled()
+    gc.disable()  # deaths by reference counting only, at the same points in every run
+    logging = _LOG_DEATHS.set(deaths)
+    try:
+        outcome = _capture(thunk)
+    finally:
+        _LOG_DEATHS.reset(logging)
+        if enabled:
+            gc.enable()
     return outcome, log.take()
 
 
@@ -1010,11 +1038,12 @@ def check(case: Case, mode: str) -> None:
     # full tracebacks, splice's frames included: under a plugin the program's frames must
     # be exactly the native ones
     hide_splice = _HIDE_SPLICE_FRAMES.set(False)
+    deaths = case.key not in LIFETIME_GAPS
     try:
-        native = observe(case, case.rebuild if case.rebuild is not None else case.fn)
-        again = observe(case, case.rebuild if case.rebuild is not None else case.fn)
+        native = observe(case, case.rebuild if case.rebuild is not None else case.fn, deaths)
+        again = observe(case, case.rebuild if case.rebuild is not None else case.fn, deaths)
         assert again == native, "the case is not deterministic natively"
-        round_tripped = observe(case, target)
+        round_tripped = observe(case, target, deaths)
     finally:
         _ORIGIN.reset(origin)
         _HIDE_HIDDEN.reset(hide)
@@ -1022,6 +1051,25 @@ def check(case: Case, mode: str) -> None:
     assert round_tripped == native
     if case.locals_result and mode in HIDDEN_TEMP_MODES:
         check_hidden_locals(case, target)
+
+
+#: (case module, case id) -> why an R value dies at another point than natively in some
+#: mode (within one statement, a hidden local lives to the statement's end: see
+#: splice/ir/release.py). These cases compare everything but deaths;
+#: tests/ir/test_roundtrip_harness.py checks each still differs in deaths somewhere.
+_WITHIN_STATEMENT = ("a value kept in a hidden local dies at the end of its statement, not "
+                     "right after its last use (splice/ir/release.py)")
+LIFETIME_GAPS: dict[tuple[str, str], str] = {
+    ("rt_classes", "method_attribute_chains"): _WITHIN_STATEMENT,
+    ("rt_assignments", "augmented_name_attribute_subscript"): _WITHIN_STATEMENT,
+    ("rt_control", "for_over_recorded_iterator"): _WITHIN_STATEMENT,
+    ("rt_expressions", "chained_comparisons-2"): _WITHIN_STATEMENT,
+    ("rt_expressions", "nested_boolop_not_threaded"): _WITHIN_STATEMENT,
+    ("rt_expressions", "nested_boolop_not_threaded-1"): _WITHIN_STATEMENT,
+    ("rt_expressions", "unary_operators"): _WITHIN_STATEMENT,
+    ("rt_implicit", "chains_with_non_bool_results-2"): _WITHIN_STATEMENT,
+    ("rt_generators", "delegating_to_iterator"): _WITHIN_STATEMENT,
+}
 
 
 HIDDEN_NAME = re.compile(r"%\d+|@\w+")
