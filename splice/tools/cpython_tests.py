@@ -318,11 +318,9 @@ class Reason:
 REASONS: dict[str, Reason] = {
     # ------------------------------------------------------------------ expected limits
     "hooked-frames": Reason("limit", (
-        "with per-call hooks (frame-free in C, splice/runtime/_hooks.c) an instantiation "
-        "still runs through the general path, a Python frame of splice's between the caller "
-        "and __init__: sys._getframe-based module detection (TypeVar, ParamSpec, NewType, "
-        "namedtuple made in __init__) sees it; and a hooked call enters a new C-level "
-        "evaluation, which counts twice against the recursion limit")),
+        "with per-call hooks each call enters a new C-level evaluation through splice's C "
+        "wrapper (splice/runtime/_hooks.c), which counts twice against the recursion limit: "
+        "code measuring the depth it has left sees less")),
     "recursion-depth": Reason("limit", (
         "the test names sys.getrecursionlimit() in a subtest id: splice calls __call__ "
         "methods and instantiations as Python functions, so CPython's recursion counter "
@@ -377,18 +375,12 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
     (HOOKED, "test_ast", r"test\.test_ast\.AST_Tests\.test_AST_garbage_collection", "lifetimes"),
     (BOTH, "test_code", r"test\.test_code\.(CoExtra\.test_free_|CodeWeakRefTest\.test_basic)",
      "lifetimes"),
-    (BOTH, "test_contextlib", r"test\.test_contextlib\.ContextManagerTestCase\.test_nokeepref",
-     "lifetimes"),
     (BOTH, "test_dis", r"test\.test_dis\.Dis(WithFile)?Tests\.test_(show_caches|"
      r"loop_quicken|super_instructions)", "quickening"),
     (HOOKED, "test_dis", r"test\.test_dis\.(BytecodeTests\.test_from_traceback_dis|TestDis"
      r"Traceback(WithFile)?\.test_distb_(explicit_arg|last_traceback))", "transformed-code"),
     (BOTH, "test_dis", r"test\.test_dis\.Dis(WithFile)?Tests\.test_disassemble_coroutine",
      "transformed-code"),
-    (HOOKED, "test_enum", r"test\.test_enum\.TestSpecial\.test_missing_exceptions_reset",
-     "lifetimes"),
-    (HOOKED, "test_functools", r"test\.test_functools\.(TestLRU(C|Py)\.test_lru_cache_weakref"
-     r"able|TestPartial\w*\.test_weakref)", "lifetimes"),
     (HOOKED, "test_inspect", r"test\.test_inspect\.test_inspect\.TestGetGeneratorState\."
      r"test_getgeneratorlocals", "hidden-names"),
     (HOOKED, "test_pickle", r"test\.test_pickle\.\w+\.test_compat_pickle", "overlay-class"),
@@ -406,14 +398,6 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
     (BOTH, "test_traceback", r"test\.test_traceback\.(TestStack\.test_(extract_stackup_"
      r"deferred_lookup_lines|format_locals)|TestTracebackException\.test_(print|from_"
      r"exception|comparison_params_variations))", "hidden-names"),
-    # hooked: instantiation runs the general path, a frame of splice's
-    (HOOKED, "test_typing", r"test\.test_typing\.(\w+Callable\w*\.test_pickle|GenericTests\.test_"
-     r"immutability_by_copy_and_pickle|NewType(C|Python)Tests\.test_(pickle|repr|special_attrs|"
-     r"or)|TypeVarTuplePicklingTests\.)", "hooked-frames"),
-    (HOOKED, "test_typing", r"test\.test_typing\.(NamedTupleTests\.test_(copy_and_pickle|"
-     r"empty_namedtuple)|TypedDictTests\.test_(basics_\w+_syntax|pickle|multiple_inheritance)|"
-     r"ProtocolTests\.test_protocols_(issubclass_non_callable|support_register))",
-     "hooked-frames"),
     (BOTH, "test_xml_etree", r"test\.test_xml_etree\.BasicElementTest\.test_(cyclic_gc|weakref)",
      "lifetimes"),
 ]
