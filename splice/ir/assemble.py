@@ -21,7 +21,7 @@ from splice.errors import UnsupportedError
 from splice.ir.codegen import GenContext, fix_locations, generate_function
 from splice.ir.hidden import substitute, to_constants
 from splice.ir.nodes import FunctionIR
-from splice.ir.release import release_temps
+from splice.ir.release import Released, release_temps
 from splice.ir.source import FunctionSource, describe
 from splice.pristine import BUILTINS
 
@@ -187,7 +187,7 @@ def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool =
     ctx = GenContext(renest=renest, module_imports=source.module_imports,
                      comprehension_functions=comprehension_functions)
     node = generate_function(ir, ctx)
-    release_temps(node, ctx.cell(BaseException, "BaseException"))
+    release_temps(node, ctx.cell(BaseException, "BaseException"), ctx.cell(Released, "Released"))
     code = original.__code__
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         node.lineno = code.co_firstlineno  # the compiler derives co_firstlineno from it

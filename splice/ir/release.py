@@ -14,16 +14,16 @@ holding every occurrence and the last statement ``S`` of that block with one, th
 - when ``S`` is a ``with``, ``for`` or ``if`` whose header alone uses the temp, at the
   start of its body (both branches of an ``if``), as CPython pops it before the body runs;
   if the header is a ``with``'s first manager expression, before ``__enter__`` runs, the
-  manager being made by a statement of its own (``%with0 = E(%3); %3 = None; with
+  manager being made by a statement of its own (``%with0 = E(%3); %3 = @Released; with
   %with0:``);
 - after ``S``: ``del %t`` when the block's first occurrence is a plain ``%t = ...`` (the
-  temp is bound there on every path that reaches ``S``'s end), else ``%t = None``; nothing
+  temp is bound there on every path that reaches ``S``'s end), else ``%t = @Released``; nothing
   after a ``return``, ``raise``, ``break`` or ``continue``;
 - before each ``break`` or ``continue`` that leaves the block between the first occurrence
-  and ``S`` (a loop abandoned early): ``%t = None``;
+  and ``S`` (a loop abandoned early): ``%t = @Released``;
 - at the start of each ``except`` handler and ``finally`` of a ``try`` whose body holds every
-  occurrence: ``%t = None`` (the temp is dead once the body raised);
-- an exception leaving the scope passes a handler ``except BaseException: %t = ...= None;
+  occurrence: ``%t = @Released`` (the temp is dead once the body raised);
+- an exception leaving the scope passes a handler ``except BaseException: %t = ... = @Released;
   raise`` wrapped around the whole body, so a traceback keeping the frame does not keep the
   temps (the bare ``raise`` keeps the exception and its traceback as they were; the ``try``
   costs nothing until something raises).
@@ -65,17 +65,23 @@ def is_temp(name: str) -> bool:
     return name[:1] == "%"
 
 
-def release_temps(node: ast.stmt | ast.expr, base_exception: str) -> None:
+class Released:
+    """What a released hidden local holds where it cannot be deleted (it may be unbound
+    there): a class, so a constant of the code, and not ``None``, whose reference count on
+    3.11 programs may measure (test_xml_etree's test_bug_xmltoolkit63 does)."""
+
+
+def release_temps(node: ast.stmt | ast.expr, base_exception: str, released: str) -> None:
     """Release the temps of ``node`` (a generated ``def``, or a lambda: left alone, an
     expression has nowhere to release) and of the scopes nested in it, in place.
     ``base_exception``: the hidden name of ``BaseException`` (the program may rebind the
-    builtin name)."""
+    builtin name); ``released``: the hidden name of :class:`Released`."""
     scopes = [node, *_nested_scopes(node)]
     for scope in scopes:
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-            _release_scope(scope.body, base_exception)
+            _release_scope(scope.body, base_exception, released)
         elif isinstance(scope, ast.ClassDef):
-            _release_scope(scope.body, None)
+            _release_scope(scope.body, None, released)
 
 
 def _nested_scopes(node: ast.AST) -> Iterator[ast.AST]:
@@ -101,7 +107,8 @@ class _Scope:
     tries: list[tuple[ast.Try | ast.TryStar, Chain]] = field(default_factory=list)
 
 
-def _release_scope(body: list[ast.stmt], base_exception: str | None) -> None:
+def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as: str
+                   ) -> None:
     scope = _Scope()
     _visit_block(scope, body, ())
     releases: dict[tuple[int, int], list[ast.stmt]] = {}  # (block, index) -> after it
@@ -130,10 +137,11 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None) -> None:
         if not isinstance(block[last], _JUMPS):
             bound = _binds(block[first], name)
             releases.setdefault((block_id, last), []).append(
-                _delete(name, block[last]) if bound else _clear([name], block[last]))
+                _delete(name, block[last]) if bound else
+                _clear([name], block[last], released_as))
         for index in range(first, last + 1):
             for jump in _leaving_jumps(block[index], index == last):
-                before.setdefault(id(jump), []).append(_clear([name], jump))
+                before.setdefault(id(jump), []).append(_clear([name], jump, released_as))
         for statement, chain in scope.tries:
             if all(_inside_body(c, chain, statement) for c in temp.chains):
                 handlers.setdefault(id(statement), []).append(name)
@@ -142,18 +150,20 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None) -> None:
     _insert(scope, releases, before)  # first: it goes by the indexes found
     for header, dead in entered.values():
         for entered_block in _entered_blocks(header):
-            entered_block[:0] = [_clear(dead, entered_block[0] if entered_block else header)]
+            entered_block[:0] = [_clear(dead, entered_block[0] if entered_block else header,
+                                        released_as)]
     for number, (with_, with_block, dead) in enumerate(hoisted.values()):
-        released.append(_hoist_manager(with_, with_block, dead, number))
+        released.append(_hoist_manager(with_, with_block, dead, number, released_as))
     for statement, _chain in scope.tries:
         in_handlers = handlers.get(id(statement))
         if in_handlers:
             for handler in statement.handlers:
-                handler.body[:0] = [_clear(in_handlers, handler.body[0])]
+                handler.body[:0] = [_clear(in_handlers, handler.body[0], released_as)]
             if statement.finalbody:
-                statement.finalbody[:0] = [_clear(in_handlers, statement.finalbody[0])]
+                statement.finalbody[:0] = [_clear(in_handlers, statement.finalbody[0],
+                                                  released_as)]
     if base_exception is not None:
-        _wrap(body, released, base_exception)
+        _wrap(body, released, base_exception, released_as)
 
 
 def _visit_block(scope: _Scope, block: list[ast.stmt], chain: Chain) -> None:
@@ -217,8 +227,18 @@ def _own_names(statement: ast.stmt) -> Iterator[tuple[str, bool]]:
         roots.extend((child, inner) for child in ast.iter_child_nodes(node))
 
 
+def _walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and every node under it (``ast.walk`` imports ``collections`` when called,
+    which a program under test may have replaced in ``sys.modules``: test_ast does)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(ast.iter_child_nodes(current))
+
+
 def _temps_in(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and is_temp(n.id)}
+    return {n.id for n in _walk(node) if isinstance(n, ast.Name) and is_temp(n.id)}
 
 
 def _made_by_manager_only(statement: ast.With | ast.AsyncWith, name: str) -> bool:
@@ -232,8 +252,8 @@ def _made_by_manager_only(statement: ast.With | ast.AsyncWith, name: str) -> boo
 
 
 def _hoist_manager(statement: ast.With | ast.AsyncWith, block: list[ast.stmt],
-                   names: list[str], number: int) -> str:
-    """``with E(%3):`` as ``%withN = E(%3); %3 = None; with %withN:``: CPython pops the
+                   names: list[str], number: int, released_as: str) -> str:
+    """``with E(%3):`` as ``%withN = E(%3); %3 = @Released; with %withN:``: CPython pops the
     arguments of the manager's expression before ``__enter__`` runs, which a statement
     after the ``with`` comes too late for. The manager itself stays alive for the whole
     statement natively too (its ``__exit__`` is on the stack); it is cleared when the body
@@ -248,8 +268,8 @@ def _hoist_manager(statement: ast.With | ast.AsyncWith, block: list[ast.stmt],
     _located_like(name, expression)  # type: ignore[arg-type]
     first.context_expr = name
     index = next(i for i, s in enumerate(block) if s is statement)
-    block[index:index] = [assign, _clear(names, assign)]
-    statement.body[:0] = [_clear([manager], statement.body[0])]
+    block[index:index] = [assign, _clear(names, assign, released_as)]
+    statement.body[:0] = [_clear([manager], statement.body[0], released_as)]
     return manager
 
 
@@ -317,9 +337,9 @@ def _delete(name: str, where: ast.stmt) -> ast.stmt:
     return _located(ast.Delete([ast.Name(name, ast.Del())]), where)
 
 
-def _clear(names: list[str], where: ast.stmt) -> ast.stmt:
+def _clear(names: list[str], where: ast.stmt, released_as: str) -> ast.stmt:
     targets: list[ast.expr] = [ast.Name(name, ast.Store()) for name in names]
-    return _located(ast.Assign(targets, ast.Constant(None)), where)
+    return _located(ast.Assign(targets, ast.Name(released_as, ast.Load())), where)
 
 
 def _located(node: ast.stmt, where: ast.stmt) -> ast.stmt:
@@ -327,7 +347,7 @@ def _located(node: ast.stmt, where: ast.stmt) -> ast.stmt:
     line = getattr(where, "end_lineno", None) or getattr(where, "lineno", None)
     column = getattr(where, "end_col_offset", None) or 0
     if line is not None:
-        for child in ast.walk(node):
+        for child in _walk(node):
             if "lineno" in type(child)._attributes:
                 child.lineno = child.end_lineno = line  # type: ignore[attr-defined]
                 child.col_offset = child.end_col_offset = column  # type: ignore[attr-defined]
@@ -345,14 +365,15 @@ def _insert(scope: _Scope, releases: dict[tuple[int, int], list[ast.stmt]],
         block[:] = new
 
 
-def _wrap(body: list[ast.stmt], names: list[str], base_exception: str) -> None:
+def _wrap(body: list[ast.stmt], names: list[str], base_exception: str, released_as: str
+          ) -> None:
     """``try: body except BaseException: names = None; raise``, keeping a docstring first."""
     start = 1 if body and _is_docstring(body[0]) else 0
     inner = body[start:]
     if not inner:
         return
     first, last = inner[0], inner[-1]
-    clear = _located(_clear(sorted(names), last), last)
+    clear = _located(_clear(sorted(names), last, released_as), last)
     reraise = _located(ast.Raise(), last)
     handler = ast.ExceptHandler(ast.Name(base_exception, ast.Load()), None, [clear, reraise])
     _located_like(handler, last)

@@ -216,11 +216,6 @@ def test_r8_method_call_arguments_are_not_kept_in_hidden_locals() -> None:
     assert under(Identity, _method_argument_freed) is _method_argument_freed() is True
 
 
-@bug("lifetimes")
-def test_r8_hooked_call_arguments_are_freed_where_the_callee_drops_them() -> None:
-    assert under(Hooked, _argument_freed) is _argument_freed() is True
-
-
 def test_r14_the_dispatch_table_does_not_keep_callees_alive() -> None:
     # fixed: a full collection sweeps the tables, and the IR built for a callee no longer
     # holds it once compiled
@@ -287,3 +282,25 @@ def _compiled_flags() -> int:
 
 def test_r13_hooked_compile_inherits_no_future_flags_from_splice() -> None:
     assert under(Hooked, _compiled_flags) == _compiled_flags() == 0
+
+
+# ------------------------------------------------- r15: classes that cannot be hashed
+
+
+class _UnhashableMeta(type):
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _set_attribute_of_unhashable_class() -> int:
+    cls = _UnhashableMeta("Dynamic", (), {})
+    cls.value = 3  # type: ignore[attr-defined]
+    return cls.value  # type: ignore[attr-defined,no-any-return]
+
+
+@bug("unhashable-class")
+def test_r15_attribute_of_a_class_that_cannot_be_hashed() -> None:
+    assert under(Hooked, _set_attribute_of_unhashable_class) == \
+        _set_attribute_of_unhashable_class() == 3
