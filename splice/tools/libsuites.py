@@ -36,8 +36,11 @@ every run):
 * ``identity``: each test's call runs under ``splice.Plugin()``: the function the test item
   calls (a test function with its fixture values, or a ``unittest.TestCase`` method) is
   called as ``plugin.run(test, **funcargs)``, so the test's body and everything it reaches
-  (the library, the standard library, hypothesis' engine in a ``@given`` test) run
-  transformed; collection, fixtures, ``setUp``/``tearDown`` and pytest itself stay native.
+  (the library, the standard library) run transformed; collection, fixtures,
+  ``setUp``/``tearDown`` and pytest itself stay native. For a hypothesis ``@given`` test
+  the engine stays native too and each example's call of the test's own function runs
+  under the plugin (through ``test.hypothesis.inner_test``, hypothesis' handle for
+  wrapping it: its generated wrapper has no source, so splice would run it natively).
   One plugin instance serves the whole session, so its code cache is shared by the tests;
 * ``hooked``: the same under a plugin with no-op ``prehook``/``posthook`` (the per-call
   path: implicit calls of operators and attribute access routed, docs/runtime.md);
@@ -398,6 +401,24 @@ class Harness:
             return (yield)
         called = self.called
         nodeid = denoise(item.nodeid)
+        handle: Any = getattr(fn, "hypothesis", None)
+        inner = getattr(handle, "inner_test", None)
+        if callable(inner) and not _is_async(inner):
+            # a @given test: hypothesis' engine stays native (as fixtures do) and each
+            # example runs the test's own function under the plugin, through the handle
+            # hypothesis provides for wrapping it (its generated wrapper has no source)
+            inner_name = _name(inner)
+
+            @functools.wraps(inner)
+            def example_under_plugin(*args: Any, **kwargs: Any) -> Any:
+                called[nodeid] = inner_name
+                return plugin.run(inner, *args, **kwargs)
+
+            handle.inner_test = example_under_plugin
+            try:
+                return (yield)
+            finally:
+                handle.inner_test = inner
         name = _name(fn)
 
         @functools.wraps(fn)
