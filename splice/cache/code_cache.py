@@ -2,13 +2,15 @@
 
 The cache maps a code object to what was built from it (a ``CompiledCode``, or the
 ``UnsupportedError`` that says why it could not be; a transient one, a recursion limit too
-low for splice, is returned but not kept). It holds code objects weakly, so entries
-die with the functions that used them, and by identity: code objects compare equal across
-files (``code.__eq__`` ignores the file name and qualified name), so two files defining the
-same function at the same line must not share an entry. Concurrent first requests for one
-code object build it once: the others wait for the first (a per-code re-entrant lock, so a
-build that reaches the same code again on its own thread does not deadlock). Builds run
-with room on the stack whatever the program's depth (``splice.cache.headroom``).
+low for splice, is returned but not kept; a kept one loses its traceback, which would hold
+the frames of the first call and its callers' locals forever). It holds code objects
+weakly, so entries die with the functions that used them, and by identity: code objects
+compare equal across files (``code.__eq__`` ignores the file name and qualified name), so
+two files defining the same function at the same line must not share an entry. Concurrent
+first requests for one code object build it once: the others wait for the first (a per-code
+re-entrant lock, so a build that reaches the same code again on its own thread does not
+deadlock). Builds run with room on the stack whatever the program's depth
+(``splice.cache.headroom``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,21 @@ class _ByIdentity(Generic[V]):
         return len(self._items)
 
 
+def _forget_frames(error: BaseException) -> None:
+    """Drop the tracebacks of a cached ``error`` and of the exceptions it chains: they hold
+    the frames of the call that first reached the function, and through ``f_back`` every
+    caller's frame and locals, which the cache would otherwise keep alive for good."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [error]
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        exc.__traceback__ = None
+        pending += (exc.__cause__, exc.__context__)
+
+
 class CodeCache(Generic[T]):
     """``code object -> T``, built on first request by ``build(function)``."""
 
@@ -103,8 +120,11 @@ class CodeCache(Generic[T]):
                 # too low for splice (docs/runtime.md, "Recursion limit")
                 value = UnsupportedError.recursion_limit(describe(function))
             self.builds += 1
-            if not (isinstance(value, UnsupportedError) and value.transient):
-                self._entries[code] = value
+            if isinstance(value, UnsupportedError):
+                if value.transient:
+                    return value
+                _forget_frames(value)
+            self._entries[code] = value
             return value
 
     def cached(self, code: types.CodeType) -> T | UnsupportedError | None:
