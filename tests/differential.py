@@ -905,11 +905,6 @@ class Case:
 REGISTRY: dict[str, list[Case]] = {}
 #: renest / literal: the function round-tripped; context: run under a plugin that recurses
 #: everywhere; hooked: the same with (no-op) prehook and posthook on every call
-IMPLICIT_FRAME = ("under implicit-call routing (per-call hooks, Tracer(implicit_calls=True)) an "
-                  "operator runs through a Python helper (splice/runtime/implicit.py), whose "
-                  "frame is in the traceback of the TypeError raised when every operand "
-                  "returns NotImplemented")
-
 MODES = ("renest", "literal", "context", "hooked")
 CONTEXT_MODES = ("context", "hooked")
 #: modes where temporaries that cannot be re-nested are hidden locals (``%n``) that
@@ -1062,6 +1057,7 @@ _WITHIN_STATEMENT = ("a value kept in a hidden local dies at the end of its stat
 LIFETIME_GAPS: dict[tuple[str, str], str] = {
     ("rt_classes", "method_attribute_chains"): _WITHIN_STATEMENT,
     ("rt_assignments", "augmented_name_attribute_subscript"): _WITHIN_STATEMENT,
+    ("rt_assignments", "augmented_with_not_implemented"): _WITHIN_STATEMENT,
     ("rt_control", "for_over_recorded_iterator"): _WITHIN_STATEMENT,
     ("rt_expressions", "chained_comparisons-2"): _WITHIN_STATEMENT,
     ("rt_expressions", "nested_boolop_not_threaded"): _WITHIN_STATEMENT,

@@ -153,10 +153,17 @@ class SpecializingEntry:
                 self.instances[classes] = runner[0]
             return runner
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def choose(self, /, *args: Any, **kwargs: Any) -> types.FunctionType:
+        """The function that runs a call with these arguments (without calling it: the
+        context's table holds ``Chosen(entry.choose, fn)``, C code that calls what this
+        returns, so no frame of the entry's is on the stack while ``fn`` runs)."""
+        # positional-only: a keyword argument named ``self`` is the callee's
         if kwargs:
-            return self._generic_runner()[1](*args, **kwargs)
-        return self._runner_for(tuple(map(type, args)))[1](*args)
+            return self._generic_runner()[1]
+        return self._runner_for(tuple(map(type, args)))[1]
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        return self.choose(*args, **kwargs)(*args, **kwargs)
 
     def __repr__(self) -> str:
         fn = self._fn()

@@ -1,4 +1,6 @@
-/* Per-call hooks around a callee without a frame of splice's on the program's stack.
+/* Calls under a context without a frame of splice's on the program's stack: per-call hooks
+   (``Hooked``), class instantiation (``Instantiator``), a specializing entry's choice of
+   code (``Chosen``) and implicit-call protocols written as generators (``Driven``).
 
    ``Hooked(fn, target, prehooks, posthooks, overdub, continuation, pending, anywhere,
    failed)`` is what the dispatch table gives for ``fn`` under a context with per-call
@@ -436,6 +438,286 @@ static PyTypeObject InstantiatorType = {
     .tp_new = instantiator_new,
 };
 
+/* ``Chosen(choose, callee)``: ``choose(*args, **kwargs)`` gives what runs the call, which
+   is then called with the same arguments (splice/cache/dispatch.py's specializing entry:
+   ``choose`` picks the code instance for the arguments' classes). ``choose`` has returned
+   before the callee starts, so no frame of splice's is on the stack while it runs, and an
+   error binding the arguments is raised from the caller's line alone. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *choose;
+    PyObject *callee;
+    PyObject *weakreflist;
+    vectorcallfunc vectorcall;
+} Chosen;
+
+static PyObject *
+chosen_vectorcall(Chosen *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyObject *target = PyObject_Vectorcall(c->choose, args, nargsf, kwnames);
+    if (target == NULL) return NULL;
+    PyObject *result = PyObject_Vectorcall(target, args, nargsf, kwnames);
+    Py_DECREF(target);
+    return result;
+}
+
+static int
+chosen_traverse(Chosen *c, visitproc visit, void *arg)
+{
+    Py_VISIT(c->choose); Py_VISIT(c->callee);
+    return 0;
+}
+
+static int
+chosen_clear(Chosen *c)
+{
+    Py_CLEAR(c->choose); Py_CLEAR(c->callee);
+    return 0;
+}
+
+static void
+chosen_dealloc(Chosen *c)
+{
+    PyObject_GC_UnTrack(c);
+    if (c->weakreflist != NULL) PyObject_ClearWeakRefs((PyObject *)c);
+    chosen_clear(c);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyObject *
+chosen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *choose, *callee;
+    if (!PyArg_ParseTuple(args, "OO:Chosen", &choose, &callee)) return NULL;
+    Chosen *c = (Chosen *)type->tp_alloc(type, 0);
+    if (c == NULL) return NULL;
+    Py_INCREF(choose); c->choose = choose;
+    Py_INCREF(callee); c->callee = callee;
+    c->vectorcall = (vectorcallfunc)chosen_vectorcall;
+    return (PyObject *)c;
+}
+
+static PyObject *
+chosen_get_choose(Chosen *c, void *closure)
+{
+    Py_INCREF(c->choose);
+    return c->choose;
+}
+
+static PyObject *
+chosen_get_callee(Chosen *c, void *closure)
+{
+    Py_INCREF(c->callee);
+    return c->callee;
+}
+
+static PyObject *
+chosen_get_callee_attribute(Chosen *c, void *name)
+{
+    return PyObject_GetAttrString(c->callee, (const char *)name);
+}
+
+static PyObject *
+chosen_repr(Chosen *c)
+{
+    return PyUnicode_FromFormat("<splice entry of %R chosen by %R>", c->callee, c->choose);
+}
+
+static PyGetSetDef chosen_getset[] = {
+    {"choose", (getter)chosen_get_choose, NULL, "gives what runs a call", NULL},
+    {"callee", (getter)chosen_get_callee, NULL, "the callee the program called", NULL},
+    {"__name__", (getter)chosen_get_callee_attribute, NULL, "the callee's", "__name__"},
+    {"__qualname__", (getter)chosen_get_callee_attribute, NULL, "the callee's", "__qualname__"},
+    {"__module__", (getter)chosen_get_callee_attribute, NULL, "the callee's", "__module__"},
+    {NULL},
+};
+
+static PyTypeObject ChosenType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._hooks.Chosen",
+    .tp_basicsize = sizeof(Chosen),
+    .tp_dealloc = (destructor)chosen_dealloc,
+    .tp_repr = (reprfunc)chosen_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Chosen, vectorcall),
+    .tp_weaklistoffset = offsetof(Chosen, weakreflist),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)chosen_traverse,
+    .tp_clear = (inquiry)chosen_clear,
+    .tp_getset = chosen_getset,
+    .tp_new = chosen_new,
+};
+
+/* ``Driven(plan)``: a protocol written as a generator, run with no frame of its own on the
+   stack while the code it reaches runs (splice/runtime/implicit.py's operators, truth,
+   subscripts, formatting). A call makes the generator ``plan(*args, **kwargs)`` and steps
+   it: each value it yields is a step, a tuple ``(fn, *arguments)``; the driver calls
+   ``fn(*arguments)`` and sends the result back; what the generator returns is the call's
+   result. The generator is suspended while a step runs, so the step's frames link to the
+   program's frame (``sys._getframe(1)``, ``traceback.extract_stack``,
+   ``warnings.warn(stacklevel=2)`` see the program's line, as natively).
+
+   An exception a step raises is thrown into the generator (a protocol may catch it); if
+   it comes back out, it leaves with the traceback it had (the generator's entry taken
+   off). An exception the generator raises itself (a protocol's TypeError) leaves with no
+   traceback: the program's frame is its first entry, as when CPython's C code raises. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *plan;
+    PyObject *weakreflist;
+    vectorcallfunc vectorcall;
+} Driven;
+
+static PyObject *str_throw, *str_value;
+
+static PyObject *
+call_step(PyObject *step)
+{
+    if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) < 1) {
+        PyErr_Format(PyExc_SystemError, "splice: a protocol step must be (fn, *args), not %R",
+                     step);
+        return NULL;
+    }
+    return PyObject_Vectorcall(PyTuple_GET_ITEM(step, 0), &PyTuple_GET_ITEM(step, 1),
+                               PyTuple_GET_SIZE(step) - 1, NULL);
+}
+
+static PyObject *
+driven_vectorcall(Driven *d, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyObject *gen = PyObject_Vectorcall(d->plan, args, nargsf, kwnames);
+    if (gen == NULL) return NULL;
+    if (!PyGen_Check(gen)) {
+        Py_DECREF(gen);
+        PyErr_SetString(PyExc_SystemError, "splice: a driven protocol must be a generator");
+        return NULL;
+    }
+    PyObject *item = NULL;                 /* the step yielded, or the value returned */
+    PyObject *thrown = NULL, *thrown_tb = NULL;  /* the step's error thrown in, its tb */
+    PySendResult how = PyIter_Send(gen, Py_None, &item);
+    while (how == PYGEN_NEXT) {
+        PyObject *result = call_step(item);
+        Py_DECREF(item);
+        item = NULL;
+        Py_CLEAR(thrown);
+        Py_CLEAR(thrown_tb);
+        if (result != NULL) {
+            how = PyIter_Send(gen, result, &item);
+            Py_DECREF(result);
+            continue;
+        }
+        PyObject *type, *tb;
+        PyErr_Fetch(&type, &thrown, &tb);
+        PyErr_NormalizeException(&type, &thrown, &tb);
+        Py_XDECREF(type);
+        if (thrown == NULL) { how = PYGEN_ERROR; break; }
+        if (tb != NULL) PyException_SetTraceback(thrown, tb);
+        thrown_tb = tb;  /* owned */
+        item = PyObject_CallMethodOneArg(gen, str_throw, thrown);
+        if (item != NULL) {
+            how = PYGEN_NEXT;
+        } else if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
+            PyObject *t, *v, *b;
+            PyErr_Fetch(&t, &v, &b);
+            PyErr_NormalizeException(&t, &v, &b);
+            item = v != NULL ? PyObject_GetAttr(v, str_value) : NULL;
+            Py_XDECREF(t); Py_XDECREF(v); Py_XDECREF(b);
+            how = item != NULL ? PYGEN_RETURN : PYGEN_ERROR;
+        } else {
+            how = PYGEN_ERROR;
+        }
+    }
+    Py_DECREF(gen);
+    if (how == PYGEN_RETURN) {
+        Py_XDECREF(thrown); Py_XDECREF(thrown_tb);
+        return item;
+    }
+    /* an error out of the generator: the step's own (its traceback as it was) or the
+       protocol's (no traceback of splice's frames) */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    Py_XDECREF(tb);
+    tb = NULL;
+    if (value != NULL && value == thrown && thrown_tb != NULL) {
+        tb = thrown_tb;
+        thrown_tb = NULL;
+    }
+    if (value != NULL) PyException_SetTraceback(value, tb != NULL ? tb : Py_None);
+    PyErr_Restore(type, value, tb);
+    Py_XDECREF(thrown); Py_XDECREF(thrown_tb);
+    return NULL;
+}
+
+static int
+driven_traverse(Driven *d, visitproc visit, void *arg)
+{
+    Py_VISIT(d->plan);
+    return 0;
+}
+
+static int
+driven_clear(Driven *d)
+{
+    Py_CLEAR(d->plan);
+    return 0;
+}
+
+static void
+driven_dealloc(Driven *d)
+{
+    PyObject_GC_UnTrack(d);
+    if (d->weakreflist != NULL) PyObject_ClearWeakRefs((PyObject *)d);
+    driven_clear(d);
+    Py_TYPE(d)->tp_free((PyObject *)d);
+}
+
+static PyObject *
+driven_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *plan;
+    if (!PyArg_ParseTuple(args, "O:Driven", &plan)) return NULL;
+    Driven *d = (Driven *)type->tp_alloc(type, 0);
+    if (d == NULL) return NULL;
+    Py_INCREF(plan); d->plan = plan;
+    d->vectorcall = (vectorcallfunc)driven_vectorcall;
+    return (PyObject *)d;
+}
+
+static PyObject *
+driven_get_plan(Driven *d, void *closure)
+{
+    Py_INCREF(d->plan);
+    return d->plan;
+}
+
+static PyObject *
+driven_repr(Driven *d)
+{
+    return PyUnicode_FromFormat("<splice protocol %R>", d->plan);
+}
+
+static PyGetSetDef driven_getset[] = {
+    {"plan", (getter)driven_get_plan, NULL, "the protocol's generator function", NULL},
+    {NULL},
+};
+
+static PyTypeObject DrivenType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._hooks.Driven",
+    .tp_basicsize = sizeof(Driven),
+    .tp_dealloc = (destructor)driven_dealloc,
+    .tp_repr = (reprfunc)driven_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Driven, vectorcall),
+    .tp_weaklistoffset = offsetof(Driven, weakreflist),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)driven_traverse,
+    .tp_clear = (inquiry)driven_clear,
+    .tp_getset = driven_getset,
+    .tp_new = driven_new,
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "splice.runtime._hooks", NULL, -1, NULL,
 };
@@ -450,12 +732,20 @@ PyInit__hooks(void)
     str_init = PyUnicode_InternFromString("__init__");
     str_new = PyUnicode_InternFromString("__new__");
     if (str_init == NULL || str_new == NULL) return NULL;
-    if (PyType_Ready(&HookedType) < 0 || PyType_Ready(&InstantiatorType) < 0) return NULL;
+    str_throw = PyUnicode_InternFromString("throw");
+    str_value = PyUnicode_InternFromString("value");
+    if (str_throw == NULL || str_value == NULL) return NULL;
+    if (PyType_Ready(&HookedType) < 0 || PyType_Ready(&InstantiatorType) < 0 ||
+        PyType_Ready(&ChosenType) < 0 || PyType_Ready(&DrivenType) < 0) return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     Py_INCREF(&HookedType);
     if (PyModule_AddObject(mod, "Hooked", (PyObject *)&HookedType) < 0) return NULL;
     Py_INCREF(&InstantiatorType);
     if (PyModule_AddObject(mod, "Instantiator", (PyObject *)&InstantiatorType) < 0) return NULL;
+    Py_INCREF(&ChosenType);
+    if (PyModule_AddObject(mod, "Chosen", (PyObject *)&ChosenType) < 0) return NULL;
+    Py_INCREF(&DrivenType);
+    if (PyModule_AddObject(mod, "Driven", (PyObject *)&DrivenType) < 0) return NULL;
     return mod;
 }

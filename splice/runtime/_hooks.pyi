@@ -26,3 +26,27 @@ class Instantiator:
 
     def __init__(self, cls: type, table: Any, general: Callable[..., Any], /) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+class Chosen:
+    """``choose(*args, **kwargs)(*args, **kwargs)`` with no frame of its own while the
+    chosen callable runs (splice/runtime/_hooks.c)."""
+
+    choose: Callable[..., Any]
+    callee: Any
+    __name__: str
+    __qualname__: str
+    __module__: str
+
+    def __init__(self, choose: Callable[..., Any], callee: Any, /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+class Driven:
+    """A protocol written as a generator of steps ``(fn, *args)``, each called with no
+    frame of the protocol's on the stack (splice/runtime/_hooks.c)."""
+
+    plan: Callable[..., Any]
+
+    def __init__(self, plan: Callable[..., Any], /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -28,6 +28,7 @@ from __future__ import annotations
 import builtins
 import types
 from collections import defaultdict, deque
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -36,6 +37,8 @@ from splice.runtime.dunders import (
     MISSING,
     NATIVE_TYPES,
     Dunders,
+    Steps,
+    drive,
     find,
     find3,
     immutable,
@@ -144,10 +147,30 @@ class Attributes(Dunders):
     Python code would run (so errors raised by C code are exactly the native ones, raised
     in the user's frame); else it calls ``get``, ``set`` or ``delete``."""
 
+    get: Callable[[Any, str], Any]
+    set: Callable[[Any, Any, str], None]
+    delete: Callable[[Any, str], None]
+    builtin_getattr: Callable[..., Any]
+    builtin_hasattr: Callable[[Any, Any], bool]
+    builtin_setattr: Callable[[Any, Any, Any], None]
+    builtin_delattr: Callable[[Any, Any], None]
+    object_getattribute: Callable[[Any, Any], Any]
+    object_setattr: Callable[[Any, Any, Any], None]
+    object_delattr: Callable[[Any, Any], None]
+
+    #: the protocols written as generators (``splice.runtime.dunders.drive``): ``name`` is
+    #: ``drive(self.<name>_steps)``, so no frame of splice's is between a Python accessor
+    #: (``__getattr__``, a property's getter, ``__set__``) and the program's frame
+    DRIVEN = ("get", "set", "delete", "builtin_getattr", "builtin_hasattr",
+              "builtin_setattr", "builtin_delattr", "object_getattribute", "object_setattr",
+              "object_delattr")
+
     def __init__(self, table: Any) -> None:
         super().__init__(table)
         self._reads: dict[tuple[type, str], tuple[Any, Any, Any]] = {}
         self._slots: dict[type, tuple[Any, Any, Any]] = {}
+        for name in self.DRIVEN:
+            setattr(self, name, drive(getattr(self, f"{name}_steps")))
 
     # -------------------------------------------------------------------------- reading
 
@@ -182,29 +205,29 @@ class Attributes(Dunders):
         # model runs natively either way
         return how is not _MODULE
 
-    def get(self, obj: Any, name: str) -> Any:
+    def get_steps(self, obj: Any, name: str) -> Steps:
         """``obj.name``."""
         try:
-            return self._get(obj, name)
+            return (yield from self._get_steps(obj, name))
         except AttributeError as exc:
             add_error_context(exc, name, obj)
             raise
 
-    def _get(self, obj: Any, name: str) -> Any:
+    def _get_steps(self, obj: Any, name: str) -> Steps:
         kind = type(obj)
         if kind in ATTRIBUTE_NATIVE_TYPES:
-            return getattr(obj, name)
+            return (yield (getattr, obj, name))
         if kind is _ModuleType:
-            return self._module_get(obj, name, kind, MISSING)
+            return (yield from self._module_get_steps(obj, name, kind, MISSING))
         getattribute, hook, descr = self._read_lookup(kind, name)
         if hook is MISSING:
-            return self._get_by(getattribute, obj, name, kind, descr)
+            return (yield from self._get_by_steps(getattribute, obj, name, kind, descr))
         try:
-            return self._get_by(getattribute, obj, name, kind, descr)
+            return (yield from self._get_by_steps(getattribute, obj, name, kind, descr))
         except AttributeError:
             pass
         # out of the handler: the AttributeError is not the context of what __getattr__ raises
-        return self._invoke(hook, obj, name)
+        return (yield self._step(hook, obj, name))
 
     def _read_lookup(self, kind: type, name: str) -> tuple[Any, Any, Any]:
         """``kind``'s ``__getattribute__``, ``__getattr__`` and ``name``, in one walk of its
@@ -219,34 +242,42 @@ class Attributes(Dunders):
             found = self._reads[key] = find3(kind, "__getattribute__", "__getattr__", name)
         return found
 
-    def _get_by(self, getattribute: Any, obj: Any, name: str, kind: type, descr: Any) -> Any:
+    def _get_by_steps(self, getattribute: Any, obj: Any, name: str, kind: type, descr: Any
+                      ) -> Steps:
         """``obj.name`` by the ``__getattribute__`` found on ``kind``."""
         how = _behaviour(_GETTERS, getattribute)
         if how is _GENERIC:
-            return self.generic_get(obj, name, kind, descr, getattribute)
+            return (yield from self._generic_get_steps(obj, name, kind, descr, getattribute))
         if type(getattribute) is _FunctionType:
-            return self.table[getattribute](obj, name)
+            return (yield (self.table[getattribute], obj, name))
         if how is _TYPE:
             step = self._type_step(obj, name, kind, descr)
-            return _TYPE_GETATTRIBUTE(obj, name) if step is None else self._routed_get(*step)
+            if step is None:
+                return (yield (_TYPE_GETATTRIBUTE, obj, name))
+            return (yield from self._routed_get_steps(*step))
         if how is _MODULE:
-            return self._module_get(obj, name, kind, descr)
+            return (yield from self._module_get_steps(obj, name, kind, descr))
         if how is _SUPER:
             step = self._super_step(obj, name)
-            return _SUPER_GETATTRIBUTE(obj, name) if step is None else self._routed_get(*step)
+            if step is None:
+                return (yield (_SUPER_GETATTRIBUTE, obj, name))
+            return (yield from self._routed_get_steps(*step))
         if how is _METHOD:
             if descr is not MISSING:
-                return getattr(obj, name)  # C descriptors of the method type
-            return self.get(_method_function(obj), name)  # the function's attribute
-        return self._invoke(getattribute, obj, name)
+                return (yield (getattr, obj, name))  # C descriptors of the method type
+            # the function's attribute
+            return (yield from self.get_steps(_method_function(obj), name))
+        return (yield self._step(getattribute, obj, name))
 
-    def generic_get(self, obj: Any, name: str, kind: type, descr: Any,
-                    native: Any = OBJECT_GETATTRIBUTE) -> Any:
+    def _generic_get_steps(self, obj: Any, name: str, kind: type, descr: Any,
+                           native: Any = OBJECT_GETATTRIBUTE) -> Steps:
         """``PyObject_GenericGetAttr(obj, name)``, ``descr`` being ``name`` found on
         ``kind``; ``native`` the C function to leave the lookup to when no Python code is
         involved."""
         step = self._generic_step(obj, name, kind, descr)
-        return native(obj, name) if step is None else self._routed_get(*step)
+        if step is None:
+            return (yield (native, obj, name))
+        return (yield from self._routed_get_steps(*step))
 
     def _generic_step(self, obj: Any, name: str, kind: type, descr: Any, *,
                       read_instance: bool = True) -> Step | None:
@@ -293,20 +324,21 @@ class Attributes(Dunders):
             return meta_attribute, meta_get, cls, meta
         return None
 
-    def _module_get(self, module: Any, name: str, kind: type, descr: Any) -> Any:
+    def _module_get_steps(self, module: Any, name: str, kind: type, descr: Any) -> Steps:
         """A module's attribute: the generic lookup, then the module's ``__getattr__``."""
         try:
             if kind is _ModuleType:
-                return OBJECT_GETATTRIBUTE(module, name)  # ModuleType's descriptors are C
-            return self.generic_get(module, name, kind, descr)
+                # ModuleType's descriptors are C
+                return (yield (OBJECT_GETATTRIBUTE, module, name))
+            return (yield from self._generic_get_steps(module, name, kind, descr))
         except AttributeError:
             pass
         hook = _dict_get(_module_namespace(module), "__getattr__", MISSING)
         if hook is not MISSING:
-            return self._call(hook, name)
+            return (yield self._call_step(hook, name))
         # the native lookup again, for its message (only C code ran the first time, unless
         # a Python descriptor of a ModuleType subclass raised, which it would then raise again)
-        return _MODULE_GETATTRIBUTE(module, name)
+        return (yield (_MODULE_GETATTRIBUTE, module, name))
 
     def _super_step(self, proxy: Any, name: str) -> Step | None:
         """The Python step of ``super_getattro``: ``name`` on the MRO of the object's class
@@ -362,20 +394,21 @@ class Attributes(Dunders):
             return inner_get is not MISSING and self._python_get(inner, inner_get)
         return False
 
-    def _routed_get(self, descr: Any, get: Any, obj: Any, owner: Any) -> Any:
+    def _routed_get_steps(self, descr: Any, get: Any, obj: Any, owner: Any) -> Steps:
         """``descr.__get__(obj, owner)`` with its Python code entered (``obj`` None: looked up
         on the class itself). Only for what ``_python_get`` accepted."""
         if type(get) is _FunctionType:
-            return self.table[get](descr, obj, owner)
+            return (yield (self.table[get], descr, obj, owner))
         if get is _PROPERTY_GET:
             if obj is None:
                 return descr
-            return self.table[_property_fget(descr)](obj)
+            return (yield (self.table[_property_fget(descr)], obj))
         # a classmethod chains to its function's __get__, with the class as the object
         inner = _classmethod_function(descr)
         if owner is None:
             owner = type(obj)
-        return self._routed_get(inner, self._descriptor_slots(type(inner))[0], owner, owner)
+        return (yield from self._routed_get_steps(
+            inner, self._descriptor_slots(type(inner))[0], owner, owner))
 
     # -------------------------------------------------------------------------- writing
 
@@ -387,25 +420,25 @@ class Attributes(Dunders):
         """Whether ``del obj.name`` runs only C code."""
         return self._write_step(obj, name, 2) is None
 
-    def set(self, value: Any, obj: Any, name: str) -> None:
+    def set_steps(self, value: Any, obj: Any, name: str) -> Steps:
         """``obj.name = value`` (operands in the order they are evaluated)."""
         step = self._write_step(obj, name, 1)
         if step is None:
-            setattr(obj, name, value)
+            yield (setattr, obj, name, value)
         elif type(step) is _FunctionType:
-            self.table[step](obj, name, value)  # a Python __setattr__
+            yield (self.table[step], obj, name, value)  # a Python __setattr__
         else:
-            self._routed_write(step, obj, value)
+            yield self._routed_write(step, obj, value)
 
-    def delete(self, obj: Any, name: str) -> None:
+    def delete_steps(self, obj: Any, name: str) -> Steps:
         """``del obj.name``."""
         step = self._write_step(obj, name, 2)
         if step is None:
-            delattr(obj, name)
+            yield (delattr, obj, name)
         elif type(step) is _FunctionType:
-            self.table[step](obj, name)  # a Python __delattr__
+            yield (self.table[step], obj, name)  # a Python __delattr__
         else:
-            self._routed_write(step, obj)
+            yield self._routed_write(step, obj)
 
     def _write_step(self, obj: Any, name: str, which: int) -> Any:
         """What runs Python code when ``obj.name`` is set (``which`` 1) or deleted (2):
@@ -440,90 +473,75 @@ class Attributes(Dunders):
                 return descr, method
         return None
 
-    def _routed_write(self, step: tuple[Any, Any], obj: Any, *value: Any) -> None:
-        """A data descriptor's ``__set__(obj, value)`` or ``__delete__(obj)`` (no
-        ``value``), its Python code entered."""
+    def _routed_write(self, step: tuple[Any, Any], obj: Any, *value: Any) -> tuple[Any, ...]:
+        """The protocol step of a data descriptor's ``__set__(obj, value)`` or
+        ``__delete__(obj)`` (no ``value``), its Python code entered."""
         descr, method = step
         if type(method) is _FunctionType:
-            self.table[method](descr, obj, *value)
-        elif value:
-            self.table[_property_fset(descr)](obj, *value)
-        else:
-            self.table[_property_fdel(descr)](obj)
-
-    def generic_set(self, obj: Any, name: str, value: Any) -> None:
-        """``PyObject_GenericSetAttr(obj, name, value)`` (``object.__setattr__``)."""
-        step = self._descriptor_write(find(type(obj), name), 1)
-        if step is None:
-            OBJECT_SETATTR(obj, name, value)
-        else:
-            self._routed_write(step, obj, value)
-
-    def generic_delete(self, obj: Any, name: str) -> None:
-        """``PyObject_GenericSetAttr(obj, name, NULL)`` (``object.__delattr__``)."""
-        step = self._descriptor_write(find(type(obj), name), 2)
-        if step is None:
-            OBJECT_DELATTR(obj, name)
-        else:
-            self._routed_write(step, obj)
+            return (self.table[method], descr, obj, *value)
+        if value:
+            return (self.table[_property_fset(descr)], obj, *value)
+        return (self.table[_property_fdel(descr)], obj)
 
     # ------------------------------------------------------------- builtins and wrappers
 
-    def builtin_getattr(self, obj: Any, name: Any, *default: Any) -> Any:
+    def builtin_getattr_steps(self, obj: Any, name: Any, *default: Any) -> Steps:
         """``getattr(obj, name[, default])``."""
         if type(name) is not str or len(default) > 1 or self.readable(obj, name):
-            return getattr(obj, name, *default)
+            return (yield (getattr, obj, name, *default))
         if not default:
-            return self.get(obj, name)
+            return (yield from self.get_steps(obj, name))
         try:
-            return self._get(obj, name)
+            return (yield from self._get_steps(obj, name))
         except AttributeError:
             return default[0]
 
-    def builtin_hasattr(self, obj: Any, name: Any) -> bool:
+    def builtin_hasattr_steps(self, obj: Any, name: Any) -> Steps:
         """``hasattr(obj, name)``."""
         if type(name) is not str or self.readable(obj, name):
-            return hasattr(obj, name)
+            return (yield (hasattr, obj, name))
         try:
-            self._get(obj, name)
+            yield from self._get_steps(obj, name)
         except AttributeError:
             return False
         return True
 
-    def builtin_setattr(self, obj: Any, name: Any, value: Any) -> None:
+    def builtin_setattr_steps(self, obj: Any, name: Any, value: Any) -> Steps:
         """``setattr(obj, name, value)``."""
         if type(name) is not str:
-            setattr(obj, name, value)
-            return
-        self.set(value, obj, name)
+            yield (setattr, obj, name, value)
+        else:
+            yield from self.set_steps(value, obj, name)
 
-    def builtin_delattr(self, obj: Any, name: Any) -> None:
+    def builtin_delattr_steps(self, obj: Any, name: Any) -> Steps:
         """``delattr(obj, name)``."""
         if type(name) is not str:
-            delattr(obj, name)
-            return
-        self.delete(obj, name)
+            yield (delattr, obj, name)
+        else:
+            yield from self.delete_steps(obj, name)
 
-    def object_getattribute(self, obj: Any, name: Any) -> Any:
+    def object_getattribute_steps(self, obj: Any, name: Any) -> Steps:
         """``object.__getattribute__(obj, name)`` (no context added to its errors)."""
         if type(name) is not str:
-            return OBJECT_GETATTRIBUTE(obj, name)
+            return (yield (OBJECT_GETATTRIBUTE, obj, name))
         kind = type(obj)
-        return self.generic_get(obj, name, kind, find(kind, name))
+        return (yield from self._generic_get_steps(obj, name, kind, find(kind, name)))
 
-    def object_setattr(self, obj: Any, name: Any, value: Any) -> None:
-        """``object.__setattr__(obj, name, value)``."""
-        if type(name) is not str or not _generic_setattr_applies(type(obj)):
-            OBJECT_SETATTR(obj, name, value)  # its own checks and errors
-            return
-        self.generic_set(obj, name, value)
+    def object_setattr_steps(self, obj: Any, name: Any, value: Any) -> Steps:
+        """``object.__setattr__(obj, name, value)``: ``PyObject_GenericSetAttr``."""
+        step = None
+        if type(name) is str and _generic_setattr_applies(type(obj)):
+            step = self._descriptor_write(find(type(obj), name), 1)
+        # else: its own checks and errors
+        yield (OBJECT_SETATTR, obj, name, value) if step is None else \
+            self._routed_write(step, obj, value)
 
-    def object_delattr(self, obj: Any, name: Any) -> None:
-        """``object.__delattr__(obj, name)``."""
-        if type(name) is not str or not _generic_setattr_applies(type(obj)):
-            OBJECT_DELATTR(obj, name)
-            return
-        self.generic_delete(obj, name)
+    def object_delattr_steps(self, obj: Any, name: Any) -> Steps:
+        """``object.__delattr__(obj, name)``: ``PyObject_GenericSetAttr(obj, name, NULL)``."""
+        step = None
+        if type(name) is str and _generic_setattr_applies(type(obj)):
+            step = self._descriptor_write(find(type(obj), name), 2)
+        yield (OBJECT_DELATTR, obj, name) if step is None else self._routed_write(step, obj)
 
 
 def _generic_setattr_applies(kind: type) -> bool:

@@ -260,6 +260,8 @@ def _references_held(entry: Any, callee: Any) -> int:
             (entry.continuation is callee)
     if INSTANTIATOR is not None and type(entry) is INSTANTIATOR:  # and the class it makes
         held += entry.cls is callee
+    if CHOSEN is not None and type(entry) is CHOSEN:  # a specializing entry's callee
+        held += entry.callee is callee
     # (only a function's own cells: an entry may be any callable, a class among them,
     # whose ``__closure__`` could be anything, even a descriptor)
     closure = entry.__closure__ if type(entry) is _FunctionType else None
@@ -487,11 +489,17 @@ class Context:
             return None
         method, least, most = found
         native = callee
+        routed = functools.partial(method, *receiver) if receiver else method
+
+        def choose(*args: Any, **kwargs: Any) -> Any:
+            if kwargs or not least <= len(receiver) + len(args) <= most:
+                return native
+            return routed
+        if CHOSEN is not None:
+            return CHOSEN(choose, callee)  # no frame of splice's while the protocol runs
 
         def protocol(*args: Any, **kwargs: Any) -> Any:
-            if kwargs or not least <= len(receiver) + len(args) <= most:
-                return native(*args, **kwargs)
-            return method(*receiver, *args)
+            return choose(*args, **kwargs)(*args, **kwargs)
         return protocol
 
     def _intercept(self, callee: Any) -> Callable[..., Any] | None:
@@ -622,6 +630,8 @@ class Context:
         except InterpreterError as exc:
             return self.untyped(fn, exc)
         self._record(fn, True, "transformed")
+        if CHOSEN is not None:
+            return CHOSEN(entry.choose, fn)  # no frame of the entry's (_hooks.c)
         return entry
 
     def untyped(self, fn: types.FunctionType, error: InterpreterError,
@@ -990,11 +1000,13 @@ def _hook_failed(plugin: Plugin, hook: str, fn: Any, exc: Exception) -> PluginEr
 
 HOOKED: Callable[..., Any] | None
 INSTANTIATOR: Callable[..., Any] | None
+CHOSEN: Callable[..., Any] | None
 try:
+    from splice.runtime._hooks import Chosen as CHOSEN
     from splice.runtime._hooks import Hooked as HOOKED
     from splice.runtime._hooks import Instantiator as INSTANTIATOR
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
-    HOOKED = INSTANTIATOR = None
+    HOOKED = INSTANTIATOR = CHOSEN = None
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any]], Any] | None
 try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 import functools
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 _FunctionType = types.FunctionType
@@ -110,6 +110,37 @@ def type_name(kind: type, limit: int) -> str:
     return name.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "replace")
 
 
+#: a protocol's generator: it yields steps ``(fn, *args)``, is sent each step's result and
+#: returns the operation's result (see ``drive``)
+Steps = Generator[tuple[Any, ...], Any, Any]
+
+
+def _drive_in_python(plan: Callable[..., Steps]) -> Callable[..., Any]:
+    """``drive`` without the C driver (splice built without a compiler): the same steps,
+    run from a Python frame of splice's."""
+    def driven(*args: Any, **kwargs: Any) -> Any:
+        steps = plan(*args, **kwargs)
+        try:
+            step = next(steps)
+            while True:
+                try:
+                    result = step[0](*step[1:])
+                except BaseException as exc:  # noqa: BLE001 - the protocol decides
+                    step = steps.throw(exc)
+                else:
+                    step = steps.send(result)
+        except StopIteration as stop:
+            return stop.value
+    return driven
+
+
+drive: Callable[[Callable[..., Steps]], Callable[..., Any]]
+try:
+    from splice.runtime._hooks import Driven as drive
+except ImportError:  # built without a compiler
+    drive = _drive_in_python
+
+
 class Dunders:
     """Calls of dunders found on a type, Python functions entered through ``table``."""
 
@@ -134,6 +165,19 @@ class Dunders:
             return _partial(method, obj)
         get = getattr(type(method), "__get__", None)
         return get(method, obj, type(obj)) if get is not None else method
+
+    def _step(self, method: Any, obj: Any, *args: Any) -> tuple[Any, ...]:
+        """The protocol step (see ``drive``) calling ``method`` (found on ``type(obj)``) for
+        ``obj``: ``_invoke`` as a step."""
+        if type(method) is _FunctionType:
+            return (self.table[method], obj, *args)
+        return (self._bound(method, obj), *args)
+
+    def _call_step(self, function: Any, *args: Any) -> tuple[Any, ...]:
+        """``_call`` as a step."""
+        if type(function) is _FunctionType:
+            return (self.table[function], *args)
+        return (function, *args)
 
     def _call(self, function: Any, *args: Any) -> Any:
         """A plain call CPython makes from C: a Python function entered, anything else as it

@@ -25,17 +25,20 @@ default call of ``__eq__``, ``__init_subclass__``).
 
 from __future__ import annotations
 
+import array
 import builtins
+import collections
 import functools
 import itertools
 import operator
 import types
+from collections.abc import Callable
 from typing import Any
 
 from splice.pristine import BUILTINS
 from splice.runtime.attributes import Attributes
 from splice.runtime.classes import ClassCreation
-from splice.runtime.dunders import NATIVE_TYPES, Dunders, special, type_name
+from splice.runtime.dunders import NATIVE_TYPES, Dunders, Steps, drive, special, type_name
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -84,6 +87,22 @@ BINARY_SYMBOLS = {
     "mod": "%", "pow": "** or pow()", "lshift": "<<", "rshift": ">>", "or_": "|", "xor": "^",
     "and_": "&",
 }
+#: the ``__add__``, ``__mul__`` (and in-place forms) of builtin sequences: CPython's
+#: ``sq_concat``/``sq_repeat`` (``sq_inplace_*``), which it tries only after both operands'
+#: numeric slots (so a right operand's Python ``__radd__`` comes first) and which raise
+#: TypeError instead of returning NotImplemented
+SEQUENCE_SLOTS: frozenset[Any] = frozenset(
+    method for kind in (str, bytes, bytearray, list, tuple, collections.deque, array.array)
+    for name in ("__add__", "__mul__", "__iadd__", "__imul__")
+    if (method := vars(kind).get(name)) is not None)
+_WrapperDescriptor = type(str.__add__)
+
+
+def _sequence_slot(method: Any) -> bool:
+    # the type test first: a class attribute may be unhashable
+    return type(method) is _WrapperDescriptor and method in SEQUENCE_SLOTS
+
+
 UNARY_SYMBOLS = {"neg": "-", "pos": "+", "invert": "~"}
 COMPARE_SYMBOLS = {"lt": "<", "le": "<=", "eq": "==", "ne": "!=", "gt": ">", "ge": ">="}
 REFLECTED_COMPARE = {"lt": "gt", "le": "ge", "eq": "eq", "ne": "ne", "gt": "lt", "ge": "le"}
@@ -96,16 +115,52 @@ def _dunder(op: str) -> str:
 class Implicit(Dunders):
     """The implicit-call protocols of one context (Python dunders are entered through its
     dispatch table): operators, truth, iteration, ``with``, formatting here, attribute access
-    in ``attributes``, class statements in ``classes``."""
+    in ``attributes``, class statements in ``classes``.
+
+    Each protocol that can reach a Python dunder is a generator (``*_steps``) that yields
+    the calls to make as steps ``(fn, *args)`` and returns the result; the public attribute
+    is that generator driven by C code (``splice.runtime._hooks.Driven``), so while a
+    dunder runs the generator is suspended and no frame of splice's is between the dunder
+    and the program's frame: ``sys._getframe(1)``, ``traceback.extract_stack``,
+    ``warnings.warn(stacklevel=2)`` and tracebacks see what they see natively. A
+    protocol's own error (an unsupported operand) is raised with no splice frame in its
+    traceback, as CPython's C code raises it."""
+
+    binary: Callable[[str, Any, Any], Any]
+    inplace: Callable[[str, Any, Any], Any]
+    unary: Callable[[str, Any], Any]
+    compare: Callable[[str, Any, Any], Any]
+    contains: Callable[[Any, Any], bool]
+    not_contains: Callable[[Any, Any], bool]
+    truth: Callable[[Any], bool]
+    negation: Callable[[Any], bool]
+    getitem: Callable[[Any, Any], Any]
+    setitem: Callable[[Any, Any, Any], None]
+    delitem: Callable[[Any, Any], None]
+    iter: Callable[[Any], Any]
+    loop: Callable[[Any], Any]
+    unpacked: Callable[..., Any]
+    aloop: Callable[[Any], Any]
+    str: Callable[[Any], Any]
+    repr: Callable[[Any], Any]
+    format: Callable[..., Any]
+    formatted: Callable[..., Any]
+
+    #: the protocols written as generators: ``name`` is ``drive(self.<name>_steps)``
+    DRIVEN = ("binary", "inplace", "unary", "compare", "contains", "not_contains", "truth",
+              "negation", "getitem", "setitem", "delitem", "iter", "loop", "unpacked",
+              "aloop", "str", "repr", "format", "formatted")
 
     def __init__(self, table: Any) -> None:
         super().__init__(table)
         self.attributes = Attributes(table)
         self.classes = ClassCreation(table)
+        for name in self.DRIVEN:
+            setattr(self, name, drive(getattr(self, f"{name}_steps")))
 
     # ------------------------------------------------------------------------ operators
 
-    def binary(self, op: str, a: Any, b: Any) -> Any:
+    def binary_steps(self, op: builtins.str, a: Any, b: Any) -> Steps:
         """``a <op> b`` (``op`` an ``operator`` name: "add", "or_", ...)."""
         left_type, right_type = type(a), type(b)
         name = _dunder(op)
@@ -113,32 +168,40 @@ class Implicit(Dunders):
         left = special(left_type, name)
         right = special(right_type, rname) if right_type is not left_type else None
         if type(left) is not _FunctionType and type(right) is not _FunctionType:
-            return getattr(operator, op)(a, b)
-        result = self._binary(left_type, right_type, left, right, rname, a, b)
+            return (yield (getattr(operator, op), a, b))
+        result = yield from self._binary_steps(left_type, right_type, left, right, rname,
+                                               a, b)
+        if result is NotImplemented and _sequence_slot(left):
+            return (yield self._step(left, a, b))
         if result is NotImplemented:
             raise TypeError(f"unsupported operand type(s) for {BINARY_SYMBOLS[op]}: "
                             f"'{left_type.__name__}' and '{right_type.__name__}'")
         return result
 
-    def _binary(self, left_type: type, right_type: type, left: Any, right: Any, rname: str,
-                a: Any, b: Any) -> Any:
+    def _binary_steps(self, left_type: type, right_type: type, left: Any, right: Any,
+                      rname: builtins.str, a: Any, b: Any) -> Steps:
+        """CPython's ``binary_op1``: the operands' numeric slots, a subclass's reflected
+        one first; a builtin sequence's concatenation or repetition is not one of them
+        (the caller tries it last)."""
+        if _sequence_slot(left):
+            left = None
         if right is not None and issubclass(right_type, left_type) and \
                 right is not special(left_type, rname):
-            result = self._invoke(right, b, a)
+            result = yield self._step(right, b, a)
             if result is not NotImplemented:
                 return result
             right = None
         if left is not None:
-            result = self._invoke(left, a, b)
+            result = yield self._step(left, a, b)
             if result is not NotImplemented:
                 return result
         if right is not None:
-            return self._invoke(right, b, a)
+            return (yield self._step(right, b, a))
         return NotImplemented
 
-    def inplace(self, op: str, a: Any, b: Any) -> Any:
-        """``a <op>= b`` without the store (``op``: "iadd", "ior", ...)."""
-        base = op[1:]
+    def inplace_steps(self, op: builtins.str, a: Any, b: Any) -> Steps:
+        """``a <op>= b`` without the store (``op``: "iadd", "ior", "iand", ...)."""
+        base = op[1:] if op[1:] in BINARY_SYMBOLS else f"{op[1:]}_"  # "iand": "and_"
         left_type, right_type = type(a), type(b)
         name = _dunder(op)
         binary_name = _dunder(base)
@@ -147,45 +210,51 @@ class Implicit(Dunders):
         left = special(left_type, binary_name)
         right = special(right_type, rname) if right_type is not left_type else None
         if all(type(f) is not _FunctionType for f in (own, left, right)):
-            return getattr(operator, op)(a, b)
-        if own is not None:
-            result = self._invoke(own, a, b)
+            return (yield (getattr(operator, op), a, b))
+        if own is not None and not _sequence_slot(own):
+            result = yield self._step(own, a, b)
             if result is not NotImplemented:
                 return result
-        result = self._binary(left_type, right_type, left, right, rname, a, b)
+        result = yield from self._binary_steps(left_type, right_type, left, right, rname,
+                                               a, b)
         if result is NotImplemented:
+            # a builtin sequence's in-place concatenation, else its concatenation
+            if _sequence_slot(own):
+                return (yield self._step(own, a, b))
+            if _sequence_slot(left):
+                return (yield self._step(left, a, b))
             raise TypeError(f"unsupported operand type(s) for {BINARY_SYMBOLS[base]}=: "
                             f"'{left_type.__name__}' and '{right_type.__name__}'")
         return result
 
-    def unary(self, op: str, a: Any) -> Any:
+    def unary_steps(self, op: builtins.str, a: Any) -> Steps:
         """``-a``, ``+a``, ``~a``."""
         method = special(type(a), _dunder(op))
         if type(method) is not _FunctionType:
-            return getattr(operator, op)(a)
-        return self._invoke(method, a)
+            return (yield (getattr(operator, op), a))
+        return (yield self._step(method, a))
 
-    def compare(self, op: str, a: Any, b: Any) -> Any:
+    def compare_steps(self, op: builtins.str, a: Any, b: Any) -> Steps:
         """``a <op> b`` for the rich comparisons ("lt", "eq", ...)."""
         left_type, right_type = type(a), type(b)
         reflected = REFLECTED_COMPARE[op]
         left = special(left_type, _dunder(op))
         right = special(right_type, _dunder(reflected))
         if type(left) is not _FunctionType and type(right) is not _FunctionType:
-            return getattr(operator, op)(a, b)
+            return (yield (getattr(operator, op), a, b))
         tried_reflected = False
         if right_type is not left_type and issubclass(right_type, left_type) and \
                 right is not None:
             tried_reflected = True
-            result = self._invoke(right, b, a)
+            result = yield self._step(right, b, a)
             if result is not NotImplemented:
                 return result
         if left is not None:
-            result = self._invoke(left, a, b)
+            result = yield self._step(left, a, b)
             if result is not NotImplemented:
                 return result
         if not tried_reflected and right is not None:
-            result = self._invoke(right, b, a)
+            result = yield self._step(right, b, a)
             if result is not NotImplemented:
                 return result
         if op == "eq":
@@ -195,23 +264,23 @@ class Implicit(Dunders):
         raise TypeError(f"'{COMPARE_SYMBOLS[op]}' not supported between instances of "
                         f"'{left_type.__name__}' and '{right_type.__name__}'")
 
-    def contains(self, item: Any, container: Any) -> bool:
+    def contains_steps(self, item: Any, container: Any) -> Steps:
         """``item in container`` (arguments in the order they are evaluated)."""
         method = special(type(container), "__contains__")
         if type(method) is not _FunctionType:
-            return item in container
-        return bool(self._invoke(method, container, item))
+            return (yield (operator.contains, container, item))
+        return bool((yield self._step(method, container, item)))
 
-    def not_contains(self, item: Any, container: Any) -> bool:
+    def not_contains_steps(self, item: Any, container: Any) -> Steps:
         """``item not in container``."""
-        return not self.contains(item, container)
+        return not (yield from self.contains_steps(item, container))
 
-    def truth(self, obj: Any) -> bool:
+    def truth_steps(self, obj: Any) -> Steps:
         """``bool(obj)`` as an ``if`` tests it: ``__bool__``, else ``__len__``."""
         kind = type(obj)
         method = special(kind, "__bool__")
         if type(method) is _FunctionType:
-            result = self._invoke(method, obj)
+            result = yield self._step(method, obj)
             if type(result) is not bool:
                 raise TypeError(f"__bool__ should return bool, returned "
                                 f"{type(result).__name__}")
@@ -219,44 +288,52 @@ class Implicit(Dunders):
         if method is None:
             length = special(kind, "__len__")
             if type(length) is _FunctionType:
-                size = self._invoke(length, obj)
+                size = yield self._step(length, obj)
                 if not isinstance(size, int):
                     raise TypeError(f"'{type(size).__name__}' object cannot be interpreted "
                                     "as an integer")
                 if size < 0:
                     raise ValueError("__len__() should return >= 0")
                 return bool(size)
-        return bool(obj)
+        return (yield (bool, obj))
+
+    def negation_steps(self, obj: Any) -> Steps:
+        """``not obj``."""
+        return not (yield from self.truth_steps(obj))
 
     # ----------------------------------------------------------------------- subscripts
 
-    def getitem(self, obj: Any, index: Any) -> Any:
+    def getitem_steps(self, obj: Any, index: Any) -> Steps:
         method = special(type(obj), "__getitem__")
         if type(method) is not _FunctionType:
-            return obj[index]
-        return self._invoke(method, obj, index)
+            return (yield (operator.getitem, obj, index))
+        return (yield self._step(method, obj, index))
 
-    def setitem(self, value: Any, obj: Any, index: Any) -> None:
+    def setitem_steps(self, value: Any, obj: Any, index: Any) -> Steps:
         method = special(type(obj), "__setitem__")
         if type(method) is not _FunctionType:
-            obj[index] = value
-            return
-        self._invoke(method, obj, index, value)
+            yield (operator.setitem, obj, index, value)
+            return None
+        yield self._step(method, obj, index, value)
+        return None
 
-    def delitem(self, obj: Any, index: Any) -> None:
+    def delitem_steps(self, obj: Any, index: Any) -> Steps:
         method = special(type(obj), "__delitem__")
         if type(method) is not _FunctionType:
-            del obj[index]
-            return
-        self._invoke(method, obj, index)
+            yield (operator.delitem, obj, index)
+            return None
+        yield self._step(method, obj, index)
+        return None
 
     # ---------------------------------------------------------------- iteration, format
 
-    def iter(self, obj: Any) -> Any:
-        found = self._iterator(obj, special(type(obj), "__iter__"))
-        return found[0] if found is not None else builtins.iter(obj)
+    def iter_steps(self, obj: Any) -> Steps:
+        found = yield from self._iterator_steps(obj, special(type(obj), "__iter__"))
+        if found is not None:
+            return found[0]
+        return (yield (builtins.iter, obj))
 
-    def _iterator(self, obj: Any, method: Any) -> tuple[Any, bool, Any] | None:
+    def _iterator_steps(self, obj: Any, method: Any) -> Steps:
         """``iter(obj)`` given ``obj``'s ``__iter__`` (``method``), a Python one entered under
         the context: the iterator, whether ``__iter__`` was Python code, and the iterator's
         ``__next__``. None when ``obj`` has no ``__iter__`` (not iterable, or the sequence
@@ -264,7 +341,7 @@ class Implicit(Dunders):
         if method is None:
             return None
         python_iter = type(method) is _FunctionType
-        it = self._invoke(method, obj) if python_iter else builtins.iter(obj)
+        it = yield (self._step(method, obj) if python_iter else (builtins.iter, obj))
         kind = type(it)
         step = special(kind, "__next__")
         if step is None:
@@ -282,14 +359,14 @@ class Implicit(Dunders):
             return _partial(builtins.next, it)
         return None
 
-    def loop(self, obj: Any) -> Any:
+    def loop_steps(self, obj: Any) -> Steps:
         """What a ``for`` loop, a comprehension or an unpacking iterates instead of ``obj``
         when Python code takes part: an iterator whose ``__iter__`` and ``__next__`` are C
         code and whose steps call the Python ``__next__`` under the context (``obj`` itself
         when no Python dunder is involved, so errors keep their native messages)."""
         if type(obj) in NATIVE_TYPES:
             return obj
-        found = self._iterator(obj, special(type(obj), "__iter__"))
+        found = yield from self._iterator_steps(obj, special(type(obj), "__iter__"))
         if found is None:
             return obj
         it, python_iter, step = found
@@ -298,14 +375,14 @@ class Implicit(Dunders):
             return builtins.iter(stepper, _END)
         return it if python_iter else obj
 
-    def unpacked(self, obj: Any, *, before: int, after: int) -> Any:
+    def unpacked_steps(self, obj: Any, *, before: int, after: int) -> Steps:
         """The values of a starred unpacking (``a, *b, c = obj``) collected as CPython does
         (``before`` values by ``__next__``, then ``list(iterator)``, which calls the
         iterator's ``__iter__``), as a tuple the native unpacking then splits; ``obj``
         itself when no Python dunder is involved."""
         if type(obj) in NATIVE_TYPES:
             return obj
-        found = self._iterator(obj, special(type(obj), "__iter__"))
+        found = yield from self._iterator_steps(obj, special(type(obj), "__iter__"))
         if found is None:
             return obj
         it, python_iter, step = found
@@ -317,14 +394,14 @@ class Implicit(Dunders):
         short = False
         for _ in range(before):
             try:
-                first.append(advance())
+                first.append((yield (advance,)))
             except StopIteration:
                 short = True
                 break
         if short:  # raised outside the handler: the native error has no context
             raise ValueError(f"not enough values to unpack (expected at least "
                              f"{before + after}, got {len(first)})")
-        rest = list(self.loop(it))
+        rest = yield (list, (yield from self.loop_steps(it)))
         if len(rest) < after:
             raise ValueError(f"not enough values to unpack (expected at least "
                              f"{before + after}, got {before + len(rest)})")
@@ -339,7 +416,7 @@ class Implicit(Dunders):
         """The same for ``async with`` (``__aenter__``/``__aexit__``)."""
         return self._managed(manager, "__aenter__", "__aexit__")
 
-    def _managed(self, manager: Any, enter_name: str, exit_name: str) -> Any:
+    def _managed(self, manager: Any, enter_name: builtins.str, exit_name: builtins.str) -> Any:
         if type(manager) in NATIVE_TYPES:
             return manager
         kind = type(manager)
@@ -353,7 +430,7 @@ class Implicit(Dunders):
         wrapper.exit = self._bound(leave, manager)
         return wrapper
 
-    def aloop(self, obj: Any) -> Any:
+    def aloop_steps(self, obj: Any) -> Steps:
         """What ``async for`` iterates instead of ``obj`` when its ``__aiter__`` or the
         iterator's ``__anext__`` is Python code: a stand-in whose ``__aiter__`` gives steps
         calling that ``__anext__`` under the context (``obj`` itself otherwise, so errors keep
@@ -365,7 +442,7 @@ class Implicit(Dunders):
         if make is None:
             return obj  # the native statement raises its own error
         python_aiter = type(make) is _FunctionType
-        it = self._invoke(make, obj)
+        it = yield self._step(make, obj)
         step = special(type(it), "__anext__")
         if step is None:
             raise TypeError("'async for' received an object from __aiter__ that does not "
@@ -378,44 +455,40 @@ class Implicit(Dunders):
         loop.aiter = itertools.repeat(steps).__next__
         return loop
 
-    def negation(self, obj: Any) -> bool:
-        """``not obj``."""
-        return not self.truth(obj)
-
-    def str(self, obj: Any) -> Any:
+    def str_steps(self, obj: Any) -> Steps:
         method = special(type(obj), "__str__")
         if method is _OBJECT_STR:
-            return self.repr(obj)  # object.__str__ calls __repr__
+            return (yield from self.repr_steps(obj))  # object.__str__ calls __repr__
         if type(method) is not _FunctionType:
-            return builtins.str(obj)
-        return _checked_str(self._invoke(method, obj), "__str__")
+            return (yield (builtins.str, obj))
+        return _checked_str((yield self._step(method, obj)), "__str__")
 
-    def repr(self, obj: Any) -> Any:
+    def repr_steps(self, obj: Any) -> Steps:
         method = special(type(obj), "__repr__")
         if type(method) is not _FunctionType:
-            return builtins.repr(obj)
-        return _checked_str(self._invoke(method, obj), "__repr__")
+            return (yield (builtins.repr, obj))
+        return _checked_str((yield self._step(method, obj)), "__repr__")
 
-    def format(self, value: Any, spec: Any = "") -> Any:
+    def format_steps(self, value: Any, spec: Any = "") -> Steps:
         method = special(type(value), "__format__")
         if method is _OBJECT_FORMAT and type(spec) is builtins.str and not spec:
-            return self.str(value)  # object.__format__(x, "") is str(x)
+            return (yield from self.str_steps(value))  # object.__format__(x, "") is str(x)
         if type(method) is not _FunctionType:
-            return builtins.format(value, spec)
-        result = self._invoke(method, value, spec)
+            return (yield (builtins.format, value, spec))
+        result = yield self._step(method, value, spec)
         if not isinstance(result, builtins.str):
             raise TypeError(f"__format__ must return a str, not {type(result).__name__}")
         return result
 
-    def formatted(self, value: Any, conversion: int, spec: Any = "") -> Any:
+    def formatted_steps(self, value: Any, conversion: int, spec: Any = "") -> Steps:
         """An f-string field: ``{value!conversion:spec}``."""
         if conversion == ord("s"):
-            value = self.str(value)
+            value = yield from self.str_steps(value)
         elif conversion == ord("r"):
-            value = self.repr(value)
+            value = yield from self.repr_steps(value)
         elif conversion == ord("a"):
-            value = builtins.ascii(value)
-        return self.format(value, spec)
+            value = yield (builtins.ascii, value)
+        return (yield from self.format_steps(value, spec))
 
 
 def _checked_str(result: Any, name: str) -> Any:

@@ -194,8 +194,6 @@ def test_l2_reflected_add_of_a_sequence_natively() -> None:
     assert splice.Plugin().run(_str_plus_object) == "__radd__"
 
 
-@pytest.mark.xfail(reason="radd-after-concat: " + REASONS["radd-after-concat"].text,
-                   strict=True)
 def test_l2_hooked_str_plus_object_with_radd() -> None:
     # found by pyparsing's suite under hooks (``"(" + Word(nums)`` builds a grammar): the
     # implicit-call protocol calls str.__add__ first, which raises TypeError ("can only
@@ -226,8 +224,6 @@ def _made_object_freed() -> bool:
     return _MADE[-1]() is None
 
 
-@pytest.mark.xfail(reason="refused-keeps-frames: " + REASONS["refused-keeps-frames"].text,
-                   strict=True)
 def test_l3_a_refused_callee_keeps_no_caller_frame_alive() -> None:
     # found by pyparsing's testWarnIncorrectAssignmentToForward (Forward.__init__ calls a
     # namedtuple's __new__, made by exec): the context caches the UnsupportedError raised at
@@ -253,7 +249,6 @@ def test_l4_operator_dunder_sees_its_callers_frame() -> None:
     assert splice.Plugin().run(_operator_callers) == _operator_callers()
 
 
-@pytest.mark.xfail(reason="implicit-frames: " + REASONS["implicit-frames"].text, strict=True)
 def test_l4_hooked_operator_dunder_sees_its_callers_frame() -> None:
     # found by pyparsing's testWarnUsingLshiftForward (Forward.__or__ compares
     # traceback.extract_stack(limit=2)[-2] with the line __lshift__ recorded: under hooks
@@ -283,8 +278,6 @@ def test_l5_argument_error_traceback_has_no_splice_frame() -> None:
     assert splice.Plugin().run(_argument_error_frames) == ["_argument_error_frames"]
 
 
-@pytest.mark.xfail(reason="typed-entry-frame: " + REASONS["typed-entry-frame"].text,
-                   strict=True)
 def test_l5_typed_argument_error_traceback_has_no_splice_frame() -> None:
     # found by pyparsing's suite in typed mode (parse actions of fewer than three
     # arguments: "<lambda>() takes 1 positional argument but 3 were given")
@@ -329,8 +322,6 @@ def test_l7_call_with_a_self_keyword() -> None:
     assert splice.Plugin().run(_called_with_self_keyword) == 1
 
 
-@pytest.mark.xfail(reason="typed-self-keyword: " + REASONS["typed-self-keyword"].text,
-                   strict=True)
 def test_l7_typed_call_with_a_self_keyword() -> None:
     # found by cachetools' test_self_keyword and test_methodkey in typed mode
     assert _TypedPlugin().run(_called_with_self_keyword) == 1
@@ -356,7 +347,6 @@ def test_l8_unsupported_inplace_and() -> None:
     assert splice.Plugin().run(_unsupported_inplace_and) == expected
 
 
-@pytest.mark.xfail(reason="inplace-message: " + REASONS["inplace-message"].text, strict=True)
 def test_l8_hooked_unsupported_inplace_and() -> None:
     # found by boltons' test_complement_set under hooks (KeyError: 'and')
     assert _HookedPlugin().run(_unsupported_inplace_and) == _unsupported_inplace_and()

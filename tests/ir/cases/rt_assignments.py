@@ -2,7 +2,7 @@
 augmented assignment to names, attributes and subscripts (target evaluated once),
 multiple-target assignment, del (names, attributes, items, slices), assert."""
 
-from tests.differential import IMPLICIT_FRAME, R, RecIter, case, log
+from tests.differential import R, RecIter, case, log
 
 
 @case([1, 2, 3, 4])
@@ -121,7 +121,7 @@ def augmented_target_evaluated_once():
     return d, lst, calls
 
 
-@case(xfail_hooked=IMPLICIT_FRAME)
+@case()
 def augmented_with_not_implemented():
     a = R("a", ni=["iadd"])
     a += R("b")

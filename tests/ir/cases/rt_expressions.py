@@ -4,7 +4,7 @@ f-strings, operators (reflected, in-place, NotImplemented), identity and members
 operators, numeric corners, string methods, slices, displays with unpacking, subscript and
 attribute chains."""
 
-from tests.differential import IMPLICIT_FRAME, R, RecIter, RecMap, case, log
+from tests.differential import R, RecIter, RecMap, case, log
 
 # ------------------------------------------------------------------ comprehensions
 
@@ -315,8 +315,8 @@ def binary_operators(ma, mb):
             a & b, a | b, a ^ b, 1 + a, 2 * b, 3 ** a]
 
 
-@case(lambda: R("a", ni=["add", "mul"]), lambda: R("b"), xfail_hooked=IMPLICIT_FRAME)
-@case(lambda: R("a", ni=["add"]), lambda: R("b", ni=["radd"]), xfail_hooked=IMPLICIT_FRAME)
+@case(lambda: R("a", ni=["add", "mul"]), lambda: R("b"))
+@case(lambda: R("a", ni=["add"]), lambda: R("b", ni=["radd"]))
 def reflected_and_not_implemented(ma, mb):
     a, b = ma(), mb()
     out = [a + b, a * b]
@@ -329,8 +329,7 @@ def reflected_and_not_implemented(ma, mb):
 
 @case(lambda: R("a"), lambda: R("b"))
 @case(lambda: R("a", ni=["iadd", "imul"]), lambda: R("b"))
-@case(lambda: R("a", ni=["iadd", "add"]), lambda: R("b", ni=["radd"]),
-      xfail_hooked=IMPLICIT_FRAME)
+@case(lambda: R("a", ni=["iadd", "add"]), lambda: R("b", ni=["radd"]))
 def inplace_operators(ma, mb):
     a, b = ma(), mb()
     c = a
