@@ -21,6 +21,8 @@ holding every occurrence and the last statement ``S`` of that block with one, th
   after a ``return``, ``raise``, ``break`` or ``continue``;
 - before each ``break`` or ``continue`` that leaves the block between the first occurrence
   and ``S`` (a loop abandoned early): ``%t = @Released``;
+- when ``S`` uses the temp once, as the value of a ``yield``, as the generator suspends:
+  ``yield (%t, (%t := @Released))[0]`` (after ``S`` would be after the consumer resumes it);
 - at the start of each ``except`` handler and ``finally`` of a ``try`` whose body holds every
   occurrence: ``%t = @Released`` (the temp is dead once the body raised);
 - an exception leaving the scope passes a handler ``except BaseException: %t = ... = @Released;
@@ -134,7 +136,9 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
                 hoisted.setdefault(id(header), (header, block, []))[2].append(name)
             else:
                 entered.setdefault(id(header), (header, []))[1].append(name)
-        if not isinstance(block[last], _JUMPS):
+        if _take_at_yield(block[last], name, released_as):
+            pass  # released as the generator suspends, before the consumer gets the value
+        elif not isinstance(block[last], _JUMPS):
             bound = _binds(block[first], name)
             releases.setdefault((block_id, last), []).append(
                 _delete(name, block[last]) if bound else
@@ -331,6 +335,35 @@ def _inside_body(chain: Chain, try_chain: Chain, statement: ast.Try | ast.TrySta
     depth = len(try_chain)
     return chain[:depth] == try_chain and len(chain) > depth and \
         chain[depth][0] == id(statement.body)
+
+
+def _take_at_yield(statement: ast.stmt, name: str, released_as: str) -> bool:
+    """When ``statement`` uses ``name`` once, as the value of a ``yield``: rewrite that
+    ``yield %t`` as ``yield (%t, (%t := @Released))[0]`` and say so. The generator is
+    suspended until the consumer asks again, so a release after the statement would keep
+    the yielded value alive while the consumer may have dropped it; natively the value
+    leaves the generator's stack as it is yielded."""
+    found: list[ast.Yield] = []
+    uses = 0
+    for node in _walk(statement):
+        if isinstance(node, ast.Name) and node.id == name:
+            uses += 1
+        elif isinstance(node, ast.Yield) and isinstance(node.value, ast.Name) and \
+                node.value.id == name:
+            found.append(node)
+        elif isinstance(node, _SCOPES):
+            return False  # a nested scope's yield or use is not this frame's
+    if uses != 1 or len(found) != 1:
+        return False
+    value = found[0].value
+    assert isinstance(value, ast.Name)
+    clear = ast.NamedExpr(ast.Name(name, ast.Store()), ast.Name(released_as, ast.Load()))
+    taken = ast.Subscript(ast.Tuple([ast.Name(name, ast.Load()), clear], ast.Load()),
+                          ast.Constant(0), ast.Load())
+    for node in _walk(taken):
+        ast.copy_location(node, value)
+    found[0].value = taken
+    return True
 
 
 def _delete(name: str, where: ast.stmt) -> ast.stmt:

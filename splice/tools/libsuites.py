@@ -649,12 +649,6 @@ def load_runs(libs: Sequence[Library], modes: Sequence[str], logdir: str
 
 REASONS: dict[str, Reason] = {
     # -------------------------------------------------------------- runtime bugs (repros)
-    "hooked-yield-temp": Reason("bug", (
-        "under per-call hooks a generator suspended at `yield d.popleft()` keeps the item "
-        "it yielded in a hidden local of its frame (the method call's Python form) until "
-        "it resumes, so the consumer's dropping it does not free it (more-itertools' "
-        "islice_extended pops and yields for exactly that reason); repro: "
-        "tests/tools/test_libsuites.py::test_l6_hooked_generator_keeps_no_yielded_item")),
     "sweep-race": Reason("bug", (
         "a full garbage collection sweeps the dispatch tables (a gc callback, in whichever "
         "thread collects) while another thread running under the plugin adds a call site "
@@ -687,33 +681,6 @@ EXPECTED: list[tuple[tuple[str, ...], str, tuple[str, ...], str]] = [
     (HOOKED, 'toolz', (
         'toolz/sandbox/tests/test_parallel.py::test_fold',
     ), 'sweep-race'),
-    # islice_extended's `yield cache.popleft()`: the popped item must die at once
-    (HOOKED, 'more-itertools', (
-        'tests/test_more.py::IsliceExtendedTests::test_elements_lifecycle [06] (testCase='
-        'TestCase(initialSize=3, slice=(-3, None, 1), expectedAliveStates=[[1, 1, 1], [0,'
-        ' 1, 1], [0, 0, 1], [0, 0, 0], [0, 0, 0]]))',
-        'tests/test_more.py::IsliceExtendedTests::test_elements_lifecycle [07] (testCase='
-        'TestCase(initialSize=3, slice=(-2, 2, 1), expectedAliveStates=[[1, 1, 1], [0, 0,'
-        ' 1], [0, 0, 0]]))',
-        'tests/test_more.py::IsliceExtendedTests::test_elements_lifecycle [08] (testCase='
-        'TestCase(initialSize=4, slice=(-4, None, 2), expectedAliveStates=[[1, 1, 1, 1], '
-        '[0, 1, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]]))',
-        'tests/test_more.py::IsliceExtendedTests::test_elements_lifecycle [09] (testCase='
-        'TestCase(initialSize=5, slice=(-4, 4, 2), expectedAliveStates=[[1, 1, 1, 1, 1], '
-        '[0, 0, 1, 1, 1], [0, 0, 0, 0, 1], [0, 0, 0, 0, 0]]))',
-        'tests/test_more.py::IsliceExtendedTests::test_elements_lifecycle [11] (testCase='
-        'TestCase(initialSize=3, slice=(None, -1, 1), expectedAliveStates=[[1, 1, 1], [0,'
-        ' 1, 1], [0, 0, 1], [0, 0, 0]]))',
-        'tests/test_more.py::IsliceExtendedTests::test_elements_lifecycle [12] (testCase='
-        'TestCase(initialSize=4, slice=(1, -1, 1), expectedAliveStates=[[1, 1, 1, 1], [0,'
-        ' 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]]))',
-        'tests/test_more.py::IsliceExtendedTests::test_elements_lifecycle [13] (testCase='
-        'TestCase(initialSize=5, slice=(None, -2, 2), expectedAliveStates=[[1, 1, 1, 1, 1'
-        '], [0, 1, 1, 1, 1], [0, 0, 0, 1, 1], [0, 0, 0, 0, 0]]))',
-        'tests/test_more.py::IsliceExtendedTests::test_elements_lifecycle [14] (testCase='
-        'TestCase(initialSize=5, slice=(1, -1, 2), expectedAliveStates=[[1, 1, 1, 1, 1], '
-        '[0, 0, 1, 1, 1], [0, 0, 0, 0, 1], [0, 0, 0, 0, 0]]))',
-    ), 'hooked-yield-temp'),
     # callback_iter: the thread must have raised before `it.result`
     (('typed',), 'more-itertools', (
         'tests/test_more.py::CallbackIterTests::test_exception',

@@ -302,8 +302,6 @@ def test_l6_generator_keeps_no_yielded_item() -> None:
     assert splice.Plugin().run(_yielded_item_freed) is True
 
 
-@pytest.mark.xfail(reason="hooked-yield-temp: " + REASONS["hooked-yield-temp"].text,
-                   strict=True)
 def test_l6_hooked_generator_keeps_no_yielded_item() -> None:
     # found by more-itertools' IsliceExtendedTests.test_elements_lifecycle under hooks
     assert _HookedPlugin().run(_yielded_item_freed) is True
