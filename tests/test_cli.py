@@ -189,7 +189,8 @@ ERROR_CASES: list[tuple[str, dict[str, str], str, str]] = [
     ("bad-module-name", {}, "not a module:f", "neither a .py file nor a module name"),
     ("missing-module", {}, "no_such_module_xyz:f", "cannot import no_such_module_xyz"),
     ("builtin", {}, "math:sin", "cannot transform math.sin"),
-    ("no-source", {"gen.py": "exec('def h():\\n    return 2')\n"}, "gen.py:h",
+    ("no-source", {"gen.py": "import ast\nexec(compile(ast.parse('def h():\\n    return 2'), "
+                             "'<ast>', 'exec'))\n"}, "gen.py:h",
      "cannot transform"),
     ("cached-wrapper", {"c.py": "import functools\n@functools.cache\ndef f():\n    pass\n"},
      "c.py:f", "c.py:f wraps a function: `splice show c.py:f.__wrapped__` shows it"),

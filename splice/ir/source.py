@@ -1,7 +1,10 @@
 """Find the source AST of a function object.
 
 Source comes from ``linecache`` (so functions from IPython cells and other registered
-sources work); the whole file is parsed once and indexed by name and first line.
+sources work), or, for code made by ``exec``/``eval`` from a string (a dataclass's
+``__init__``, a namedtuple's ``__new__``, ``python -c``), from the text recorded when it
+was compiled (``splice.ir.exec_sources``); the whole text is parsed once and indexed by
+name and first line.
 
 A code object is matched to its exact definition or refused (``UnsupportedError``: the
 function then runs natively), never guessed. Name, first line and parameter names do not
@@ -53,6 +56,7 @@ import types
 from dataclasses import dataclass
 
 from splice.errors import UnsupportedError
+from splice.ir.exec_sources import EXEC_SOURCES
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -113,7 +117,10 @@ class _ParsedFile:
     imports: frozenset[str]
 
 
+#: parsed sources by file name (by file name and text for texts run by exec/eval)
 _parsed: dict[str, _ParsedFile] = {}
+#: a bound on the texts kept parsed (every dataclass has a few)
+_MAX_PARSED = 512
 
 
 def describe(fn: object) -> str:
@@ -220,22 +227,34 @@ def _within(inner: Span, outer: Span) -> bool:
     return outer[:2] <= inner[:2] and inner[2:] <= outer[2:]
 
 
-def _parse(filename: str, module_globals: dict[str, object], fn: object) -> _ParsedFile:
+def _parse(filename: str, module_globals: dict[str, object], fn: types.FunctionType
+           ) -> _ParsedFile:
     lines = linecache.getlines(filename, module_globals)
     if not lines and filename.startswith("<frozen "):
         # frozen stdlib modules keep their source file beside the frozen code
         path = module_globals.get("__file__")
         if isinstance(path, str):
             lines = linecache.getlines(path)
-    if not lines:
-        raise UnsupportedError(
-            describe(fn),
-            "its source is not available (defined by exec/eval without a linecache entry, "
-            "or the file is missing)",
-            filename,
-        )
-    text = "".join(lines)
-    cached = _parsed.get(filename)
+    key = filename
+    if lines:
+        text = "".join(lines)
+    else:
+        # made by exec/eval from a string (a dataclass's __init__, python -c): the text
+        # recorded from the audit events, keyed by itself (file names such as "<string>"
+        # are shared by many texts)
+        recorded = EXEC_SOURCES.text_of(fn.__code__)
+        if recorded is None:
+            raise UnsupportedError(
+                describe(fn),
+                "its source is not available (made by exec/eval before splice was imported, "
+                "or from a syntax tree, or the file is missing)",
+                filename,
+            )
+        text = recorded
+        key = f"{filename}\0{text}"
+        if len(_parsed) > _MAX_PARSED:
+            _parsed.clear()
+    cached = _parsed.get(key)
     if cached is not None and cached.text == text:
         return cached
     try:
@@ -246,7 +265,7 @@ def _parse(filename: str, module_globals: dict[str, object], fn: object) -> _Par
     by_line: dict[tuple[str, int], list[_Definition]] = {}
     _index(tree, (), by_line)
     result = _ParsedFile(text, by_line, frozenset(_top_level_imports(tree)))
-    _parsed[filename] = result
+    _parsed[key] = result
     return result
 
 

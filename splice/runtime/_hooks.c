@@ -718,8 +718,79 @@ static PyTypeObject DrivenType = {
     .tp_new = driven_new,
 };
 
+/* ``watch_compiles(record)``: an audit hook (installed once; audit hooks cannot be removed)
+   that pairs each ``compile`` event whose source is text (``exec``/``eval``/``compile``
+   of a string: the source and file name) with the next ``exec`` event of a code object of
+   that file name, and calls ``record(code, source)`` for the pair (splice/ir/
+   exec_sources.py keeps the text, so that functions made by ``exec`` have a source). In C
+   because audit hooks run on every audited event (``sys._getframe``, reads of
+   ``__code__``): the common event costs two character compares. */
+static PyObject *record_compiled = NULL;   /* record(code, source) */
+static PyObject *pending_source = NULL;    /* the last compiled text, or NULL */
+static PyObject *pending_filename = NULL;
+
+static int
+audit_compiles(const char *event, PyObject *args, void *data)
+{
+    if (record_compiled == NULL || (event[0] != 'c' && event[0] != 'e')) return 0;
+    if (strcmp(event, "compile") == 0) {
+        if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 2) return 0;
+        PyObject *source = PyTuple_GET_ITEM(args, 0);
+        PyObject *filename = PyTuple_GET_ITEM(args, 1);
+        Py_CLEAR(pending_source);
+        Py_CLEAR(pending_filename);
+        if ((PyUnicode_Check(source) || PyBytes_Check(source)) && PyUnicode_Check(filename)) {
+            Py_INCREF(source); pending_source = source;
+            Py_INCREF(filename); pending_filename = filename;
+        }
+        return 0;
+    }
+    if (strcmp(event, "exec") != 0 || pending_source == NULL) return 0;
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 1) return 0;
+    PyObject *code = PyTuple_GET_ITEM(args, 0);
+    if (!PyCode_Check(code)) return 0;
+    PyObject *source = pending_source, *filename = pending_filename;
+    pending_source = pending_filename = NULL;
+    int same = PyUnicode_Compare(((PyCodeObject *)code)->co_filename, filename) == 0;
+    Py_DECREF(filename);
+    if (!same) {
+        Py_DECREF(source);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *result = PyObject_CallFunctionObjArgs(record_compiled, code, source, NULL);
+    Py_DECREF(source);
+    if (result == NULL) {
+        /* recording is best effort: the program's exec must not fail because of it */
+        PyErr_WriteUnraisable(record_compiled);
+        return 0;
+    }
+    Py_DECREF(result);
+    return 0;
+}
+
+static PyObject *
+watch_compiles(PyObject *module, PyObject *record)
+{
+    if (!PyCallable_Check(record)) {
+        PyErr_SetString(PyExc_TypeError, "watch_compiles(record): record must be callable");
+        return NULL;
+    }
+    int first = record_compiled == NULL;
+    Py_INCREF(record);
+    Py_XSETREF(record_compiled, record);
+    if (first && PySys_AddAuditHook(audit_compiles, NULL) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"watch_compiles", (PyCFunction)watch_compiles, METH_O,
+     "watch_compiles(record): call record(code, source) for each code object made from "
+     "text by exec, eval or compile and then executed (an audit hook, installed once)."},
+    {NULL},
+};
+
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "splice.runtime._hooks", NULL, -1, NULL,
+    PyModuleDef_HEAD_INIT, "splice.runtime._hooks", NULL, -1, module_methods,
 };
 
 PyMODINIT_FUNC

@@ -50,3 +50,8 @@ class Driven:
 
     def __init__(self, plan: Callable[..., Any], /) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def watch_compiles(record: Callable[[Any, str | bytes], object], /) -> None:
+    """Call ``record(code, source)`` for each code object run by exec/eval right after its
+    text was compiled (an audit hook, installed once; splice/runtime/_hooks.c)."""

@@ -62,6 +62,7 @@ from splice.runtime.constructors import (
     sentinel_defaults,
 )
 from splice.runtime.dunders import special
+from splice.runtime.exec_watch import watch as watch_exec_sources
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
 from splice.runtime.implicit_sites import route_implicit
 from splice.runtime.sites import Site
@@ -1007,6 +1008,8 @@ try:
     from splice.runtime._hooks import Instantiator as INSTANTIATOR
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
     HOOKED = INSTANTIATOR = CHOSEN = None
+
+watch_exec_sources()  # functions made by exec/eval from now on have a source
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any]], Any] | None
 try:

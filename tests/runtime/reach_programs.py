@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
+import enum
 import functools
 import itertools
+import linecache
 import re
 import types
+import typing
 
 # ----------------------------------------------------------------- 1. object-oriented
 
@@ -897,6 +901,96 @@ def program_implicit_set_name():
             body = Labelled()
 
     return [Panel.title.label, Panel.footer.label, Panel.Inner.body.label]
+
+
+# ------------------------------------------- generated methods and exec-defined functions
+# (made when this module is imported, after splice: their texts come from the audit
+# events, splice/ir/exec_sources.py; an attrs-style method registers its text in linecache)
+
+
+def _default_tags():
+    return ["default"]
+
+
+@dataclasses.dataclass(order=True)
+class Point:
+    x: int
+    y: int = 0
+    tags: list = dataclasses.field(default_factory=_default_tags, compare=False)
+
+    def __post_init__(self):
+        self.norm = abs(self.x) + abs(self.y)
+
+
+class Pair(typing.NamedTuple):
+    left: int
+    right: int = 0
+
+    def total(self):
+        return self.left + self.right
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+
+    def describe(self):
+        return self.name.lower()
+
+
+@functools.total_ordering
+class Version:
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return self.n == other.n
+
+    def __lt__(self, other):
+        return self.n < other.n
+
+    __hash__ = None
+
+
+def _exec_helper(value):
+    return value + 1
+
+
+_EXEC_NAMESPACE: dict = {}
+exec("def scaled(value, k=2):\n    return helper(value) * k\n",  # noqa: S102
+     {"helper": _exec_helper}, _EXEC_NAMESPACE)
+
+
+def _attrs_style_init(cls):
+    """A generated ``__init__`` as attrs makes one: compiled under a unique file name whose
+    text is registered in ``linecache``."""
+    filename = f"<generated init {cls.__qualname__}>"
+    text = "def __init__(self, value):\n    self.value = check(value)\n"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace: dict = {}
+    exec(compile(text, filename, "exec"), {"check": _check_value}, namespace)  # noqa: S102
+    cls.__init__ = namespace["__init__"]
+    return cls
+
+
+def _check_value(value):
+    return abs(value)
+
+
+@_attrs_style_init
+class Boxed:
+    pass
+
+
+def program_generated_methods():
+    p, q = Point(3, -4), Point(1)
+    out = [p.norm, q.tags, p == q, p < q, repr(p)]
+    pair = Pair(2)
+    out += [pair.total(), repr(pair), pair._replace(right=5).total()]
+    out += [Color(1).describe(), Color["GREEN"].describe()]
+    out += [Version(2) > Version(1), Version(1) >= Version(1)]
+    out += [_EXEC_NAMESPACE["scaled"](4), Boxed(-3).value]
+    return out
 
 
 PROGRAMS = {name[len("program_"):]: fn for name, fn in sorted(globals().items())

@@ -33,6 +33,36 @@ FILE = reach_programs.__file__
 _CO_OPTIMIZED = 0x1  # functions and lambdas (class bodies and modules lack it)
 _INLINE = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
 
+
+def _generated() -> tuple[set[tuple[str, str, int]], dict[int, dict[str, Any]]]:
+    """The functions the programs' module made by exec/eval (a dataclass's generated
+    methods, a namedtuple's ``__new__``, an exec-defined function, an attrs-style
+    ``__init__`` registered in linecache): their code's (file, qualified name, first line)
+    and their globals. Calls of them are counted too: by those keys and globals, since under
+    the plugin they run a transformed copy of their code."""
+    functions = [reach_programs._EXEC_NAMESPACE["scaled"], reach_programs.Boxed.__init__,
+                 reach_programs.Pair.__new__]
+    functions += [f for f in vars(reach_programs.Point).values()
+                  if isinstance(f, types.FunctionType) and f.__code__.co_filename != FILE]
+    assert len(functions) > 6
+    return ({_key(f.__code__) for f in functions},
+            {id(f.__globals__): f.__globals__ for f in functions})
+
+
+def _key(code: types.CodeType) -> tuple[str, str, int]:
+    return code.co_filename, code.co_qualname, code.co_firstlineno
+
+
+GENERATED_KEYS, GENERATED_GLOBALS = _generated()
+
+
+def counted(code: types.CodeType, globals_: dict[str, Any]) -> bool:
+    """Whether calls of ``code`` run with ``globals_`` are counted: the programs' own
+    functions and those their module generated."""
+    return code.co_filename == FILE or (
+        _key(code) in GENERATED_KEYS and GENERATED_GLOBALS.get(id(globals_)) is globals_)
+
+
 #: out of reach by design: native code calling a Python dunder on its own
 BY_DESIGN: dict[str, Counter[str]] = {
     "implicit_routed": Counter({
@@ -51,6 +81,10 @@ BY_DESIGN: dict[str, Counter[str]] = {
         "fresh_list": 2,
         # ``sorted`` without a key compares the items from C: one ``__lt__`` for two items
         "Vec.__lt__": 1,
+    }),
+    "generated_methods": Counter({
+        # total_ordering's __gt__ computes ``self != other``: object.__ne__ calls __eq__ from C
+        "Version.__eq__": 1,
     }),
     "implicit_class_creation": Counter({
         # ``class Gadget(Plugged)``: type.__new__ calls ``super(cls, cls).__init_subclass__``
@@ -84,10 +118,10 @@ class CallCounter(splice.Plugin):
         self.local_only = local_only
 
     def recurse(self, fn: Any) -> bool:
-        return not self.local_only or fn.__code__.co_filename == FILE
+        return not self.local_only or counted(fn.__code__, fn.__globals__)
 
     def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        if type(fn) is types.FunctionType and fn.__code__.co_filename == FILE:
+        if type(fn) is types.FunctionType and counted(fn.__code__, fn.__globals__):
             self.seen[fn.__code__.co_qualname] += 1
 
 
@@ -98,7 +132,8 @@ def profile_run(plugin: splice.Plugin, fn: Any) -> tuple[Any, Counter[str]]:
 
     def profiler(frame: types.FrameType, event: str, arg: Any) -> None:
         code = frame.f_code
-        if (event == "call" and code.co_filename == FILE and code.co_flags & _CO_OPTIMIZED
+        if (event == "call" and counted(code, frame.f_globals)
+                and code.co_flags & _CO_OPTIMIZED
                 and code.co_name not in _INLINE and id(frame) not in frames):
             frames[id(frame)] = frame
             oracle[code.co_qualname] += 1
