@@ -5,7 +5,6 @@ outside its abstract value; and the abstract value is the one the pattern needs.
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
 import pytest
@@ -27,7 +26,8 @@ def test_writers_reading_attributes_before_their_stores() -> None:
     """``get_blocks`` was inferred ``Never`` (its first read found no store: the writer of
     ``blocks`` read ``a`` first, whose writer ``__init__`` was never inferred)."""
     inference = sound(P.Matcher.get_blocks, [Exact(P.Matcher)], P.Matcher("abc"))
-    assert [3] and inference.return_type is not None
+    # what it returns ([3], a list) is accepted, and it is not only None (the bug: Never)
+    assert inference.return_type.accepts(P.Matcher("abc").get_blocks())
     assert not inference.return_type <= Exact(type(None))
     sound(P.blocks_of, [Exact(str)], "abcd")
 
@@ -49,7 +49,7 @@ def test_an_instance_attribute_hides_a_method() -> None:
 
 def test_an_attribute_stored_by_a_function_of_the_module() -> None:
     inference = sound(P.field_name, [Exact(P.Field)], P.make_field("x"))
-    assert inference.return_type is ANY or inference.return_type.accepts("x")
+    assert inference.return_type.accepts("x")  # not Never (Any, or a str)
     sound(P.named_field_name, [Exact(str)], "y")
 
 
@@ -59,8 +59,8 @@ def test_the_value_of_an_or_only_tested(fn: Any, args: tuple[bytes, bytes]) -> N
     sound(fn, [Exact(bytes), Exact(bytes)], *args)
 
 
-def test_module_is_a_plain_module() -> None:
-    assert isinstance(P, types.ModuleType)
+def _plain_function() -> None:
+    """A function that no inner function of ``make`` below can be."""
 
 
 def test_out_of_time_the_attribute_tables_are_any() -> None:
@@ -107,7 +107,7 @@ def test_a_function_made_by_a_rebuilt_copy_is_the_same_made_function() -> None:
     made = MadeFunction(original, globals())
     again = splice.ir.roundtrip(make, renest=False)(1)
     assert again.__code__ is not original and made.accepts(again)
-    assert made.accepts(make(1)) and not made.accepts(test_module_is_a_plain_module)
+    assert made.accepts(make(1)) and not made.accepts(_plain_function)
 
 
 def test_attributes_stored_by_new_or_on_unknown_objects() -> None:
@@ -117,7 +117,8 @@ def test_attributes_stored_by_new_or_on_unknown_objects() -> None:
     inference = sound(P.SlottedNumber.is_negative, [Exact(P.SlottedNumber)], number)
     assert inference.return_type.accepts(True)
     P.stores_on_anything(number, "odd")
-    assert sound(P.SlottedNumber.is_negative, [Exact(P.SlottedNumber)], number)
+    again = sound(P.SlottedNumber.is_negative, [Exact(P.SlottedNumber)], number)
+    assert again.return_type.accepts(number.is_negative())
 
 
 @pytest.mark.parametrize("text", ["ascii", "h\u00e9llo", "\U0001f600"])
