@@ -33,7 +33,6 @@ from functools import partial
 from typing import Any
 
 from splice.runtime.dunders import (
-    FROZEN,
     MISSING,
     NATIVE_TYPES,
     Dunders,
@@ -41,6 +40,7 @@ from splice.runtime.dunders import (
     drive,
     find,
     find3,
+    frozen_namespace,
     immutable,
     mro_of,
     type_dict,
@@ -181,7 +181,7 @@ class Attributes(Dunders):
             return True
         if kind is _ModuleType:
             return "__getattr__" not in _module_namespace(obj)
-        if kind in FROZEN:
+        if frozen_namespace(kind) is not None:
             getattribute, hook, descr = self._read_lookup(kind, name)
         else:
             getattribute, hook, descr = find3(kind, "__getattribute__", "__getattr__", name)
@@ -232,7 +232,7 @@ class Attributes(Dunders):
     def _read_lookup(self, kind: type, name: str) -> tuple[Any, Any, Any]:
         """``kind``'s ``__getattribute__``, ``__getattr__`` and ``name``, in one walk of its
         MRO (cached for builtin types, which cannot change)."""
-        if kind not in FROZEN:
+        if frozen_namespace(kind) is None:
             return find3(kind, "__getattribute__", "__getattr__", name)
         key = (kind, name)
         found = self._reads.get(key)
@@ -352,7 +352,7 @@ class Attributes(Dunders):
         while index + 1 < len(mro) and mro[index] is not this:
             index += 1
         for klass in mro[index + 1:]:
-            namespace = FROZEN.get(klass) or type_dict(klass)
+            namespace = frozen_namespace(klass) or type_dict(klass)
             if name in namespace:
                 found = namespace[name]
                 if type(found) in _INERT_DESCRIPTORS:

@@ -54,6 +54,13 @@ def _frozen_namespaces() -> dict[type, dict[str, Any]]:
 FROZEN: dict[type, dict[str, Any]] = _frozen_namespaces()
 
 
+def frozen_namespace(kind: type) -> dict[str, Any] | None:
+    """``FROZEN``'s copy of ``kind``'s ``__dict__`` (None for a type not in it). Builtin
+    types are instances of ``type`` itself: a class whose metaclass defines ``__eq__``
+    without ``__hash__`` cannot be hashed, so it is not looked up."""
+    return FROZEN.get(kind) if type(kind) is type else None
+
+
 def mro_of(kind: type) -> tuple[type, ...]:
     """``kind.__mro__`` as CPython's lookups see it (a metaclass cannot redefine it)."""
     return kind.__mro__ if type(kind) is type else type_mro(kind)
@@ -63,7 +70,7 @@ def find(kind: type, name: str) -> Any:
     """``name`` found on ``kind``'s MRO without any descriptor call (``MISSING`` if absent),
     as ``_PyType_Lookup``."""
     for klass in kind.__mro__ if type(kind) is type else type_mro(kind):
-        namespace: Mapping[str, Any] | None = FROZEN.get(klass)
+        namespace: Mapping[str, Any] | None = frozen_namespace(klass)
         if namespace is None:
             namespace = klass.__dict__ if type(klass) is type else type_dict(klass)
         if name in namespace:
@@ -75,7 +82,7 @@ def find3(kind: type, first: str, second: str, third: str) -> tuple[Any, Any, An
     """``find`` for three names at once, in one walk of the MRO."""
     one = two = three = MISSING
     for klass in kind.__mro__ if type(kind) is type else type_mro(kind):
-        namespace: Mapping[str, Any] | None = FROZEN.get(klass)
+        namespace: Mapping[str, Any] | None = frozen_namespace(klass)
         if namespace is None:
             namespace = klass.__dict__ if type(klass) is type else type_dict(klass)
         if one is MISSING and first in namespace:
@@ -96,7 +103,7 @@ def special(kind: type, name: str) -> Any:
 def immutable(kind: type) -> bool:
     """Whether nothing can change what is found on ``kind`` (a builtin or C extension type,
     whose bases are immutable too): lookups on it may be cached."""
-    return kind in FROZEN or bool(type_flags(kind) & IMMUTABLE_TYPE)
+    return frozen_namespace(kind) is not None or bool(type_flags(kind) & IMMUTABLE_TYPE)
 
 
 def type_name(kind: type, limit: int) -> str:

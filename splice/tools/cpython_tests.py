@@ -341,11 +341,6 @@ REASONS: dict[str, Reason] = {
         "with per-call hooks map() enters int as a hooks wrapper, so the map object is of "
         "a subclass of map that shows int (docs/runtime.md, Overlays: its __reduce__, "
         "pickle and copy give what a native map gives): type(obj) is map is false")),
-    # -------------------------------------------------------------- runtime bugs (repros)
-    "unhashable-class": Reason("bug", (
-        "attribute routing under implicit calls looks a class up in splice's tables of "
-        "builtin types (splice/runtime/dunders.py), which hashes it: a class whose metaclass "
-        "defines __eq__ without __hash__ raises TypeError (repro r15)")),
     "oracle-frames": Reason("limit", (
         "oracle mode: each check is a call, so a test that measures how much recursion "
         "depth is left sees less, and a parser it drives to the limit fails earlier")),
@@ -379,7 +374,6 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
     (HOOKED, "test_inspect", r"test\.test_inspect\.test_inspect\.TestGetGeneratorState\."
      r"test_getgeneratorlocals", "hidden-names"),
     (HOOKED, "test_pickle", r"test\.test_pickle\.\w+\.test_compat_pickle", "overlay-class"),
-    (HOOKED, "test_pickle", r"test\.test_pickle\.\w+\.test_dynamic_class", "unhashable-class"),
     (("context",), "test_tomllib", r"test\.test_tomllib\.test_misc\.TestMiscellaneous\.test_"
      r"inline_(array|table)_recursion_limit \(limit=", "recursion-depth"),
     (HOOKED, "test_tomllib", r"test\.test_tomllib\.test_misc\.TestMiscellaneous\.test_"

@@ -300,7 +300,6 @@ def _set_attribute_of_unhashable_class() -> int:
     return cls.value  # type: ignore[attr-defined,no-any-return]
 
 
-@bug("unhashable-class")
 def test_r15_attribute_of_a_class_that_cannot_be_hashed() -> None:
     assert under(Hooked, _set_attribute_of_unhashable_class) == \
         _set_attribute_of_unhashable_class() == 3
