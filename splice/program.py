@@ -14,8 +14,9 @@ Limits (what runs natively): implicit calls of top-level code (operators, iterat
 ``globals()``, ``dir()``, ``eval()``, ``exec()``, ``super()``, ``breakpoint()``,
 ``sys._getframe()`` and ``inspect.currentframe()`` (they read the calling frame), and code
 that runs before the program starts (``sitecustomize``, ``.pth`` files). Between the
-``<module>`` frame and each function it calls, tracebacks show one frame of splice's, named
-``splice_call``.
+``<module>`` frame and each function it calls there is no frame of splice's (C code,
+``splice.runtime._hooks.Chosen``, finds the callee's entry and calls it; without the C
+extension, a frame named ``splice_call``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 
 from splice.plugin import Plugin
 from splice.pristine import BUILTINS
+from splice.runtime.context import CHOSEN
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -155,15 +157,21 @@ def _caller(plugin: Plugin) -> Callable[..., Any]:
     plain = (types.FunctionType, types.BuiltinFunctionType, type, types.MethodType)
 
     def splice_call(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """What runs the top-level call ``fn(*args, **kwargs)``: ``fn``'s entry."""
         if type(fn) in plain or isinstance(fn, type):
-            entry = enter(fn)
-        else:
-            try:
-                entry = enter(fn)
-            except TypeError:  # unhashable callable object
-                entry = fn
-        return entry(*args, **kwargs)
-    return splice_call
+            return enter(fn)
+        try:
+            return enter(fn)
+        except TypeError:  # unhashable callable object
+            return fn
+    if CHOSEN is not None:
+        # C code calls the entry without ``fn``: no frame between <module> and the callee
+        return CHOSEN(splice_call, splice_call, 1)  # type: ignore[no-any-return]
+
+    def call_in_python(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        return splice_call(fn)(*args, **kwargs)
+    call_in_python.__name__ = call_in_python.__qualname__ = "splice_call"
+    return call_in_python
 
 
 @contextmanager

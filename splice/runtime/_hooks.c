@@ -438,15 +438,17 @@ static PyTypeObject InstantiatorType = {
     .tp_new = instantiator_new,
 };
 
-/* ``Chosen(choose, callee)``: ``choose(*args, **kwargs)`` gives what runs the call, which
-   is then called with the same arguments (splice/cache/dispatch.py's specializing entry:
-   ``choose`` picks the code instance for the arguments' classes). ``choose`` has returned
+/* ``Chosen(choose, callee, skip=0)``: ``choose(*args, **kwargs)`` gives what runs the call,
+   which is then called with the same arguments but the first ``skip`` positional ones
+   (splice/cache/dispatch.py's specializing entry: ``choose`` picks the code instance for
+   the arguments' classes; splice/program.py's top-level calls ``call(fn, *args)``, skip 1). ``choose`` has returned
    before the callee starts, so no frame of splice's is on the stack while it runs, and an
    error binding the arguments is raised from the caller's line alone. */
 typedef struct {
     PyObject_HEAD
     PyObject *choose;
     PyObject *callee;
+    Py_ssize_t skip;
     PyObject *weakreflist;
     vectorcallfunc vectorcall;
 } Chosen;
@@ -454,9 +456,15 @@ typedef struct {
 static PyObject *
 chosen_vectorcall(Chosen *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < c->skip) {
+        PyErr_Format(PyExc_TypeError, "splice: a chosen call takes at least %zd arguments",
+                     c->skip);
+        return NULL;
+    }
     PyObject *target = PyObject_Vectorcall(c->choose, args, nargsf, kwnames);
     if (target == NULL) return NULL;
-    PyObject *result = PyObject_Vectorcall(target, args, nargsf, kwnames);
+    PyObject *result = PyObject_Vectorcall(target, args + c->skip, nargs - c->skip, kwnames);
     Py_DECREF(target);
     return result;
 }
@@ -488,11 +496,17 @@ static PyObject *
 chosen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     PyObject *choose, *callee;
-    if (!PyArg_ParseTuple(args, "OO:Chosen", &choose, &callee)) return NULL;
+    Py_ssize_t skip = 0;
+    if (!PyArg_ParseTuple(args, "OO|n:Chosen", &choose, &callee, &skip)) return NULL;
+    if (skip < 0) {
+        PyErr_SetString(PyExc_ValueError, "Chosen: skip must not be negative");
+        return NULL;
+    }
     Chosen *c = (Chosen *)type->tp_alloc(type, 0);
     if (c == NULL) return NULL;
     Py_INCREF(choose); c->choose = choose;
     Py_INCREF(callee); c->callee = callee;
+    c->skip = skip;
     c->vectorcall = (vectorcallfunc)chosen_vectorcall;
     return (PyObject *)c;
 }

@@ -29,8 +29,8 @@ class Instantiator:
 
 
 class Chosen:
-    """``choose(*args, **kwargs)(*args, **kwargs)`` with no frame of its own while the
-    chosen callable runs (splice/runtime/_hooks.c)."""
+    """``choose(*args, **kwargs)(*args[skip:], **kwargs)`` with no frame of its own while
+    the chosen callable runs (splice/runtime/_hooks.c)."""
 
     choose: Callable[..., Any]
     callee: Any
@@ -38,7 +38,7 @@ class Chosen:
     __qualname__: str
     __module__: str
 
-    def __init__(self, choose: Callable[..., Any], callee: Any, /) -> None: ...
+    def __init__(self, choose: Callable[..., Any], callee: Any, skip: int = 0, /) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 

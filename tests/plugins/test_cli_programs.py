@@ -295,6 +295,39 @@ def test_top_level_calls_run_under_the_plugin(tmp_path: Path) -> None:
     assert [c.name for c in tracer.roots()] == ["a", "a", "a"]
 
 
+def test_top_level_calls_add_no_frame(tmp_path: Path) -> None:
+    """Between the program's ``<module>`` frame and what it calls there is no frame of
+    splice's: the stack from ``<module>`` down is the native one, under hooks too."""
+    import splice
+
+    class Hooked(splice.Plugin):
+        def prehook(self, fn: object, args: object, kwargs: object) -> None:
+            pass
+
+    write(tmp_path, "sink.py", "STACKS = []\n")
+    script = write(tmp_path, "stack.py", """
+        import traceback
+        import sink
+
+        def inner():
+            names = [frame.name for frame in traceback.extract_stack()]
+            return names[len(names) - 1 - names[::-1].index("<module>"):]
+
+        def outer():
+            return inner()
+
+        sink.STACKS.append([outer(), inner()])
+    """)
+    sys.path.insert(0, str(tmp_path))
+    import sink  # type: ignore[import-not-found]
+
+    exec(compile(script.read_text(), str(script), "exec"), {"__name__": "__main__"})
+    for plugin in (splice.Plugin(), Hooked()):
+        splice_program.run_program(plugin, splice_program.find_script(str(script)), [])
+    expected = [["<module>", "outer", "inner"], ["<module>", "inner"]]
+    assert [expected] * 3 == sink.STACKS
+
+
 def test_instrumented_code_keeps_lines() -> None:
     code = splice_program.instrument("x = 1\n\nprint(\n  x)\n", "prog.py")
     assert code.co_filename == "prog.py"
