@@ -61,7 +61,7 @@ from splice.runtime.constructors import (
     reconstruct,
     sentinel_defaults,
 )
-from splice.runtime.dunders import special
+from splice.runtime.dunders import Steps, drive, special
 from splice.runtime.exec_watch import watch as watch_exec_sources
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
 from splice.runtime.implicit_sites import route_implicit
@@ -333,9 +333,15 @@ def continuation_for(fn: Any) -> Callable[..., Any] | None:
 class Context:
     """The plugins a call graph runs under (outermost first): the owner of a code cache."""
 
+    #: ``cls(*args, **kwargs)`` as ``type.__call__`` does it, a Python ``__new__`` and
+    #: ``__init__`` entered under this context, with no frame of splice's in between
+    #: (``_instantiate_steps`` driven by C code, splice.runtime.dunders.drive)
+    instantiate: Callable[..., Any]
+
     def __init__(self, plugins: tuple[Plugin, ...]) -> None:
         plugin_class = _plugin_class()
         self.plugins = plugins
+        self.instantiate = drive(self._instantiate_steps)
         self.table = DispatchTable(self)
         watch(self.table)
         self.code = CodeCache[CompiledCode | UnsupportedError]()
@@ -799,10 +805,10 @@ class Context:
         ``object.__new__``, ``__init__`` a Python function) takes a short path; ``__new__``
         and ``__init__`` are looked up on every call, so replacing them is seen at once."""
         table = self.table
-        instantiate = self.instantiate
         function = types.FunctionType
+        partial = functools.partial
 
-        def instance(*args: Any, **kwargs: Any) -> Any:
+        def instance_steps(*args: Any, **kwargs: Any) -> Steps:
             init: Any = getattr(cls, "__init__")  # noqa: B009 (mypy: no unsound access)
             new: Any = cls.__new__
             if type(init) is function:
@@ -810,48 +816,52 @@ class Context:
                     # a C __new__ (object's, or a builtin base's such as BaseException's)
                     # with the arguments, as type.__call__ passes them: object.__new__
                     # rejects them when the class's __new__ slot is not its own
-                    obj: Any = new(cls, *args, **kwargs)
+                    obj: Any = yield (partial(new, cls, *args, **kwargs),)
                     kind = type(obj)
                     if kind is not cls and cls not in kind.__mro__:
                         return obj
                     if kind is not cls:
                         init = getattr(kind, "__init__")  # noqa: B009
                         if type(init) is not function:
-                            init(obj, *args, **kwargs)
+                            yield (partial(init, obj, *args, **kwargs),)
                             return obj
-                    result = table[init](obj, *args, **kwargs)
+                    result = yield (partial(table[init], obj, *args, **kwargs),)
                     if result is not None:
                         raise TypeError("__init__() should return None, not "
                                         f"'{type(result).__name__}'")
                     return obj
             elif type(new) is not function:
-                return cls(*args, **kwargs)  # no Python code to enter
-            return instantiate(cls, *args, **kwargs)
-        instance.__qualname__ = instance.__name__ = getattr(cls, "__name__", "instance")
+                # no Python code to enter
+                return (yield (partial(cls, *args, **kwargs),))
+            return (yield from self._instantiate_steps(cls, *args, **kwargs))
+        instance_steps.__qualname__ = instance_steps.__name__ = getattr(cls, "__name__",
+                                                                         "instance")
+        instance = drive(instance_steps)
         if INSTANTIATOR is not None:
             # the common case in C, no frame between the caller and ``__init__``
             return INSTANTIATOR(cls, table, instance)  # type: ignore[no-any-return]
         return instance
 
-    def instantiate(self, cls: type, /, *args: Any, **kwargs: Any) -> Any:
+    def _instantiate_steps(self, cls: type, /, *args: Any, **kwargs: Any) -> Steps:
         """``cls(*args, **kwargs)`` as ``type.__call__`` does it, with a Python ``__new__``
-        and ``__init__`` entered under this context."""
+        and ``__init__`` entered under this context (the steps of ``instantiate``)."""
+        partial = functools.partial
         new = cls.__new__
         init = special(cls, "__init__")
         if type(new) is not types.FunctionType and type(init) is not types.FunctionType:
-            return type.__call__(cls, *args, **kwargs)
+            return (yield (partial(type.__call__, cls, *args, **kwargs),))
         if type(new) is types.FunctionType:
-            obj = self.table[new](cls, *args, **kwargs)
+            obj = yield (partial(self.table[new], cls, *args, **kwargs),)
         else:
-            obj = new(cls, *args, **kwargs)
+            obj = yield (partial(new, cls, *args, **kwargs),)
         kind = type(obj)
         if cls not in kind.__mro__:
             return obj
         init = special(kind, "__init__")
         if type(init) is types.FunctionType:
-            result = self.table[init](obj, *args, **kwargs)
+            result = yield (partial(self.table[init], obj, *args, **kwargs),)
         else:
-            result = init.__get__(obj, kind)(*args, **kwargs)
+            result = yield (partial(init.__get__(obj, kind), *args, **kwargs),)
         if result is not None:
             raise TypeError(f"__init__() should return None, not '{type(result).__name__}'")
         return obj

@@ -184,6 +184,39 @@ def module_getattr_sees_its_caller() -> str:
     return module.anything  # type: ignore[no-any-return]
 
 
+class MadeByNew:
+    def __new__(cls, value: int) -> MadeByNew:
+        self = super().__new__(cls)
+        self.new_caller = sys._getframe(1).f_code.co_name
+        return self
+
+    def __init__(self, value: int) -> None:
+        self.init_caller = sys._getframe(1).f_code.co_name
+
+
+class Meta(type):
+    def __call__(cls, *args: Any) -> Any:
+        return super().__call__(*args)
+
+
+class MadeByMeta(metaclass=Meta):
+    def __init__(self, value: int) -> None:
+        self.caller = sys._getframe(1).f_code.co_name
+
+
+class FailsInInit:
+    def __new__(cls) -> FailsInInit:
+        return super().__new__(cls)
+
+    def __init__(self) -> None:
+        raise ValueError("init")
+
+
+def instantiation_sees_its_caller() -> list[Any]:
+    made, meta = MadeByNew(1), MadeByMeta(2)
+    return [made.new_caller, made.init_caller, meta.caller, _frames(FailsInInit)]
+
+
 class Hooked(splice.Plugin):
     def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         pass
@@ -195,7 +228,7 @@ PLUGINS: dict[str, Callable[[], Any]] = {
     "tracer-implicit": lambda: Tracer(implicit_calls=True),
 }
 PROGRAMS = [dunders_see_their_caller, stack_levels, tracebacks_through_dunders,
-            module_getattr_sees_its_caller]
+            module_getattr_sees_its_caller, instantiation_sees_its_caller]
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
