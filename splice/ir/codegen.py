@@ -34,9 +34,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from splice.compat import JUMP_THREADING
 from splice.errors import UnsupportedError
 from splice.ir.nodes import (
-    JUMP_THREADING,
     NOPOS,
     AnnotateName,
     Assert,

@@ -21,7 +21,7 @@ Corners decided here (each mirrors what CPython 3.11's compiler does):
   ``if``, conditional expression test, ``not`` in a condition) are marked ``in_test``.
 * Elsewhere, an ``and``/``or`` whose value another one tests next (``(a or b) and c``, also
   through last operands: ``(a and (b or c)) or d``) is ``threaded`` when both start on one
-  line, under 3.11 only (``splice.ir.nodes.JUMP_THREADING``): its deciding test is not made
+  line, under 3.11 only (``splice.compat.JUMP_THREADING``): its deciding test is not made
   again. A conditional expression, ``not``, ``:=`` or a chained comparison between them
   stops it.
 * A class body's docstring, ``__module__``/``__qualname__`` and the like are left to the
@@ -35,11 +35,11 @@ import copy
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from splice.compat import JUMP_THREADING
 from splice.errors import UnsupportedError
 from splice.ir.nodes import (
     BINARY_OPS,
     COMPARE_OPS,
-    JUMP_THREADING,
     UNARY_OPS,
     AnnotateName,
     Arguments,

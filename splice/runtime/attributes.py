@@ -109,11 +109,13 @@ _GETTERS: dict[Any, str] = {
 _GETTERS.update({_TYPE_GETATTRIBUTE: _TYPE, _MODULE_GETATTRIBUTE: _MODULE,
                  _SUPER_GETATTRIBUTE: _SUPER,
                  _MethodType.__dict__["__getattribute__"]: _METHOD})
-#: builtin types whose ``tp_setattro`` is ``PyObject_GenericSetAttr``
+#: builtin types whose ``tp_setattro`` is ``PyObject_GenericSetAttr`` (from 3.13 only
+#: ``object`` has slot wrappers of its own, the others inherit them: see
+#: ``splice.compat``, "inherited slot wrappers")
 _GENERIC_SETATTR_TYPES = (object, BaseException, types.SimpleNamespace, _ModuleType)
 _SETTERS: dict[Any, str] = {vars(kind)[name]: _GENERIC
                             for kind in _GENERIC_SETATTR_TYPES
-                            for name in ("__setattr__", "__delattr__")}
+                            for name in ("__setattr__", "__delattr__") if name in vars(kind)}
 _SETTERS.update({type.__dict__["__setattr__"]: _TYPE, type.__dict__["__delattr__"]: _TYPE})
 
 #: a bound on each cache of lookups on immutable types (names can be computed)
