@@ -37,6 +37,29 @@ instruction at the return's artificial position (the lambda's line, columns 0 to
 ``splice.ir.source.find_source`` then tells same-line lambdas apart by the constant returned."""
 
 
+PROPERTY_ERROR_CONTEXT_VARIES: bool = VERSION >= (3, 12)
+"""Whether an ``AttributeError`` raised by a property's getter, read as ``obj.attr``, gets the
+``name`` and ``obj`` of the read depends on whether CPython specialized the read.
+
+The generic ``LOAD_ATTR`` (``PyObject_GetAttr``) sets them when the error carries neither
+(3.10+); the specialization ``LOAD_ATTR_PROPERTY``, added in 3.12 ("What's New In Python
+3.12", PEP 659 specializations; still in 3.13), calls the getter as a frame of its own and
+leaves them unset. Natively the first execution of a read sets them and later ones, once
+specialized, do not. splice's regenerated code is specialized the same way (it is CPython
+bytecode); a read routed through ``splice.runtime.attributes`` models the generic read.
+Tests compare only the message of such errors on these versions."""
+
+
+CLASSMETHOD_WRAPS_DESCRIPTORS: bool = VERSION < (3, 13)
+"""Whether ``classmethod.__get__`` calls the ``__get__`` of the object it wraps (with the
+class as object and owner), so ``@classmethod`` over ``@property`` makes a class property.
+
+Added in 3.9, deprecated in 3.11 and removed in 3.13 ("What's New In Python 3.13", removed:
+classmethod descriptor chaining, gh-89519): from 3.13 it always binds the wrapped object to
+the class as a method. ``splice.runtime.attributes`` enters the wrapped ``__get__`` only
+where CPython calls it."""
+
+
 # ----------------------------------------------------------- differences without a switch
 #
 # Differences that splice absorbs with code correct on every version (no constant needed),
@@ -46,3 +69,8 @@ instruction at the return's artificial position (the lambda's line, columns 0 to
 #   ``types.ModuleType`` no longer carry ``__setattr__``/``__delattr__`` wrappers of their own
 #   (their ``tp_setattro`` is inherited from ``object``, so ``vars(kind)`` lacks the names).
 #   ``splice.runtime.attributes`` takes the wrappers a type has.
+# * ``__set_name__`` errors: from 3.12 an exception raised by a ``__set_name__`` called by
+#   ``type.__new__`` propagates as it is, with a PEP 678 note, where 3.11 wrapped it in a
+#   ``RuntimeError`` ("What's New In Python 3.12", other language changes). Its traceback
+#   is then the program's: ``splice.runtime.classes`` has no frame on the stack while the
+#   real ``__set_name__`` runs, on every version.

@@ -31,6 +31,7 @@ from collections import defaultdict, deque
 from functools import partial
 from typing import Any
 
+from splice.compat import CLASSMETHOD_WRAPS_DESCRIPTORS
 from splice.runtime.dunders import (
     FROZEN,
     MISSING,
@@ -356,7 +357,7 @@ class Attributes(Dunders):
             return True
         if get is _PROPERTY_GET:
             return type(_property_fget(descr)) is _FunctionType
-        if get is _CLASSMETHOD_GET:
+        if get is _CLASSMETHOD_GET and CLASSMETHOD_WRAPS_DESCRIPTORS:
             inner = _classmethod_function(descr)
             if type(inner) in _INERT_DESCRIPTORS:
                 return False
@@ -374,6 +375,7 @@ class Attributes(Dunders):
                 return descr
             return self.table[_property_fget(descr)](obj)
         # a classmethod chains to its function's __get__, with the class as the object
+        # (before 3.13: splice.compat.CLASSMETHOD_WRAPS_DESCRIPTORS)
         inner = _classmethod_function(descr)
         if owner is None:
             owner = type(obj)
