@@ -765,7 +765,10 @@ class Lowerer:
                 assert isinstance(value, ast.Constant)
                 parts.append(Const(value.value, Pos.of(value)))
         if all(isinstance(p, Const) for p in parts):
-            return Const("".join(p.value for p in parts), Pos.of(node))  # type: ignore[union-attr]
+            # a lone constant is loaded where it is (from 3.12, PEP 701, its span is its
+            # own, inside the f-string's or the format spec's)
+            pos = parts[0].pos if len(parts) == 1 else Pos.of(node)  # type: ignore[union-attr]
+            return Const("".join(p.value for p in parts), pos)  # type: ignore[union-attr]
         return self.op(JoinStr(parts), node)
 
     def formatted(self, node: ast.FormattedValue) -> Operand:
