@@ -74,3 +74,11 @@ where CPython calls it."""
 #   ``RuntimeError`` ("What's New In Python 3.12", other language changes). Its traceback
 #   is then the program's: ``splice.runtime.classes`` has no frame on the stack while the
 #   real ``__set_name__`` runs, on every version.
+# * Recursion through C callables: 3.12 counts C-level calls that re-enter the interpreter
+#   against a C recursion budget of their own, separate from ``sys.getrecursionlimit()``
+#   ("What's New In Python 3.12", sys: the recursion limit now applies only to Python
+#   code; gh-91079). 3.12.1's budget (``Py_C_RECURSION_LIMIT`` 1500, two units a level)
+#   stops recursion through any C callable between Python frames (``functools.partial``,
+#   ``operator.call``, splice's ``_hooks.c``) at about 750 levels, below the limit of 1000
+#   (gh-112215, raised in later releases). Under per-call hooks a program recurses as deep
+#   as natively through a C callable; nothing to switch.
