@@ -34,9 +34,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from splice.compat import JUMP_THREADING
 from splice.errors import UnsupportedError
 from splice.ir.nodes import (
-    JUMP_THREADING,
     NOPOS,
     AnnotateName,
     Assert,
@@ -1001,7 +1001,12 @@ class ScopeGen:
             folded = tree.subst.get(op.spec) if isinstance(op.spec, Temp) else None
             if isinstance(op.spec, Const) and isinstance(op.spec.value, str):
                 where = either(op.spec.pos, pos)
-                spec = at(ast.JoinedStr([at(ast.Constant(op.spec.value), where)]), where)
+                # an empty spec (``{x:}``) has no part: 3.11 and 3.12 build it with
+                # ``BUILD_STRING 0``, 3.13 loads the constant ""
+                parts: list[ast.expr] = []
+                if op.spec.value:
+                    parts.append(at(ast.Constant(op.spec.value), where))
+                spec = at(ast.JoinedStr(parts), where)
             elif folded is not None and isinstance(folded.op, JoinStr):
                 spec = self.expression(folded)
             else:

@@ -21,7 +21,7 @@ Corners decided here (each mirrors what CPython 3.11's compiler does):
   ``if``, conditional expression test, ``not`` in a condition) are marked ``in_test``.
 * Elsewhere, an ``and``/``or`` whose value another one tests next (``(a or b) and c``, also
   through last operands: ``(a and (b or c)) or d``) is ``threaded`` when both start on one
-  line, under 3.11 only (``splice.ir.nodes.JUMP_THREADING``): its deciding test is not made
+  line, under 3.11 only (``splice.compat.JUMP_THREADING``): its deciding test is not made
   again. A conditional expression, ``not``, ``:=`` or a chained comparison between them
   stops it.
 * A class body's docstring, ``__module__``/``__qualname__`` and the like are left to the
@@ -35,11 +35,11 @@ import copy
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from splice.compat import JUMP_THREADING
 from splice.errors import UnsupportedError
 from splice.ir.nodes import (
     BINARY_OPS,
     COMPARE_OPS,
-    JUMP_THREADING,
     UNARY_OPS,
     AnnotateName,
     Arguments,
@@ -765,7 +765,10 @@ class Lowerer:
                 assert isinstance(value, ast.Constant)
                 parts.append(Const(value.value, Pos.of(value)))
         if all(isinstance(p, Const) for p in parts):
-            return Const("".join(p.value for p in parts), Pos.of(node))  # type: ignore[union-attr]
+            # a lone constant is loaded where it is (from 3.12, PEP 701, its span is its
+            # own, inside the f-string's or the format spec's)
+            pos = parts[0].pos if len(parts) == 1 else Pos.of(node)  # type: ignore[union-attr]
+            return Const("".join(p.value for p in parts), pos)  # type: ignore[union-attr]
         return self.op(JoinStr(parts), node)
 
     def formatted(self, node: ast.FormattedValue) -> Operand:

@@ -22,7 +22,6 @@ import ast
 import copy
 import itertools
 import pickle
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple, TypeAlias
@@ -204,17 +203,11 @@ def _map_operand_field(value: Any, fn: Any) -> Any:
 # ------------------------------------------------------------- CPython version differences
 #
 # Lowering mirrors the compiler of the running CPython; where 3.11, 3.12 and 3.13 differ
-# in an order or a count of effects, the difference is decided here and nowhere else.
-#
-# * ``(a or b) and c`` in a value context: 3.11's flow-graph optimizer threads the inner
-#   op's ``JUMP_IF_TRUE_OR_POP`` to the outer's ``JUMP_IF_FALSE_OR_POP`` when both
-#   instructions have the same line (``jump_thread`` and the cross-op case of
-#   ``optimize_basic_block`` compare ``i_lineno``), so ``a.__bool__`` runs once; 3.12 and
-#   3.13 (``COPY``/``TO_BOOL``/``POP_JUMP_IF_*``) test the value again. ``BoolOp.threaded``.
-# * The lone ``*x`` of a call is iterated by ``CALL_FUNCTION_EX`` after the keyword arguments
-#   in 3.11, 3.12 and 3.13 alike (``compiler_call_helper``), class bases in place: no
-#   switch needed (``splice.ir.lower._lone_star``).
-JUMP_THREADING: bool = sys.version_info < (3, 12)
+# in an order or a count of effects, the difference is decided in ``splice.compat``
+# (``JUMP_THREADING``: ``BoolOp.threaded``). The lone ``*x`` of a call is iterated by
+# ``CALL_FUNCTION_EX`` after the keyword arguments in 3.11, 3.12 and 3.13 alike
+# (``compiler_call_helper``), class bases in place: no switch needed
+# (``splice.ir.lower._lone_star``).
 
 
 # The names follow the ``operator`` module, so ``operator.<name>`` is the callee.

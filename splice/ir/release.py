@@ -36,7 +36,8 @@ dominance: a use never reads a value from an earlier loop iteration unless the d
 outside the loop, and then so is the block found). So past ``S`` in that block, and on every
 jump out of the block, no read of the temp can follow before a new write. A temp read from a
 nested scope (a comprehension or generator function made by codegen, a lambda) may be read
-later than its scope's statements suggest: such temps are left alone.
+later than its scope's statements suggest: such temps are left alone. The outermost iterable
+of a comprehension is not in its scope: it is evaluated once, where the comprehension is.
 """
 
 from __future__ import annotations
@@ -227,8 +228,28 @@ def _own_names(statement: ast.stmt) -> Iterator[tuple[str, bool]]:
             yield node.id, nested
         elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name and is_temp(node.name):
             yield node.name, nested
+        if isinstance(node, _COMPREHENSIONS):
+            # the outermost iterable is evaluated where the comprehension is, once; the
+            # rest runs in the comprehension's scope (a function of its own on 3.11,
+            # inlined from 3.12, PEP 709: its temps are left alone either way)
+            outermost = node.generators[0].iter
+            roots.append((outermost, nested))
+            roots.extend((child, True) for child in _walk_except(node, outermost))
+            continue
         inner = nested or isinstance(node, _SCOPES)
         roots.extend((child, inner) for child in ast.iter_child_nodes(node))
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _walk_except(node: ast.AST, skipped: ast.AST) -> Iterator[ast.AST]:
+    """The children of ``node`` and of its ``comprehension`` nodes, but ``skipped``."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.comprehension):
+            yield from (c for c in ast.iter_child_nodes(child) if c is not skipped)
+        elif child is not skipped:
+            yield child
 
 
 def _walk(node: ast.AST) -> Iterator[ast.AST]:

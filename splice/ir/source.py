@@ -35,7 +35,10 @@ match is made on the source spans code objects carry from Python 3.11 on
   parameter names alone when that leaves one definition, and refused when it leaves
   several. That is exact for a ``def``: a compound statement starts its own line, so no
   two share a first line (``co_firstlineno`` is the first decorator's line). It refuses
-  lambdas that share a line and parameters.
+  lambdas that share a line and parameters, except on 3.12, where the code of a lambda
+  returning a constant has no located position (``splice.compat.RETURN_CONST_UNLOCATED``):
+  it is matched to the lambdas whose body is that constant, and of several equal ones
+  (interchangeable: a constant does not see its scope) to the first.
 
 This holds for the source the code was compiled from. A file edited since is caught when
 a position leaves the region of its definition (a definition moved by a column usually
@@ -51,10 +54,12 @@ import __future__
 
 import ast
 import bisect
+import dis
 import linecache
 import types
 from dataclasses import dataclass
 
+from splice.compat import RETURN_CONST_UNLOCATED
 from splice.errors import UnsupportedError
 from splice.ir.exec_sources import EXEC_SOURCES
 from splice.pristine import BUILTINS
@@ -162,6 +167,8 @@ def find_source(fn: types.FunctionType) -> FunctionSource:
     positions = located_positions(code)
     if positions:
         candidates = [d for d in candidates if _owns(d, positions)]
+    elif len(candidates) > 1 and RETURN_CONST_UNLOCATED and _has_columns(code):
+        candidates = _constant_lambdas(candidates, code)
     if not candidates:
         raise UnsupportedError(
             describe(fn),
@@ -180,6 +187,48 @@ def find_source(fn: types.FunctionType) -> FunctionSource:
     found = candidates[0]
     return FunctionSource(found.node, found.enclosing, filename,
                           code.co_flags & FUTURE_FLAGS_MASK, parsed.imports)
+
+
+def _has_columns(code: types.CodeType) -> bool:
+    """Whether ``code`` carries column positions at all (not ``python -X no_debug_ranges``)."""
+    return any(col is not None for _, _, col, _ in code.co_positions())
+
+
+def _constant_lambdas(candidates: list[_Definition], code: types.CodeType
+                      ) -> list[_Definition]:
+    """The lambdas among ``candidates`` whose body is the constant ``code`` returns, when
+    ``code`` only returns a constant (``splice.compat.RETURN_CONST_UNLOCATED``): several
+    left are interchangeable when their nodes are equal (the body is a constant, so the
+    enclosing scopes play no part), and the first is taken."""
+    body = [i for i in dis.get_instructions(code) if i.opname not in _PROLOGUE]
+    if len(body) != 1 or body[0].opname != "RETURN_CONST":
+        return candidates
+    value = body[0].argval
+    found = [d for d in candidates if isinstance(d.node, ast.Lambda)
+             and _same_constant(_literal(d.node.body), value)]
+    if len(found) > 1 and len({ast.dump(d.node) for d in found}) == 1:
+        return found[:1]
+    return found
+
+
+_PROLOGUE = frozenset({"RESUME", "NOP", "CACHE"})
+_NOT_LITERAL = object()
+
+
+def _literal(node: ast.expr) -> object:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NOT_LITERAL
+
+
+def _same_constant(a: object, b: object) -> bool:
+    """Equal constants of the same types (``1``, ``1.0`` and ``True`` differ)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(map(_same_constant, a, b))
+    return bool(a == b) or (a != a and b != b)
 
 
 def located_positions(code: types.CodeType) -> set[Span]:

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from splice.compat import CLASSMETHOD_WRAPS_DESCRIPTORS
 from splice.runtime.dunders import (
     MISSING,
     NATIVE_TYPES,
@@ -112,11 +113,13 @@ _GETTERS: dict[Any, str] = {
 _GETTERS.update({_TYPE_GETATTRIBUTE: _TYPE, _MODULE_GETATTRIBUTE: _MODULE,
                  _SUPER_GETATTRIBUTE: _SUPER,
                  _MethodType.__dict__["__getattribute__"]: _METHOD})
-#: builtin types whose ``tp_setattro`` is ``PyObject_GenericSetAttr``
+#: builtin types whose ``tp_setattro`` is ``PyObject_GenericSetAttr`` (from 3.13 only
+#: ``object`` has slot wrappers of its own, the others inherit them: see
+#: ``splice.compat``, "inherited slot wrappers")
 _GENERIC_SETATTR_TYPES = (object, BaseException, types.SimpleNamespace, _ModuleType)
 _SETTERS: dict[Any, str] = {vars(kind)[name]: _GENERIC
                             for kind in _GENERIC_SETATTR_TYPES
-                            for name in ("__setattr__", "__delattr__")}
+                            for name in ("__setattr__", "__delattr__") if name in vars(kind)}
 _SETTERS.update({type.__dict__["__setattr__"]: _TYPE, type.__dict__["__delattr__"]: _TYPE})
 
 #: a bound on each cache of lookups on immutable types (names can be computed)
@@ -386,7 +389,7 @@ class Attributes(Dunders):
             return True
         if get is _PROPERTY_GET:
             return type(_property_fget(descr)) is _FunctionType
-        if get is _CLASSMETHOD_GET:
+        if get is _CLASSMETHOD_GET and CLASSMETHOD_WRAPS_DESCRIPTORS:
             inner = _classmethod_function(descr)
             if type(inner) in _INERT_DESCRIPTORS:
                 return False
@@ -404,6 +407,7 @@ class Attributes(Dunders):
                 return descr
             return (yield (self.table[_property_fget(descr)], obj))
         # a classmethod chains to its function's __get__, with the class as the object
+        # (before 3.13: splice.compat.CLASSMETHOD_WRAPS_DESCRIPTORS)
         inner = _classmethod_function(descr)
         if owner is None:
             owner = type(obj)

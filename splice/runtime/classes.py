@@ -12,13 +12,17 @@ any global state:
   ``body_begins(locals())`` takes the note into the namespace under a hidden key;
 * the body's last statement ``body_ends(locals())`` drops that key and replaces each value
   whose ``__set_name__`` is a Python function with a stand-in whose own ``__set_name__`` is
-  C code (a property reading the stand-in's slot), named like the value's type so that
-  ``type.__new__``'s error message names it the same;
-* ``type.__new__`` calls the stand-ins' ``__set_name__`` in namespace order, between the
-  C ones, as it would the real ones; the first call puts every real value back, in the new
-  class (same keys, so the same ``__dict__`` order) and in the namespace, before any
-  ``__set_name__`` and ``__init_subclass__`` runs; each then calls the real one entered
-  under the context.
+  a property, named like the value's type so that ``type.__new__``'s error message names
+  it the same, and puts a restoring value (``_Restore``) under another hidden key just
+  before the first stand-in;
+* ``type.__new__`` calls the ``__set_name__`` of the restoring value first: it puts every
+  real value back, in the new class (same keys, so the same ``__dict__`` order) and in the
+  namespace, and removes its own key from both, before any real ``__set_name__`` and
+  ``__init_subclass__`` runs; then, in namespace order between the C ones as it would the
+  real ones, it looks up each stand-in's ``__set_name__``, which gives the real one bound
+  and entered under the context, and calls that. No frame of splice's is on the stack
+  while a real ``__set_name__`` runs, so none is in the traceback of an error it raises
+  (from 3.12 the error propagates unwrapped, with a note: ``splice.compat``).
 
 ``__init_subclass__`` stays native: ``type.__new__`` calls it on the new class's MRO through
 ``super()``, and diverting that call would mean changing the class's bases or metaclass, or
@@ -37,27 +41,49 @@ from splice.runtime.dunders import MISSING, Dunders, find, type_name
 
 _FunctionType = types.FunctionType
 _TYPE_SETATTR = type.__dict__["__setattr__"]
+_TYPE_DELATTR = type.__dict__["__delattr__"]
 #: the namespace key (not an identifier) holding the note while the class body runs
 NOTE_KEY = "@set_names"
+#: the namespace key (not an identifier) of the value putting the real values back
+RESTORE_KEY = "@restore_names"
 
 
 class _NameSetter:
     """Base of the stand-ins: ``__set_name__`` is a property, so ``type.__new__``'s lookup
-    gives the partial stored in ``hook`` and calls it (C code all the way to splice)."""
+    (``_PyObject_LookupSpecial``, right before the call) calls the partial stored in
+    ``hook``, which gives what to call: the real ``__set_name__`` bound to the real value,
+    entered. splice's frames end with the lookup, so none is in the traceback of an error the
+    real one raises (from 3.12 it propagates unwrapped, with a note)."""
 
     __slots__ = ("hook",)
     hook: Any
-    __set_name__ = property(operator.attrgetter("hook"))
+    __set_name__ = property(operator.methodcaller("hook"))
 
 
 class _Restore:
-    """The values one class statement's stand-ins replaced, until they are put back."""
+    """Put back the values one class statement's stand-ins replaced: the value of the hidden
+    key ``RESTORE_KEY``, placed just before the first stand-in, whose ``__set_name__``
+    ``type.__new__`` calls before theirs. It puts every real value back in the new class
+    and in the namespace, and removes itself from both; its frame ends before any real
+    ``__set_name__`` runs."""
 
     __slots__ = ("namespace", "replaced")
 
     def __init__(self, namespace: dict[str, Any]) -> None:
         self.namespace = namespace
-        self.replaced: list[tuple[str, Any]] | None = []
+        self.replaced: list[tuple[str, Any]] = []
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        namespace = self.namespace
+        for key, real in self.replaced:
+            namespace[key] = real
+            _TYPE_SETATTR(owner, key, real)
+        namespace.pop(name, None)
+        _TYPE_DELATTR(owner, name)
+
+
+def _ignore(owner: type, name: Any) -> None:
+    """The ``__set_name__`` of a value whose type lost its own since the class body."""
 
 
 class ClassCreation(Dunders):
@@ -89,14 +115,21 @@ class ClassCreation(Dunders):
             return
         restore = _Restore(namespace)
         replaced = restore.replaced
-        assert replaced is not None
-        for key, value in list(namespace.items()):
+        items = list(namespace.items())
+        for index, (key, value) in enumerate(items):
             if type(key) is not str or (key[:2] == "__" and key[-2:] == "__"):
                 continue  # type.__new__ reads dunders itself (__slots__, __doc__, ...)
             if type(find(type(value), "__set_name__")) is not _FunctionType:
                 continue
+            if not replaced:
+                # the restoring value just before the first stand-in (the keys after it
+                # inserted again, in their order)
+                for later, _ in items[index:]:
+                    del namespace[later]
+                namespace[RESTORE_KEY] = restore
+                namespace.update(items[index:])
             stand_in = self._stand_in_class(type(value))()
-            stand_in.hook = functools.partial(self._set_name, restore, value)
+            stand_in.hook = functools.partial(self._set_name, value)
             replaced.append((key, value))
             namespace[key] = stand_in
 
@@ -107,16 +140,10 @@ class ClassCreation(Dunders):
             found = self._stand_ins[name] = type(name, (_NameSetter,), {"__slots__": ()})
         return found
 
-    def _set_name(self, restore: _Restore, value: Any, owner: type, name: Any) -> Any:
-        """A stand-in's ``__set_name__(owner, name)``: the real values back (once), then the
-        real value's ``__set_name__``, entered."""
-        replaced = restore.replaced
-        if replaced is not None:
-            restore.replaced = None
-            for key, real in replaced:
-                restore.namespace[key] = real
-                _TYPE_SETATTR(owner, key, real)
+    def _set_name(self, value: Any) -> Any:
+        """The lookup of a stand-in's ``__set_name__``: the real value's, bound to it and
+        entered (the real values are back already: see ``_Restore``)."""
         method = find(type(value), "__set_name__")
         if method is MISSING:
-            return None
-        return self._invoke(method, value, owner, name)
+            return _ignore
+        return self._bound(method, value)

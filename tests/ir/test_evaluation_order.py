@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from splice.compat import JUMP_THREADING
 from splice.ir import compile_ir, lower, verify
 from splice.ir.nodes import (
-    JUMP_THREADING,
     Assign,
     BoolOp,
     Call,

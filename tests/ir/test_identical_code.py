@@ -5,6 +5,7 @@ objects included. This is the strongest form of the fidelity claim for ``renest=
 from __future__ import annotations
 
 import importlib
+import pathlib
 import types
 from collections.abc import Iterator
 
@@ -15,7 +16,9 @@ import splice.ir
 MODULES = ["textwrap", "difflib", "shlex", "fractions", "statistics", "heapq",
            "json.decoder", "json.encoder", "functools", "dataclasses", "enum", "argparse",
            "configparser", "ipaddress", "calendar", "string", "pprint", "ast", "inspect",
-           "typing", "collections", "email.message", "pathlib", "tarfile", "zipfile",
+           # pathlib's own module: 3.13 made pathlib a package, Path is in pathlib._local
+           "typing", "collections", "email.message", pathlib.Path.__module__, "tarfile",
+           "zipfile",
            "asyncio.tasks", "threading", "logging", "getpass", "abc", "contextlib"]
 
 

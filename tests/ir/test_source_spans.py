@@ -29,6 +29,7 @@ from click.testing import CliRunner
 import splice
 import splice.ir
 from splice.cli import main as cli_main
+from splice.compat import RETURN_CONST_UNLOCATED
 from splice.errors import UnsupportedError
 from splice.ir.source import find_source, located_positions
 
@@ -225,6 +226,14 @@ def test_a_changed_file_is_refused_and_runs_natively(tmp_path: Path) -> None:
     path = tmp_path / "changed.py"
     path.write_text(path.read_text().replace("make = ", "make =  ", 1))
     for fn in (module.make, module.inner):
+        if not located_positions(fn.__code__):
+            # 3.12 (splice.compat.RETURN_CONST_UNLOCATED): the code of a lambda returning a
+            # constant carries no span to leave its region; it is matched on the constant,
+            # which the edit left alone
+            assert RETURN_CONST_UNLOCATED
+            found = find_source(fn).node
+            assert isinstance(found, ast.Lambda) and ast.literal_eval(found.body) == "handled"
+            continue
         with pytest.raises(UnsupportedError, match="not found in the source"):
             find_source(fn)
     assert splice.Plugin().run(module.inner) == "handled"

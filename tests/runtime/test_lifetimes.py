@@ -292,9 +292,6 @@ _IMPLICIT = ("implicit-call routing keeps an operand or an iterator in a hidden 
 KNOWN: dict[tuple[str, str], str] = {
     **{("method_with_temporary_arguments", p): _PACKED for p in ("hooked", "typed", "fastmath")},
     **{("nested_calls", p): _TYPED_TEMPS for p in ("typed", "fastmath")},
-    **{("generator_abandoned_by_any", p): _TYPED_TEMPS for p in ("typed", "fastmath")},
-    ("generator_abandoned_by_any", "hooked"): _PACKED,
-    ("generator_abandoned_by_any", "tracer-implicit"): _IMPLICIT,
     ("comparison_of_temporaries", "hooked"): _PACKED,
     ("comparison_of_temporaries", "tracer-implicit"): _IMPLICIT,
     ("exception_out_of_a_callee", "hooked"): _PACKED,

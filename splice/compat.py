@@ -1,0 +1,84 @@
+"""What differs between the CPython versions splice supports (3.11, 3.12, 3.13).
+
+Every version-specific decision of splice is made here and nowhere else: the rest of splice
+imports a constant or function named by *what* differs, never ``sys.version_info``. Each item
+says which CPython version changed and where that is documented ("What's New in Python 3.x"
+or the PEP), so that supporting the next version is a reading of this module against the
+next "What's New" page. C code keeps its ``#if PY_VERSION_HEX`` blocks together, each with
+a comment (splice/runtime/_methods.c, _recurse.c, _hooks.c).
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: the running interpreter's (major, minor)
+VERSION: tuple[int, int] = sys.version_info[:2]
+
+JUMP_THREADING: bool = VERSION < (3, 12)
+"""``(a or b) and c`` in a value context evaluates the inner op's deciding ``__bool__`` once.
+
+3.11's flow-graph optimizer threads the inner op's ``JUMP_IF_TRUE_OR_POP`` to the outer's
+``JUMP_IF_FALSE_OR_POP`` when both instructions have the same line (``jump_thread`` and the
+cross-op case of ``optimize_basic_block`` compare ``i_lineno``), so ``a.__bool__`` runs once.
+3.12 replaced the ``JUMP_IF_*_OR_POP`` opcodes by ``COPY``/``POP_JUMP_IF_*`` ("What's New In
+Python 3.12", CPython bytecode changes) and 3.12 and 3.13 test the value again.
+Used by ``splice.ir.lower`` and ``splice.ir.codegen`` (``BoolOp.threaded``)."""
+
+
+RETURN_CONST_UNLOCATED: bool = VERSION == (3, 12)
+"""A function that only returns a constant without a ``return`` statement (``lambda: 1``, a
+body of ``pass``) has no instruction with a located source span.
+
+3.12 added ``RETURN_CONST`` ("What's New In Python 3.12", CPython bytecode changes): the
+lambda body's ``LOAD_CONST`` and the implicit ``RETURN_VALUE`` are fused into one
+instruction at the return's artificial position (the lambda's line, columns 0 to 0), where
+3.11 kept the ``LOAD_CONST`` at the body's span and 3.13 places the return at the body's span.
+``splice.ir.source.find_source`` then tells same-line lambdas apart by the constant returned."""
+
+
+PROPERTY_ERROR_CONTEXT_VARIES: bool = VERSION >= (3, 12)
+"""Whether an ``AttributeError`` raised by a property's getter, read as ``obj.attr``, gets the
+``name`` and ``obj`` of the read depends on whether CPython specialized the read.
+
+The generic ``LOAD_ATTR`` (``PyObject_GetAttr``) sets them when the error carries neither
+(3.10+); the specialization ``LOAD_ATTR_PROPERTY``, added in 3.12 ("What's New In Python
+3.12", PEP 659 specializations; still in 3.13), calls the getter as a frame of its own and
+leaves them unset. Natively the first execution of a read sets them and later ones, once
+specialized, do not. splice's regenerated code is specialized the same way (it is CPython
+bytecode); a read routed through ``splice.runtime.attributes`` models the generic read.
+Tests compare only the message of such errors on these versions."""
+
+
+CLASSMETHOD_WRAPS_DESCRIPTORS: bool = VERSION < (3, 13)
+"""Whether ``classmethod.__get__`` calls the ``__get__`` of the object it wraps (with the
+class as object and owner), so ``@classmethod`` over ``@property`` makes a class property.
+
+Added in 3.9, deprecated in 3.11 and removed in 3.13 ("What's New In Python 3.13", removed:
+classmethod descriptor chaining, gh-89519): from 3.13 it always binds the wrapped object to
+the class as a method. ``splice.runtime.attributes`` enters the wrapped ``__get__`` only
+where CPython calls it."""
+
+
+# ----------------------------------------------------------- differences without a switch
+#
+# Differences that splice absorbs with code correct on every version (no constant needed),
+# listed so that the next version's reader knows they were seen:
+#
+# * Inherited slot wrappers: from 3.13 ``BaseException``, ``types.SimpleNamespace`` and
+#   ``types.ModuleType`` no longer carry ``__setattr__``/``__delattr__`` wrappers of their own
+#   (their ``tp_setattro`` is inherited from ``object``, so ``vars(kind)`` lacks the names).
+#   ``splice.runtime.attributes`` takes the wrappers a type has.
+# * ``__set_name__`` errors: from 3.12 an exception raised by a ``__set_name__`` called by
+#   ``type.__new__`` propagates as it is, with a PEP 678 note, where 3.11 wrapped it in a
+#   ``RuntimeError`` ("What's New In Python 3.12", other language changes). Its traceback
+#   is then the program's: ``splice.runtime.classes`` has no frame on the stack while the
+#   real ``__set_name__`` runs, on every version.
+# * Recursion through C callables: 3.12 counts C-level calls that re-enter the interpreter
+#   against a C recursion budget of their own, separate from ``sys.getrecursionlimit()``
+#   ("What's New In Python 3.12", sys: the recursion limit now applies only to Python
+#   code; gh-91079). 3.12.1's budget (``Py_C_RECURSION_LIMIT`` 1500, two units a level)
+#   stops recursion through any C callable between Python frames (``functools.partial``,
+#   ``operator.call``, splice's ``_hooks.c``) at about 750 levels, below the limit of 1000
+#   (gh-112215, raised in later releases). Under per-call hooks a program recurses as deep
+#   as natively through a C callable; nothing to switch.
