@@ -17,6 +17,12 @@ text refuses the function (it runs natively, as it did before), it never picks a
 function's body. Code compiled before splice was imported has no record (its functions
 run natively), except a ``python -c`` program, whose text is in ``sys.orig_argv``.
 
+Modules imported from source (not from a ``.pyc``) after splice are compiled the same way,
+so their text is recorded too: a function of a module whose file was edited since it was
+imported is then lowered from the text it was compiled from, not from the file as it is now.
+The record wins over ``linecache`` for that reason, and because a pseudo-file name such as
+``<string>`` is shared by many texts.
+
 Records are keyed by the identity of code objects and dropped when they die (equal code
 objects from different texts stay apart).
 """
@@ -71,14 +77,18 @@ class ExecSources:
         return forget
 
     def text_of(self, code: types.CodeType) -> str | None:
-        """The text ``code`` was compiled from, if it was recorded (or it is a function of
-        the ``python -c`` program)."""
+        """The text ``code`` was compiled from, if it was recorded."""
         item = self._texts.get(id(code))
         if item is not None and item[0]() is code:
             return item[1]
-        if code.co_filename == "<string>":
-            return command_text()
         return None
+
+    def discard(self, code: types.CodeType) -> None:
+        """Forget the text of ``code`` (it then has the source of its file, if any)."""
+        with self._lock:
+            item = self._texts.get(id(code))
+            if item is not None and item[0]() is code:
+                del self._texts[id(code)]
 
     def __len__(self) -> int:
         return len(self._texts)

@@ -40,9 +40,11 @@ match is made on the source spans code objects carry from Python 3.11 on
   it is matched to the lambdas whose body is that constant, and of several equal ones
   (interchangeable: a constant does not see its scope) to the first.
 
-This holds for the source the code was compiled from. A file edited since is caught when
-a position leaves the region of its definition (a definition moved by a column usually
-is), not always: reload the module after editing it.
+This holds for the source the code was compiled from, which is what splice reads for a
+module compiled from source once splice is imported (its text is recorded then,
+``splice.ir.exec_sources``). For one loaded from its ``.pyc`` the file is read as it is now:
+a file edited since is caught when a position leaves the region of its definition (a
+definition moved by a column usually is), not always: reload the module after editing it.
 
 A definition's enclosing scopes are those whose body holds it: a lambda in a decorator or a
 default value belongs to the scope around the ``def`` or ``class`` (no name mangling by
@@ -61,7 +63,7 @@ from dataclasses import dataclass
 
 from splice.compat import RETURN_CONST_UNLOCATED
 from splice.errors import UnsupportedError
-from splice.ir.exec_sources import EXEC_SOURCES
+from splice.ir.exec_sources import EXEC_SOURCES, command_text
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -278,28 +280,31 @@ def _within(inner: Span, outer: Span) -> bool:
 
 def _parse(filename: str, module_globals: dict[str, object], fn: types.FunctionType
            ) -> _ParsedFile:
-    lines = linecache.getlines(filename, module_globals)
-    if not lines and filename.startswith("<frozen "):
-        # frozen stdlib modules keep their source file beside the frozen code
-        path = module_globals.get("__file__")
-        if isinstance(path, str):
-            lines = linecache.getlines(path)
+    # made by exec/eval from a string (a dataclass's __init__): the text recorded for this
+    # very code object from the audit events comes first (file names such as "<string>"
+    # are shared by many texts, and a linecache entry of that name may be another's)
+    text = EXEC_SOURCES.text_of(fn.__code__)
+    if text is None:
+        lines = linecache.getlines(filename, module_globals)
+        if not lines and filename.startswith("<frozen "):
+            # frozen stdlib modules keep their source file beside the frozen code
+            path = module_globals.get("__file__")
+            if isinstance(path, str):
+                lines = linecache.getlines(path)
+        if lines:
+            text = "".join(lines)
+        elif filename == "<string>":
+            text = command_text()  # a function of the python -c program
+    if text is None:
+        raise UnsupportedError(
+            describe(fn),
+            "its source is not available (made by exec/eval before splice was imported, "
+            "or from a syntax tree, or the file is missing)",
+            filename,
+        )
     key = filename
-    if lines:
-        text = "".join(lines)
-    else:
-        # made by exec/eval from a string (a dataclass's __init__, python -c): the text
-        # recorded from the audit events, keyed by itself (file names such as "<string>"
-        # are shared by many texts)
-        recorded = EXEC_SOURCES.text_of(fn.__code__)
-        if recorded is None:
-            raise UnsupportedError(
-                describe(fn),
-                "its source is not available (made by exec/eval before splice was imported, "
-                "or from a syntax tree, or the file is missing)",
-                filename,
-            )
-        text = recorded
+    if filename.startswith("<"):
+        # texts of pseudo-files are keyed by themselves too (one name, many texts)
         key = f"{filename}\0{text}"
         if len(_parsed) > _MAX_PARSED:
             _parsed.clear()

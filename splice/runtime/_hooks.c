@@ -735,44 +735,55 @@ static PyTypeObject DrivenType = {
 /* ``watch_compiles(record)``: an audit hook (installed once; audit hooks cannot be removed)
    that pairs each ``compile`` event whose source is text (``exec``/``eval``/``compile``
    of a string: the source and file name) with the next ``exec`` event of a code object of
-   that file name, and calls ``record(code, source)`` for the pair (splice/ir/
+   that file name on the same thread, and calls ``record(code, source)`` for the pair (splice/ir/
    exec_sources.py keeps the text, so that functions made by ``exec`` have a source). In C
    because audit hooks run on every audited event (``sys._getframe``, reads of
    ``__code__``): the common event costs two character compares. */
 static PyObject *record_compiled = NULL;   /* record(code, source) */
-static PyObject *pending_source = NULL;    /* the last compiled text, or NULL */
-static PyObject *pending_filename = NULL;
+static PyObject *str_pending_compile;      /* the thread-state dict's key of the pair */
 
+/* The last text compiled on this thread and its file name, kept in the thread state's dict
+   (another thread may compile between a thread's compile and its exec). */
 static int
 audit_compiles(const char *event, PyObject *args, void *data)
 {
     if (record_compiled == NULL || (event[0] != 'c' && event[0] != 'e')) return 0;
-    if (strcmp(event, "compile") == 0) {
-        if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 2) return 0;
+    int compiling = strcmp(event, "compile") == 0;
+    if (!compiling && strcmp(event, "exec") != 0) return 0;
+    PyObject *state = PyThreadState_GetDict();
+    if (state == NULL || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 1) return 0;
+    if (compiling) {
         PyObject *source = PyTuple_GET_ITEM(args, 0);
-        PyObject *filename = PyTuple_GET_ITEM(args, 1);
-        Py_CLEAR(pending_source);
-        Py_CLEAR(pending_filename);
-        if ((PyUnicode_Check(source) || PyBytes_Check(source)) && PyUnicode_Check(filename)) {
-            Py_INCREF(source); pending_source = source;
-            Py_INCREF(filename); pending_filename = filename;
+        PyObject *filename = PyTuple_GET_SIZE(args) > 1 ? PyTuple_GET_ITEM(args, 1) : NULL;
+        if ((PyUnicode_Check(source) || PyBytes_Check(source)) && filename != NULL &&
+                PyUnicode_Check(filename)) {
+            PyObject *pair = PyTuple_Pack(2, source, filename);
+            if (pair == NULL) return -1;
+            int failed = PyDict_SetItem(state, str_pending_compile, pair);
+            Py_DECREF(pair);
+            return failed;
         }
+        if (PyDict_DelItem(state, str_pending_compile) < 0) PyErr_Clear();  /* absent */
         return 0;
     }
-    if (strcmp(event, "exec") != 0 || pending_source == NULL) return 0;
-    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 1) return 0;
+    PyObject *pair = PyDict_GetItemWithError(state, str_pending_compile);
+    if (pair == NULL) return PyErr_Occurred() ? -1 : 0;
     PyObject *code = PyTuple_GET_ITEM(args, 0);
     if (!PyCode_Check(code)) return 0;
-    PyObject *source = pending_source, *filename = pending_filename;
-    pending_source = pending_filename = NULL;
-    int same = PyUnicode_Compare(((PyCodeObject *)code)->co_filename, filename) == 0;
-    Py_DECREF(filename);
-    if (!same) {
-        Py_DECREF(source);
-        return PyErr_Occurred() ? -1 : 0;
+    Py_INCREF(pair);
+    if (PyDict_DelItem(state, str_pending_compile) < 0) {
+        Py_DECREF(pair);
+        return -1;
     }
-    PyObject *result = PyObject_CallFunctionObjArgs(record_compiled, code, source, NULL);
-    Py_DECREF(source);
+    PyObject *source = PyTuple_GET_ITEM(pair, 0), *filename = PyTuple_GET_ITEM(pair, 1);
+    int same = PyUnicode_Compare(((PyCodeObject *)code)->co_filename, filename);
+    if (same == -1 && PyErr_Occurred()) {
+        Py_DECREF(pair);
+        return -1;
+    }
+    PyObject *result = same != 0 ? Py_NewRef(Py_None) :
+        PyObject_CallFunctionObjArgs(record_compiled, code, source, NULL);
+    Py_DECREF(pair);
     if (result == NULL) {
         /* recording is best effort: the program's exec must not fail because of it */
         PyErr_WriteUnraisable(record_compiled);
@@ -817,6 +828,8 @@ PyInit__hooks(void)
     str_init = PyUnicode_InternFromString("__init__");
     str_new = PyUnicode_InternFromString("__new__");
     if (str_init == NULL || str_new == NULL) return NULL;
+    str_pending_compile = PyUnicode_InternFromString("splice.pending_compile");
+    if (str_pending_compile == NULL) return NULL;
     str_throw = PyUnicode_InternFromString("throw");
     str_value = PyUnicode_InternFromString("value");
     if (str_throw == NULL || str_value == NULL) return NULL;

@@ -31,6 +31,7 @@ import splice.ir
 from splice.cli import main as cli_main
 from splice.compat import RETURN_CONST_UNLOCATED
 from splice.errors import UnsupportedError
+from splice.ir.exec_sources import EXEC_SOURCES
 from splice.ir.source import find_source, located_positions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -225,6 +226,16 @@ def test_a_changed_file_is_refused_and_runs_natively(tmp_path: Path) -> None:
     # the same names on the same line, the lambdas moved by one column
     path = tmp_path / "changed.py"
     path.write_text(path.read_text().replace("make = ", "make =  ", 1))
+    # compiled from source after splice was imported: the text it was compiled from is
+    # recorded (splice/ir/exec_sources.py) and wins over the file as it is now
+    for fn in (module.make, module.inner):
+        assert EXEC_SOURCES.text_of(fn.__code__) is not None
+        found = find_source(fn).node
+        assert isinstance(found, ast.Lambda)
+    assert splice.Plugin().run(module.make)() == "handled"
+    # without the record (a module loaded from its .pyc, or before splice): the file is read
+    for fn in (module.make, module.inner):
+        EXEC_SOURCES.discard(fn.__code__)
     for fn in (module.make, module.inner):
         if not located_positions(fn.__code__):
             # 3.12 (splice.compat.RETURN_CONST_UNLOCATED): the code of a lambda returning a
