@@ -29,6 +29,9 @@ import pytest
 import splice
 from splice.tools import genprog
 
+#: generated programs under plugins: minutes of CPU (CI runs them on 3.11 only: .ci/run)
+pytestmark = pytest.mark.slow
+
 COUNT = int(os.environ.get("SPLICE_FUZZ_CONTEXT_COUNT", "400"))
 CHUNK = 50
 #: (seed, mode) -> kind of a known divergence, with the repro that explains it

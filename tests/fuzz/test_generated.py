@@ -27,6 +27,10 @@ import pytest
 
 from splice.tools import genprog
 
+#: two thousand generated programs round-tripped, minutes of CPU: CI runs them on 3.11
+#: only (.ci/run)
+pytestmark = pytest.mark.slow
+
 COUNT = int(os.environ.get("SPLICE_FUZZ_COUNT", "2000"))
 CHUNK = 50
 MODES = ("renest", "literal")

@@ -27,6 +27,9 @@ from splice.tools.cpython_tests import (
     verdict,
 )
 
+#: CPython's test modules under plugins: minutes (CI runs them on 3.11 only: .ci/run)
+pytestmark = pytest.mark.slow
+
 JOBS = 2
 TIMEOUT = 240.0
 #: the cheapest modules of DEFAULT under a plugin (identical in both modes) and some that

@@ -10,6 +10,10 @@ import pytest
 
 from splice.tools.cpython_tests import DEFAULT, Comparison, run_many, run_one
 
+#: CPython's test modules natively and round-tripped, minutes: CI runs them on 3.11 only
+#: (.ci/run)
+pytestmark = pytest.mark.slow
+
 JOBS = 2
 TIMEOUT = 240.0
 #: the issue's list, also run in literal mode (renest=False: every temporary a hidden local)

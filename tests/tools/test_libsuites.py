@@ -80,6 +80,7 @@ def test_expected_differences_are_well_formed() -> None:
     assert marked == bugs
 
 
+@pytest.mark.slow  # downloads and runs the suites: CI runs it on 3.11 only (.ci/run)
 @pytest.mark.parametrize("lib", SAMPLE)
 def test_library_suite_under_plugins(lib: str) -> None:
     for c in _compare(lib):
@@ -111,6 +112,7 @@ class Sabotage(splice.Plugin):
         return result
 
 
+@pytest.mark.slow
 def test_harness_sees_a_divergence_under_a_plugin() -> None:
     """A plugin that changes what the library computes must make outcomes differ: the
     comparison is not vacuous."""
