@@ -30,7 +30,10 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 
 _WATCHED_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 
-_lock = threading.Lock()
+# re-entrant: a weak reference's callback (``unwatch``, ``_forget``) takes it, and the
+# cycle collector may run those callbacks inside a ``with _lock`` block of the same thread
+# (any allocation there can start a collection)
+_lock = threading.RLock()
 _world = 0
 # id(function) -> callbacks that drop the entries relying on it (the backedges). Keyed by id
 # with a weak reference alongside, so watching a function never keeps it alive.
