@@ -11,6 +11,7 @@ a comment (splice/runtime/_methods.c, _recurse.c, _hooks.c).
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 #: the running interpreter's (major, minor)
 VERSION: tuple[int, int] = sys.version_info[:2]
@@ -60,6 +61,16 @@ the class as a method. ``splice.runtime.attributes`` enters the wrapped ``__get_
 where CPython calls it."""
 
 
+NO_TYPE_PARAMS: dict[str, Any] = {"type_params": []} if VERSION >= (3, 12) else {}
+"""The keyword arguments that make an ``ast.FunctionDef``, ``AsyncFunctionDef`` or
+``ClassDef`` without type parameters.
+
+3.12 added the field ``type_params`` to these nodes (PEP 695, "What's New In Python 3.12");
+3.13 gives omitted optional fields their default ("What's New In Python 3.13", ast), 3.12
+does not, and 3.11 has no such field. Scaffolds and functions splice makes itself have
+none."""
+
+
 # ----------------------------------------------------------- differences without a switch
 #
 # Differences that splice absorbs with code correct on every version (no constant needed),
@@ -82,3 +93,14 @@ where CPython calls it."""
 #   ``operator.call``, splice's ``_hooks.c``) at about 750 levels, below the limit of 1000
 #   (gh-112215, raised in later releases). Under per-call hooks a program recurses as deep
 #   as natively through a C callable; nothing to switch.
+# * f-string parts (PEP 701, 3.12): the constants and fields of an f-string and of a format
+#   spec carry spans of their own inside the f-string's (3.11: every part has the whole
+#   f-string's span). ``splice.ir.lower`` loads a lone constant part at its own span, which
+#   is the f-string's on 3.11.
+# * Inlined comprehensions (PEP 709, 3.12): list, set and dict comprehensions run in the
+#   enclosing frame, so their variables are plain locals there and frame teardown order
+#   shows what a hidden temporary still holds; ``splice.ir.release`` releases a temp of the
+#   outermost iterable (evaluated in the enclosing scope on every version) after its
+#   statement. The round trip compiles to what each version compiles, as the source does.
+# * C API (3.13): ``_PyObject_GetMethod`` is still exported but no longer declared in the
+#   public headers; ``splice/runtime/_methods.c`` declares it under ``#if PY_VERSION_HEX``.

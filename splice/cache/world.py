@@ -30,10 +30,9 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 
 _WATCHED_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 
-# re-entrant: a weak reference's callback (``unwatch``, ``_forget``) takes it, and the
-# cycle collector may run those callbacks inside a ``with _lock`` block of the same thread
-# (any allocation there can start a collection)
-_lock = threading.RLock()
+# not re-entrant: a weak reference's callback never waits for it (``_dead``), and one run by
+# a collection inside a locked block must not change the tables under that block
+_lock = threading.Lock()
 _world = 0
 # id(function) -> callbacks that drop the entries relying on it (the backedges). Keyed by id
 # with a weak reference alongside, so watching a function never keeps it alive.
@@ -63,6 +62,7 @@ def add_backedge(function: Any, drop: Callable[[], None]) -> None:
     _install_hook()
     key = id(function)
     with _lock:
+        _purge()
         entry = _backedges.get(key)
         if entry is None or entry[0]() is not function:
             ref = weakref.ref(function, functools.partial(_forget, key))
@@ -75,20 +75,39 @@ def watch(watcher: Any) -> None:
     ``splice.invalidate`` is called on it (it returns whether it held an entry for it)."""
     _install_hook()
     key = id(watcher)
-
-    def unwatch(ref: weakref.ref[Any]) -> None:
-        with _lock:
-            if _watchers.get(key) is ref:
-                del _watchers[key]
     with _lock:
-        _watchers[key] = weakref.ref(watcher, unwatch)
+        _purge()
+        _watchers[key] = weakref.ref(watcher, functools.partial(_dead, _watchers, key))
 
 
 def _forget(key: int, ref: weakref.ref[Any]) -> None:
-    with _lock:
-        entry = _backedges.get(key)
-        if entry is not None and entry[0] is ref:
-            del _backedges[key]
+    _dead(_backedges, key, ref)
+
+
+#: (table, key, weak reference) whose referent died while the lock was taken
+_pending: list[tuple[dict[int, Any], int, weakref.ref[Any]]] = []
+
+
+def _dead(table: dict[int, Any], key: int, ref: weakref.ref[Any]) -> None:
+    """A weak reference's callback: drop ``table[key]`` if it is still the entry of ``ref``.
+    It runs wherever the referent dies, which may be in this thread with the lock taken (a
+    collection inside a locked block: where one runs moved in 3.12 and 3.13): then the
+    removal waits for the next locked block (``_purge``) instead of deadlocking."""
+    _pending.append((table, key, ref))
+    if _lock.acquire(blocking=False):
+        try:
+            _purge()
+        finally:
+            _lock.release()
+
+
+def _purge() -> None:
+    """Drop the entries of dead weak references (with the lock taken)."""
+    while _pending:
+        table, key, ref = _pending.pop()
+        entry = table.get(key)
+        if entry is ref or (type(entry) is tuple and entry[0] is ref):
+            del table[key]
 
 
 def invalidate(function: Any) -> int:
@@ -103,6 +122,7 @@ def _drop(function: Any) -> bool:
     """Run ``function``'s backedges and drop it from the watched tables; returns whether
     anything relied on it."""
     with _lock:
+        _purge()
         entry = _backedges.pop(id(function), None)
         watchers = [w for w in (ref() for ref in _watchers.values()) if w is not None]
     relied = False

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from splice.compat import NO_TYPE_PARAMS
 from splice.errors import UnsupportedError
 from splice.ir.codegen import GenContext, fix_locations, generate_function
 from splice.ir.hidden import substitute, to_constants
@@ -40,7 +41,7 @@ def scaffold(ir: FunctionIR, source: FunctionSource, node: ast.stmt | ast.expr,
     body: list[ast.stmt] = [stmt]
     cls = next((s for s in reversed(source.enclosing) if isinstance(s, ast.ClassDef)), None)
     if cls is not None:
-        body = [ast.ClassDef(cls.name, [], [], body, [])]
+        body = [ast.ClassDef(cls.name, [], [], body, [], **NO_TYPE_PARAMS)]
     if cell_names:
         # the scaffold's class statement binds the class name: keep it global unless the
         # original really closes over a variable of that name
@@ -56,7 +57,8 @@ def scaffold(ir: FunctionIR, source: FunctionSource, node: ast.stmt | ast.expr,
             for name in cell_names if name != "__class__" or cls is None
         ]
         args = ast.arguments([], [], None, [], [], None, [])
-        body = [ast.FunctionDef(SCAFFOLD, args, [*binds, *body], [], None, None)]
+        body = [ast.FunctionDef(SCAFFOLD, args, [*binds, *body], [], None, None,
+                                **NO_TYPE_PARAMS)]
     if source.module_imports:
         # declare the module's imports: CPython compiles ``mod.f()`` with LOAD_ATTR instead
         # of LOAD_METHOD when ``mod`` was imported at module level (``is_import_originated``)

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from splice.compat import JUMP_THREADING
+from splice.compat import JUMP_THREADING, NO_TYPE_PARAMS
 from splice.errors import UnsupportedError
 from splice.ir.nodes import (
     NOPOS,
@@ -1259,7 +1259,7 @@ class ScopeGen:
         if op.kind != "genexp":
             body.append(at(ast.Return(at(ast.Name(result, ast.Load()), pos)), pos))
         args = ast.arguments([], [ast.arg(".0")], None, [], [], None, [])
-        node = at(ast.FunctionDef(name, args, body, [], None, None), pos)
+        node = at(ast.FunctionDef(name, args, body, [], None, None, **NO_TYPE_PARAMS), pos)
         self.host.hoisted.append(node)
         return at(ast.Call(at(ast.Name(name, ast.Load()), pos), [iterator], []), pos)
 
@@ -1625,7 +1625,7 @@ def function_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
     args = build_arguments(ir, defaults, kwdefaults, annotations)
     returns = annotations.get("return")
     node_type = ast.AsyncFunctionDef if ir.is_async else ast.FunctionDef
-    node = node_type(ir.name, args, body, decorators, returns, None)
+    node = node_type(ir.name, args, body, decorators, returns, None, **NO_TYPE_PARAMS)
     return at(node, ir.pos)
 
 
@@ -1638,7 +1638,8 @@ def class_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
         body = scope_body(ir, ctx)
     finally:
         ctx.renest = saved
-    return at(ast.ClassDef(ir.name, bases, keywords, body, decorators), ir.pos)
+    return at(ast.ClassDef(ir.name, bases, keywords, body, decorators, **NO_TYPE_PARAMS),
+              ir.pos)
 
 
 def scope_body(ir: FunctionIR, ctx: GenContext) -> list[ast.stmt]:

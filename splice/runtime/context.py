@@ -61,7 +61,7 @@ from splice.runtime.constructors import (
     reconstruct,
     sentinel_defaults,
 )
-from splice.runtime.dunders import Steps, drive, special
+from splice.runtime.dunders import Steps, drive, immutable, special
 from splice.runtime.exec_watch import watch as watch_exec_sources
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
 from splice.runtime.implicit_sites import route_implicit
@@ -761,8 +761,10 @@ class Context:
         if type(call) is types.FunctionType:
             entry = types.MethodType(self.table[call], cls)
             return self._wrap(cls, entry), False, 0
-        if not cls.__flags__ & _HEAPTYPE and meta is type:
-            # a builtin class: its __new__/__init__ are C code
+        if meta is type and all(immutable(kind) for kind in cls.__mro__):
+            # a builtin or C extension class (static or immutable heap type, as 3.12's
+            # typing.TypeVar): its __new__/__init__ are C code, called from the program's
+            # frame (TypeVar takes its __module__ from its caller's globals)
             return self._wrap(cls, cls), True, int(self.hooked)
         if not self.hooked and not self.typed_stages:
             constructor = self._constructor(cls)

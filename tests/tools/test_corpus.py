@@ -4,10 +4,12 @@ check, and the module enumeration rules. The whole corpus runs with SPLICE_SLOW=
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import os
 import subprocess
 import sys
+import textwrap
 import types
 from pathlib import Path
 from typing import Any
@@ -42,10 +44,29 @@ REGRESSIONS = ["asyncio.tasks", "unittest.mock"]
 
 
 def _sample() -> list[str]:
+    """A seeded sample of the other modules; one that does not import on this interpreter
+    or has no function to round-trip (the standard library differs between versions: 3.13's
+    encodings.oem is Windows-only, re._casefix holds data) is replaced by the next draw."""
     import random
     names, _ = enumerate_modules()
     rest = sorted(set(names) - set(FIXED) - set(KNOWN) - set(REGRESSIONS))
-    return sorted(random.Random(SAMPLE_SEED).sample(rest, SAMPLE_SIZE))
+    rng = random.Random(SAMPLE_SEED)
+    drawn = rng.sample(rest, SAMPLE_SIZE)
+    spare = iter(rng.sample(sorted(set(rest) - set(drawn)), len(rest) - SAMPLE_SIZE))
+    picked = []
+    for name in drawn:
+        while not _usable(name):
+            name = next(spare)
+        picked.append(name)
+    return sorted(picked)
+
+
+def _usable(name: str) -> bool:
+    try:
+        targets, _ = corpus.collect(corpus.import_module(name))
+    except Exception:  # noqa: BLE001 - a module that does not import here is replaced
+        return False
+    return bool(targets)
 
 
 SAMPLE = _sample()
@@ -109,10 +130,13 @@ def test_nested_functions_and_shadowed_definitions_are_covered() -> None:
     # heapq's pure-Python heappush is shadowed by _heapq's and recovered from the source
     assert any(r.qualname == "heappush" and r.origin == "shadowed" for r in heapq)
     assert any(r.qualname == "merge" and r.origin == "live" for r in heapq)
-    # textwrap.indent has nested predicate and prefixed_lines: covered through indent
+    # textwrap.indent's nested functions (3.11, 3.12: predicate and prefixed_lines; 3.13:
+    # predicate) are covered through indent
     indent = next(r for r in report.results if r.module == "textwrap"
                   and r.qualname == "indent")
-    assert indent.nested == 2
+    tree = ast.parse(textwrap.dedent(inspect.getsource(textwrap.indent)))
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    assert indent.nested == sum(isinstance(n, scopes) for n in ast.walk(tree)) - 1 >= 1
     assert report.left_out["source functions covered"] == report.left_out["source functions"]
 
 
@@ -122,7 +146,9 @@ def test_enumeration_rules() -> None:
     for gui in ("tkinter", "turtle", "idlelib", "turtledemo"):
         assert reasons[gui] == "GUI package"
     assert reasons["antigravity"] == reasons["this"] == "acts on import"
-    assert reasons["lib2to3.tests"] == "test package or module"
+    if "lib2to3" in reasons or "lib2to3" in names:  # removed in 3.13 (PEP 594)
+        assert reasons["lib2to3.tests"] == "test package or module"
+    assert skip_reason("lib2to3.tests") == ("test package or module", "")
     assert reasons["math"] == "not pure Python"
     assert "test" not in names  # sys.stdlib_module_names leaves the test package out
     assert {"json", "json.decoder", "email.mime.text", "os", "textwrap"} <= set(names)
