@@ -92,7 +92,9 @@ def _dead(table: dict[int, Any], key: int, ref: weakref.ref[Any]) -> None:
     """A weak reference's callback: drop ``table[key]`` if it is still the entry of ``ref``.
     It runs wherever the referent dies, which may be in this thread with the lock taken (a
     collection inside a locked block: where one runs moved in 3.12 and 3.13): then the
-    removal waits for the next locked block (``_purge``) instead of deadlocking."""
+    removal waits for the next locked block (``_purge``) instead of deadlocking. (Correct
+    with a re-entrant lock too: the removal is then made at once, and no locked block
+    iterates a table in place.)"""
     _pending.append((table, key, ref))
     if _lock.acquire(blocking=False):
         try:
@@ -124,7 +126,9 @@ def _drop(function: Any) -> bool:
     with _lock:
         _purge()
         entry = _backedges.pop(id(function), None)
-        watchers = [w for w in (ref() for ref in _watchers.values()) if w is not None]
+        # a snapshot first: a weak reference's callback may run during the comprehension
+        # (a collection), and with a re-entrant lock it may drop an entry at once
+        watchers = [w for w in (ref() for ref in list(_watchers.values())) if w is not None]
     relied = False
     if entry is not None and entry[0]() is function:
         relied = True
