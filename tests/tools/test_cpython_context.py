@@ -59,7 +59,7 @@ def test_expected_differences_are_well_formed() -> None:
         assert set(modes) <= {*CONTEXT_MODES, "oracle"}
         assert test in DEFAULT, test
         assert reason in REASONS
-    assert {r.kind for r in REASONS.values()} == {"limit", "bug"}
+    assert {r.kind for r in REASONS.values()} <= {"limit", "bug"}  # no known bug left: fine
 
 
 @pytest.mark.parametrize("test", SUBSET)
