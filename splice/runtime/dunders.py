@@ -154,13 +154,6 @@ class Dunders:
     def __init__(self, table: Any) -> None:
         self.table = table
 
-    def _invoke(self, method: Any, obj: Any, *args: Any) -> Any:
-        """``method`` (found on ``type(obj)``) called for ``obj``, bound as CPython binds
-        special methods."""
-        if type(method) is _FunctionType:
-            return self.table[method](obj, *args)  # the common case, without a partial
-        return self._bound(method, obj)(*args)
-
     def _bound(self, method: Any, obj: Any) -> Any:
         """``method`` (found on ``type(obj)``) bound to ``obj`` as a special-method lookup
         binds it; a Python function is entered under the context."""
@@ -175,20 +168,15 @@ class Dunders:
 
     def _step(self, method: Any, obj: Any, *args: Any) -> tuple[Any, ...]:
         """The protocol step (see ``drive``) calling ``method`` (found on ``type(obj)``) for
-        ``obj``: ``_invoke`` as a step."""
+        ``obj``, bound as CPython binds special methods."""
         if type(method) is _FunctionType:
-            return (self.table[method], obj, *args)
+            return (self.table[method], obj, *args)  # the common case, without a partial
         return (self._bound(method, obj), *args)
 
     def _call_step(self, function: Any, *args: Any) -> tuple[Any, ...]:
-        """``_call`` as a step."""
+        """The protocol step of a plain call CPython makes from C: a Python function
+        entered, anything else as it is."""
         if type(function) is _FunctionType:
             return (self.table[function], *args)
         return (function, *args)
 
-    def _call(self, function: Any, *args: Any) -> Any:
-        """A plain call CPython makes from C: a Python function entered, anything else as it
-        is."""
-        if type(function) is _FunctionType:
-            return self.table[function](*args)
-        return function(*args)

@@ -249,11 +249,13 @@ class RecordingResult(unittest.TestResult):
 
 
 class IdentityPlugin(splice.Plugin):
-    """``context`` mode: recurses into everything and changes nothing."""
+    """``context`` mode (``identity`` in splice.tools.libsuites): recurses into everything
+    and changes nothing."""
 
 
 class HookedIdentityPlugin(splice.Plugin):
-    """``hooked`` mode: the same, with no-op hooks around every call (the per-call path)."""
+    """``hooked`` mode (of both tools): the same, with no-op hooks around every call (the
+    per-call path)."""
 
     def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         pass

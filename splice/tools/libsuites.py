@@ -101,7 +101,13 @@ from typing import Any
 import pytest
 
 import splice
-from splice.tools.cpython_tests import Reason, denoise, load_object
+from splice.tools.cpython_tests import (
+    HookedIdentityPlugin,
+    IdentityPlugin,
+    Reason,
+    denoise,
+    load_object,
+)
 
 # --------------------------------------------------------------------------- the libraries
 
@@ -241,21 +247,6 @@ def prepare(lib: Library, cache: str | None = None, timeout: float = 600.0) -> s
 # --------------------------------------------------------------------------- child side
 
 
-class IdentityPlugin(splice.Plugin):
-    """``identity`` mode: changes nothing."""
-
-
-class HookedPlugin(splice.Plugin):
-    """``hooked`` mode: no-op hooks around every call (the per-call path)."""
-
-    def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        pass
-
-    def posthook(self, result: Any, fn: Any, args: tuple[Any, ...],
-                 kwargs: dict[str, Any]) -> None:
-        pass
-
-
 class TypedPlugin(splice.Plugin):
     """``typed`` mode: a no-op typed stage (every function inferred, run as code instances)."""
 
@@ -263,8 +254,9 @@ class TypedPlugin(splice.Plugin):
         return None
 
 
-PLUGINS: dict[str, type[splice.Plugin]] = {"identity": IdentityPlugin, "hooked": HookedPlugin,
-                                           "typed": TypedPlugin}
+#: identity and hooked: the plugins of splice.tools.cpython_tests' modes of those names
+PLUGINS: dict[str, type[splice.Plugin]] = {"identity": IdentityPlugin,
+                                           "hooked": HookedIdentityPlugin, "typed": TypedPlugin}
 
 
 def hypothesis_profile() -> None:

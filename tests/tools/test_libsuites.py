@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 import splice
+from splice.tools.cpython_tests import HookedIdentityPlugin
 from splice.tools.libsuites import (
     EXPECTED,
     FLAKY,
@@ -32,6 +33,7 @@ from splice.tools.libsuites import (
     MODES,
     REASONS,
     Comparison,
+    TypedPlugin,
     default_cache,
     run_many,
     run_one,
@@ -185,11 +187,6 @@ def _list_plus_object() -> str:
     return [1] + _Right()  # type: ignore[operator]
 
 
-class _HookedPlugin(splice.Plugin):
-    def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        pass
-
-
 def test_l2_reflected_add_of_a_sequence_natively() -> None:
     # what CPython does: a str (list, tuple) has no nb_add, only sq_concat, which is tried
     # after both operands' nb_add slots: the right operand's __radd__ wins
@@ -201,8 +198,8 @@ def test_l2_hooked_str_plus_object_with_radd() -> None:
     # found by pyparsing's suite under hooks (``"(" + Word(nums)`` builds a grammar): the
     # implicit-call protocol calls str.__add__ first, which raises TypeError ("can only
     # concatenate str (not "_Right") to str") instead of returning NotImplemented
-    assert _HookedPlugin().run(_str_plus_object) == "__radd__"
-    assert _HookedPlugin().run(_list_plus_object) == "__radd__"
+    assert HookedIdentityPlugin().run(_str_plus_object) == "__radd__"
+    assert HookedIdentityPlugin().run(_list_plus_object) == "__radd__"
 
 
 _NO_SOURCE: dict[str, Any] = {}
@@ -256,8 +253,8 @@ def test_l4_operator_dunder_sees_its_callers_frame() -> None:
 def test_l4_hooked_operator_dunder_sees_its_callers_frame() -> None:
     # found by pyparsing's testWarnUsingLshiftForward (Forward.__or__ compares
     # traceback.extract_stack(limit=2)[-2] with the line __lshift__ recorded: under hooks
-    # both are splice's _invoke line, so a safe use warns) and testExceptionExplainVariations
-    assert _HookedPlugin().run(_operator_callers) == _operator_callers()
+    # both were splice's _invoke line, so a safe use warned) and testExceptionExplainVariations
+    assert HookedIdentityPlugin().run(_operator_callers) == _operator_callers()
 
 
 def _one(a: object) -> object:
@@ -272,11 +269,6 @@ def _argument_error_frames() -> list[str]:
     return []
 
 
-class _TypedPlugin(splice.Plugin):
-    def typed(self, ir: Any) -> None:
-        return None
-
-
 def test_l5_argument_error_traceback_has_no_splice_frame() -> None:
     assert _argument_error_frames() == ["_argument_error_frames"]
     assert splice.Plugin().run(_argument_error_frames) == ["_argument_error_frames"]
@@ -285,7 +277,7 @@ def test_l5_argument_error_traceback_has_no_splice_frame() -> None:
 def test_l5_typed_argument_error_traceback_has_no_splice_frame() -> None:
     # found by pyparsing's suite in typed mode (parse actions of fewer than three
     # arguments: "<lambda>() takes 1 positional argument but 3 were given")
-    assert _TypedPlugin().run(_argument_error_frames) == ["_argument_error_frames"]
+    assert TypedPlugin().run(_argument_error_frames) == ["_argument_error_frames"]
 
 
 def _yields(d: collections.deque[_A]) -> Iterator[_A]:
@@ -308,7 +300,7 @@ def test_l6_generator_keeps_no_yielded_item() -> None:
 
 def test_l6_hooked_generator_keeps_no_yielded_item() -> None:
     # found by more-itertools' IsliceExtendedTests.test_elements_lifecycle under hooks
-    assert _HookedPlugin().run(_yielded_item_freed) is True
+    assert HookedIdentityPlugin().run(_yielded_item_freed) is True
 
 
 def _method_like(self: object) -> object:
@@ -326,7 +318,7 @@ def test_l7_call_with_a_self_keyword() -> None:
 
 def test_l7_typed_call_with_a_self_keyword() -> None:
     # found by cachetools' test_self_keyword and test_methodkey in typed mode
-    assert _TypedPlugin().run(_called_with_self_keyword) == 1
+    assert TypedPlugin().run(_called_with_self_keyword) == 1
 
 
 class _NoAnd:
@@ -351,4 +343,4 @@ def test_l8_unsupported_inplace_and() -> None:
 
 def test_l8_hooked_unsupported_inplace_and() -> None:
     # found by boltons' test_complement_set under hooks (KeyError: 'and')
-    assert _HookedPlugin().run(_unsupported_inplace_and) == _unsupported_inplace_and()
+    assert HookedIdentityPlugin().run(_unsupported_inplace_and) == _unsupported_inplace_and()
