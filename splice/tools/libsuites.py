@@ -395,34 +395,26 @@ class Harness:
         nodeid = denoise(item.nodeid)
         handle: Any = getattr(fn, "hypothesis", None)
         inner = getattr(handle, "inner_test", None)
+        owner: Any
         if callable(inner) and not _is_async(inner):
             # a @given test: hypothesis' engine stays native (as fixtures do) and each
             # example runs the test's own function under the plugin, through the handle
             # hypothesis provides for wrapping it (its generated wrapper has no source)
-            inner_name = _name(inner)
+            owner, attribute, target = handle, "inner_test", inner
+        else:
+            owner, attribute, target = item, "obj", fn
+        name = _name(target)
 
-            @functools.wraps(inner)
-            def example_under_plugin(*args: Any, **kwargs: Any) -> Any:
-                called[nodeid] = inner_name
-                return plugin.run(inner, *args, **kwargs)
-
-            handle.inner_test = example_under_plugin
-            try:
-                return (yield)
-            finally:
-                handle.inner_test = inner
-        name = _name(fn)
-
-        @functools.wraps(fn)
+        @functools.wraps(target)
         def under_plugin(*args: Any, **kwargs: Any) -> Any:
             called[nodeid] = name
-            return plugin.run(fn, *args, **kwargs)
+            return plugin.run(target, *args, **kwargs)
 
-        item.obj = under_plugin
+        setattr(owner, attribute, under_plugin)
         try:
             return (yield)
         finally:
-            item.obj = fn
+            setattr(owner, attribute, target)
 
     def summary(self) -> dict[str, Any]:
         """What ``splice.explain`` says: the tests whose function ran transformed, those
