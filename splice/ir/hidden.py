@@ -81,7 +81,8 @@ def _safe(parent: ast.AST, field: str) -> bool:
     if isinstance(parent, ast.Subscript):
         return field == "value" and not isinstance(parent.slice, ast.Constant | ast.Tuple
                                                    | ast.Slice)
-    if isinstance(parent, ast.Assign | ast.Return | ast.AugAssign | ast.AnnAssign):
+    if isinstance(parent, ast.Assign | ast.Return | ast.AugAssign | ast.AnnAssign
+                  | ast.NamedExpr):
         return field == "value"
     return False
 

@@ -16,15 +16,23 @@ holding every occurrence and the last statement ``S`` of that block with one, th
   if the header is a ``with``'s first manager expression, before ``__enter__`` runs, the
   manager being made by a statement of its own (``%with0 = E(%3); %3 = @Released; with
   %with0:``);
-- after ``S``: ``del %t`` when the block's first occurrence is a plain ``%t = ...`` (the
-  temp is bound there on every path that reaches ``S``'s end), else ``%t = @Released``; nothing
-  after a ``return``, ``raise``, ``break`` or ``continue``;
+- after ``S``, in the order CPython drops values (a stored value first, a copy of a
+  rebound name's old value last): ``del %t`` when the block's first occurrence is a plain
+  ``%t = ...`` (the temp is bound there on every path that reaches ``S``'s end), else
+  ``%t = @Released``; nothing after a ``return``, ``raise``, ``break`` or ``continue``;
 - before each ``break`` or ``continue`` that leaves the block between the first occurrence
   and ``S`` (a loop abandoned early): ``%t = @Released``;
 - when ``S`` uses the temp once, as the value of a ``yield``, as the generator suspends:
   ``yield (%t, (%t := @Released))[0]`` (after ``S`` would be after the consumer resumes it);
 - at the start of each ``except`` handler and ``finally`` of a ``try`` whose body holds every
   occurrence: ``%t = @Released`` (the temp is dead once the body raised);
+- within ``S`` (or the last statement naming the temp in each block of a ``try``, ``with``
+  or ``if`` that is ``S``), at a last read that more of the statement's work follows:
+  ``(%t, (%t := @Released))[0]`` (``splice.ir.takes``), as CPython pops the value when
+  its consumer is done; not for temps computed from hidden names alone (what they hold
+  is held elsewhere);
+- at the start of a branch of an ``if`` that tests the temp, when the branch assigns it
+  before reading it (a carrier: ``if %5: %5 = b < c``): ``%t = @Released``;
 - an exception leaving the scope passes a handler ``except BaseException: %t = ... = @Released;
   raise`` wrapped around the whole body, so a traceback keeping the frame does not keep the
   temps (the bare ``raise`` keeps the exception and its traceback as they were; the ``try``
@@ -46,6 +54,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from splice.ir.takes import take_last_reads
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -108,6 +117,9 @@ class _Scope:
     blocks: dict[int, list[ast.stmt]] = field(default_factory=dict)
     temps: dict[str, _Temp] = field(default_factory=dict)
     tries: list[tuple[ast.Try | ast.TryStar, Chain]] = field(default_factory=list)
+    ifs: list[ast.If] = field(default_factory=list)
+    #: temp -> the name whose value it copies (``%4 = a``)
+    copies: dict[str, str] = field(default_factory=dict)
 
 
 def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as: str
@@ -121,6 +133,7 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
     entered: dict[int, tuple[ast.stmt, list[str]]] = {}  # id of a statement -> its temps
     #: id of a ``with`` -> the temps its first manager's expression alone uses
     hoisted: dict[int, tuple[ast.With | ast.AsyncWith, list[ast.stmt], list[str]]] = {}
+    constant_made = _constant_made(scope)
     for name, temp in scope.temps.items():
         if temp.nested:
             continue
@@ -137,10 +150,19 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
                 hoisted.setdefault(id(header), (header, block, []))[2].append(name)
             else:
                 entered.setdefault(id(header), (header, []))[1].append(name)
-        if _take_at_yield(block[last], name, released_as):
-            pass  # released as the generator suspends, before the consumer gets the value
-        elif not isinstance(block[last], _JUMPS):
+        at_yield = _take_at_yield(block[last], name, released_as)
+        if not at_yield and name not in constant_made:
+            # taken from the local at its last reads where their statement goes on
+            # running code after them
+            for final in _final_statements(block[last], name):
+                take_last_reads(final, name, released_as)
+        if not at_yield and not isinstance(block[last], _JUMPS):
+            # (a yielded temp is released as the generator suspends, before the consumer
+            # gets the value)
             bound = _binds(block[first], name)
+            if bound and isinstance(block[first], ast.Assign) and \
+                    isinstance(block[first].value, ast.Name):  # type: ignore[attr-defined]
+                scope.copies[name] = block[first].value.id  # type: ignore[attr-defined]
             releases.setdefault((block_id, last), []).append(
                 _delete(name, block[last]) if bound else
                 _clear([name], block[last], released_as))
@@ -157,6 +179,7 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
         for entered_block in _entered_blocks(header):
             entered_block[:0] = [_clear(dead, entered_block[0] if entered_block else header,
                                         released_as)]
+    _release_carriers(scope, released_as)
     for number, (with_, with_block, dead) in enumerate(hoisted.values()):
         released.append(_hoist_manager(with_, with_block, dead, number, released_as))
     for statement, _chain in scope.tries:
@@ -171,6 +194,100 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
         _wrap(body, released, base_exception, released_as)
 
 
+def _constant_made(scope: _Scope) -> set[str]:
+    """The temps every binding of which computes its value from splice's hidden names
+    alone (``%3 = @dispatch[@iadd]``): what they hold is held elsewhere too, so when they
+    let it go makes no difference."""
+    made: dict[str, bool] = {}
+    for block in scope.blocks.values():
+        for statement in block:
+            for node in _walk_scope(statement):
+                if isinstance(node, ast.NamedExpr) and is_temp(node.target.id):
+                    made[node.target.id] = False
+                elif isinstance(node, ast.Assign):
+                    quiet = all(not isinstance(n, ast.Name) or n.id.startswith("@")
+                                for n in _walk(node.value))
+                    for target in node.targets:
+                        for named in _walk(target):
+                            if isinstance(named, ast.Name) and is_temp(named.id):
+                                solo = target is named
+                                made[named.id] = made.get(named.id, True) and quiet and solo
+    return {name for name, yes in made.items() if yes}
+
+
+def _walk_scope(statement: ast.stmt) -> Iterator[ast.AST]:
+    """The nodes of ``statement`` outside its blocks and nested scopes."""
+    stack: list[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _SCOPES) and node is not statement:
+            continue
+        for name, value in ast.iter_fields(node):
+            if node is statement and name in _BLOCK_FIELDS + ("handlers", "cases"):
+                continue
+            if isinstance(value, ast.AST):
+                stack.append(value)
+            elif isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+
+
+def _final_statements(statement: ast.stmt, name: str) -> list[ast.stmt]:
+    """The statements holding the reads of ``name`` that no read follows, given that
+    ``statement`` is the last one naming it in its block: ``statement`` when it names it
+    in its own expressions only; inside a ``try`` (whose handlers, ``else`` and
+    ``finally`` do not name it), a ``with`` or an ``if`` whose header does not name it,
+    the last statement naming it in each block, recursively; none in a loop (the next
+    iteration may read it again) or where the header and the body both name it."""
+    own = any(n == name for n, _ in _own_names(statement))
+    blocks = [b for b in _child_blocks(statement) if any(name in _temps_in(s) for s in b)]
+    if not blocks:
+        return [statement] if own else []
+    if own or not isinstance(statement, ast.Try | ast.TryStar | ast.With | ast.AsyncWith
+                             | ast.If):
+        return []
+    if isinstance(statement, ast.Try | ast.TryStar) and blocks != [statement.body]:
+        return []
+    finals: list[ast.stmt] = []
+    for block in blocks:
+        last = max(i for i, s in enumerate(block) if name in _temps_in(s))
+        finals.extend(_final_statements(block[last], name))
+    return finals
+
+
+def _release_carriers(scope: _Scope, released_as: str) -> None:
+    """A temp an ``if`` tests that a branch assigns before anything reads it (codegen's
+    carrier of a chained comparison or of an ``and``/``or``: ``if %5: %5 = b < c``) is dead
+    once that branch starts: cleared there, as CPython pops the tested value before the
+    branch runs. Not when a handler or ``finally`` of the scope names it (an exception
+    before the assignment would reach it)."""
+    in_handlers: set[str] = set()
+    for try_, _chain in scope.tries:
+        for part in (*(h.body for h in try_.handlers), try_.finalbody):
+            for child in part:
+                in_handlers |= _temps_in(child)
+    for if_ in scope.ifs:
+        tested = sorted(name for name in _temps_in(if_.test)
+                        if name not in in_handlers and not scope.temps[name].nested)
+        for branch in (if_.body, if_.orelse):
+            dead = [name for name in tested if _assigned_first(branch, name, released_as)]
+            if dead:
+                branch[:0] = [_clear(dead, branch[0], released_as)]
+
+
+def _assigned_first(block: list[ast.stmt], name: str, released_as: str) -> bool:
+    """Whether the first statement of ``block`` naming ``name`` is ``name = E`` (``E`` not
+    naming it, and not a release), reached from the block's start without a jump."""
+    for statement in block:
+        if name in _temps_in(statement):
+            return _binds(statement, name) and isinstance(statement, ast.Assign) and \
+                name not in _temps_in(statement.value) and not (
+                    isinstance(statement.value, ast.Name) and statement.value.id == released_as)
+        if any(isinstance(node, _JUMPS) for node in _walk(statement)):
+            return False
+    return False
+
+
 def _visit_block(scope: _Scope, block: list[ast.stmt], chain: Chain) -> None:
     scope.blocks[id(block)] = block
     for index, statement in enumerate(block):
@@ -181,6 +298,8 @@ def _visit_block(scope: _Scope, block: list[ast.stmt], chain: Chain) -> None:
             temp.nested |= nested
         if isinstance(statement, ast.Try | ast.TryStar):
             scope.tries.append((statement, here))
+        elif isinstance(statement, ast.If):
+            scope.ifs.append(statement)
         for child in _child_blocks(statement):
             _visit_block(scope, child, here)
 
@@ -415,8 +534,34 @@ def _insert(scope: _Scope, releases: dict[tuple[int, int], list[ast.stmt]],
         for index, statement in enumerate(block):
             new.extend(before.get(id(statement), ()))
             new.append(statement)
-            new.extend(releases.get((block_id, index), ()))
+            new.extend(_in_native_order(statement, releases.get((block_id, index), []),
+                                         scope.copies))
         block[:] = new
+
+
+def _in_native_order(statement: ast.stmt, after: list[ast.stmt], copies: dict[str, str]
+                     ) -> list[ast.stmt]:
+    """The releases after ``statement`` in the order CPython drops the values: when it
+    stores into an attribute or an item, the stored value first (then the object, then
+    the key); when it rebinds a name, a temp copying that name's old value last (natively
+    the old value dies at the store, after the operands the statement consumed)."""
+    target = statement
+    if isinstance(target, ast.If) and len(target.body) == 1:
+        target = target.body[0]  # a guarded store (its other branch calls a hook)
+    if not isinstance(target, ast.Assign) or len(target.targets) != 1:
+        return after
+    stored = target.value.id if isinstance(target.value, ast.Name) else None
+    rebound = target.targets[0].id if isinstance(target.targets[0], ast.Name) else None
+
+    def rank(release: ast.stmt) -> int:
+        targets = release.targets if isinstance(release, ast.Delete | ast.Assign) else []
+        names = {t.id for t in targets if isinstance(t, ast.Name)}
+        if stored in names:
+            return 0
+        if rebound is not None and any(copies.get(n) == rebound for n in names):
+            return 2
+        return 1
+    return sorted(after, key=rank)
 
 
 def _wrap(body: list[ast.stmt], names: list[str], base_exception: str, released_as: str

@@ -58,7 +58,6 @@ from splice.ir.nodes import (
     SetItem,
     Starred,
     Stmt,
-    Store,
     Temp,
     UnaryOp,
     Unpack,
@@ -66,7 +65,7 @@ from splice.ir.nodes import (
     While,
     With,
 )
-from splice.ir.tools import definitions, locations, redefined, use_counts
+from splice.ir.tools import definitions, locations
 from splice.runtime.callsites import (
     enclosing_class,
     expression_statements,
@@ -116,8 +115,6 @@ class _Routing:
         self.defs = definitions(scope)
         self.known = _builtin_typed(self.defs)
         self.expression_only = expression_statements(scope)
-        self.uses = use_counts(scope)
-        self.redefined = redefined(scope)
 
     def run(self) -> int:
         scope, implicit, native, defs, known = (self.scope, self.implicit, self.native,
@@ -178,16 +175,10 @@ class _Routing:
             elif isinstance(stmt, Assign) and stmt.id not in chained and not (
                     isinstance(op, GetItem) and isinstance(op.obj, Const)
                     and any(op.obj.value is s for s in self.skip)):
-                # the operands, as the statement had them before it is guarded
-                original = Assign(stmt.results, stmt.op, stmt.pos)
                 new = self._guard(stmt, compact_here)
                 if new is not None:
                     index = loc.block.index(stmt)
                     loc.block[index:index + 1] = new
-                    # (a comprehension's or lambda's frame ends with the expression, and
-                    # releasing would keep it from being one)
-                    if not compact_here and scope.kind not in ("comprehension", "lambda"):
-                        self._release(original, loc.block, index + len(new) - 1)
                     count += 1
             if before:
                 index = loc.block.index(stmt)
@@ -232,25 +223,6 @@ class _Routing:
         checked, slow_fn, slow_args, native, plain = found
         return _guarded(self.scope, stmt, checked, slow_fn, slow_args, native, compact,
                         self.known, plain)
-
-    def _release(self, stmt: Assign, block: list[Stmt], index: int) -> None:
-        """After the guard of ``stmt`` (ending at ``block[index]``), release the temps only
-        ``stmt`` used: the guard reads them several times, which makes them hidden locals,
-        and they would live on until the frame ends (weak references and finalizers see
-        it). Only where no folding can be disturbed: right after a statement without a
-        result (``obj.x = f()``), or after the store of a result (``y = f().x``)."""
-        dead = [o for o in dict.fromkeys(stmt.op.operands()) if isinstance(o, Temp)
-                and self.uses.get(o) == 1 and o not in self.redefined]
-        if not dead:
-            return
-        at = index + 1
-        if stmt.results:
-            following = block[at] if at < len(block) else None
-            if not (isinstance(following, Store) and following.value is stmt.results[0]):
-                return
-            at += 1
-        block[at:at] = [Assign((temp,), Copy(Const(None, stmt.pos)), stmt.pos)
-                        for temp in dead]
 
     def _slow_path(self, stmt: Assign) -> tuple[list[Operand], Any, list[Operand],
                                                  frozenset[type], Any] | None:

@@ -279,9 +279,6 @@ PROGRAMS: list[Callable[[], None]] = [
 ]
 
 #: (program, plugin) -> why its objects die at another point than natively (strict xfails)
-_TYPED_TEMPS = ("typed code keeps a value a guard tested in a hidden local until the end of "
-                "its statement (the two guarded forms of the call assign the same temp), so "
-                "it dies after the enclosing call, not right after its own last use")
 _PACKED = ("per-call hooks get the arguments as a tuple, which frees them last to first "
            "when the call ends; natively the callee's frame frees them first to last")
 _ENTRY = ("the call goes through a Python entry of splice's (the hooks' or the code "
@@ -291,7 +288,6 @@ _IMPLICIT = ("implicit-call routing keeps an operand or an iterator in a hidden 
              "the end of its statement")
 KNOWN: dict[tuple[str, str], str] = {
     **{("method_with_temporary_arguments", p): _PACKED for p in ("hooked", "typed", "fastmath")},
-    **{("nested_calls", p): _TYPED_TEMPS for p in ("typed", "fastmath")},
     ("comparison_of_temporaries", "hooked"): _PACKED,
     ("comparison_of_temporaries", "tracer-implicit"): _IMPLICIT,
     ("exception_out_of_a_callee", "hooked"): _PACKED,

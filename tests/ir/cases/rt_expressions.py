@@ -371,6 +371,19 @@ def unary_operators(ma):
     return [-a, +a, ~a, not a, -(-a), abs(a), -5, +5, ~5, not 0, not [], -0.0, -(0.0)]
 
 
+@case(lambda: (R("a"), R("b")))
+@case(lambda: (R("a", False), R("b", False)))
+def temporaries_die_inside_their_statement(make):
+    a, b = make()
+    # natively each intermediate value dies once what consumed it is done, before the
+    # rest of its statement runs: -a before the second negation's result is used, a < b
+    # before b < a, the call's result before log("end")
+    out = [-(-a), abs(b), (a < b) and (b < a), str(-b), log("end")]
+    for x in R("iterable", items=[1]):  # the iterable dies once its iterator is made
+        log("body", x)
+    return out
+
+
 @case()
 def identity_and_membership():
     a = [1, 2]
