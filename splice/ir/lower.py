@@ -257,6 +257,12 @@ class Lowerer:
         return block
 
     def stmt(self, node: ast.stmt) -> None:
+        if getattr(node, "type_params", None) or type(node).__name__ == "TypeAlias":
+            # PEP 695 (3.12): the type parameters, and the annotations, bases and values
+            # that may name them, are evaluated in a scope of their own that the IR does
+            # not model yet; refused rather than regenerated without that scope
+            raise self.unsupported(node, "type parameters and `type` statements (PEP 695) "
+                                   "inside a function or class body are not supported")
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             raise self.unsupported(node, f"statement {type(node).__name__} is not supported")
