@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any
 
 from splice.compat import CLASSMETHOD_WRAPS_DESCRIPTORS
+from splice.pristine import BUILTINS
 from splice.runtime.dunders import (
     MISSING,
     NATIVE_TYPES,
@@ -46,6 +47,8 @@ from splice.runtime.dunders import (
     mro_of,
     type_dict,
 )
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 _FunctionType = types.FunctionType
 _ModuleType = types.ModuleType

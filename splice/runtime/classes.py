@@ -37,7 +37,10 @@ import threading
 import types
 from typing import Any
 
+from splice.pristine import BUILTINS
 from splice.runtime.dunders import MISSING, Dunders, find, type_name
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 _FunctionType = types.FunctionType
 _TYPE_SETATTR = type.__dict__["__setattr__"]

@@ -15,6 +15,10 @@ import types
 from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
 _FunctionType = types.FunctionType
 _partial = functools.partial
 

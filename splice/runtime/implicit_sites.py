@@ -66,12 +66,15 @@ from splice.ir.nodes import (
     With,
 )
 from splice.ir.tools import definitions, locations
+from splice.pristine import BUILTINS
 from splice.runtime.callsites import (
     enclosing_class,
     expression_statements,
     mangle,
     scopes_run_inline,
 )
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["route_implicit"]
 
