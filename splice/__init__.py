@@ -1,6 +1,6 @@
 """splice: a compiler-plugin system for Python.
 
-The pipeline (see DESIGN.md): Python function -> lower -> IR -> infer -> typed IR ->
+The pipeline (docs/architecture.md): Python function -> lower -> IR -> infer -> typed IR ->
 optimize -> codegen -> code object; plugins run a whole call graph through it
 (``Plugin.run``), and ``splice.compile``/``splice.invoke`` build and call one code instance.
 """

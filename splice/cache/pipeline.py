@@ -1,4 +1,5 @@
-"""Building a code instance: the pipeline of DESIGN.md for one specialization and owner.
+"""Building a code instance: the typed pipeline (docs/architecture.md) for one specialization
+and owner.
 
 ::
 

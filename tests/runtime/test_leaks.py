@@ -1,6 +1,6 @@
-"""No leaks (DESIGN.md "No leaks"): what is created under a plugin behaves natively when it is
-called outside it, except generators, coroutines and async generators, which keep the plugin
-when they resume (wherever and whenever that is)."""
+"""No leaks (docs/runtime.md, "Guarantees"): what is created under a plugin behaves natively
+when it is called outside it, except generators, coroutines and async generators, which keep
+the plugin when they resume (wherever and whenever that is)."""
 
 from __future__ import annotations
 

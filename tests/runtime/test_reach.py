@@ -10,7 +10,7 @@ generator-expression scopes and class bodies are not function calls and are left
 The difference ``oracle - prehook`` must be exactly the documented out-of-reach set below
 (and ``prehook - oracle`` empty). Entries are of two kinds:
 
-* ``BY_DESIGN``: native code calling Python dunders on its own (DESIGN.md, overlays.py,
+* ``BY_DESIGN``: native code calling Python dunders on its own (overlays.py,
   docs/runtime.md "Out of reach"): these stay out of reach;
 * ``PENDING``: implicit calls still to be routed (none now). The exact test includes them;
   ``test_reach_complete`` asserts the difference is ``BY_DESIGN`` alone.
