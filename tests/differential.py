@@ -1051,9 +1051,9 @@ def check(case: Case, mode: str) -> None:
 #: (case module, case id) -> why an R value dies at another point than natively in some
 #: mode. These cases compare everything but deaths; tests/ir/test_roundtrip_harness.py
 #: checks each still differs in deaths somewhere.
-_CLOSURE_IN_TABLE = ("a context's dispatch table keeps the entry of a lambda or closure "
-                     "it called (and so the closure's cells) until the table is swept, "
-                     "not until the function's last reference goes")
+_CLOSURE_IN_TABLE = ("under per-call hooks, a context's dispatch table keeps the hooks "
+                     "wrapper of a lambda or closure it called, which holds the function "
+                     "(and so its cells), until the table is swept")
 LIFETIME_GAPS: dict[tuple[str, str], str] = {
     ("rt_expressions", "nested_boolop_not_threaded"): _CLOSURE_IN_TABLE,
     ("rt_expressions", "nested_boolop_not_threaded-1"): _CLOSURE_IN_TABLE,

@@ -154,6 +154,30 @@ static PyTypeObject MethodsType = {
     .tp_new = methods_new,
 };
 
+/* ``WeakKey(fn, callback)``: a weak reference to ``fn`` that a dict takes for ``fn``
+   itself. It hashes as ``fn`` (``weakref.ref`` does) and compares equal to ``fn`` (and to
+   itself), so ``table[fn]`` finds the entry stored under ``table[WeakKey(fn, cb)]``. A
+   dispatch table keys the entries of nested functions (closures, lambdas: new objects each
+   time their ``def`` runs) this way, so it does not keep them (and their cells) alive:
+   when ``fn`` dies, ``callback(key)`` drops the entry, as natively nothing refers to the
+   function any more. A dead key equals only itself. */
+static PyObject *
+weakkey_richcompare(PyObject *self, PyObject *other, int op)
+{
+    if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *referent = PyWeakref_GET_OBJECT(self);  /* borrowed; None once dead */
+    int equal = self == other || (referent != Py_None && referent == other);
+    return PyBool_FromLong(op == Py_EQ ? equal : !equal);
+}
+
+static PyTypeObject WeakKeyType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._methods.WeakKey",
+    .tp_basicsize = sizeof(PyWeakReference),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_richcompare = weakkey_richcompare,
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "splice.runtime._methods", NULL, -1, NULL,
 };
@@ -162,9 +186,18 @@ PyMODINIT_FUNC
 PyInit__methods(void)
 {
     if (PyType_Ready(&MethodsType) < 0) return NULL;
+    WeakKeyType.tp_base = &_PyWeakref_RefType;
+    /* the base's hash (the referent's, cached) with our comparison: set explicitly, as
+       a type defining tp_richcompare alone inherits no tp_hash */
+    WeakKeyType.tp_hash = _PyWeakref_RefType.tp_hash;
+    WeakKeyType.tp_traverse = _PyWeakref_RefType.tp_traverse;
+    WeakKeyType.tp_clear = _PyWeakref_RefType.tp_clear;
+    if (PyType_Ready(&WeakKeyType) < 0) return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     Py_INCREF(&MethodsType);
     if (PyModule_AddObject(mod, "Methods", (PyObject *)&MethodsType) < 0) return NULL;
+    Py_INCREF(&WeakKeyType);
+    if (PyModule_AddObject(mod, "WeakKey", (PyObject *)&WeakKeyType) < 0) return NULL;
     return mod;
 }

@@ -1,3 +1,4 @@
+import weakref
 from collections.abc import Callable
 from typing import Any, overload
 
@@ -10,3 +11,6 @@ class Methods:
     def __call__(self, callee: object, /) -> Callable[..., Any]: ...
     @overload
     def __call__(self, obj: object, name: str, /) -> Callable[..., Any]: ...
+
+class WeakKey(weakref.ref[Any]):
+    """A weak reference a dict takes for its referent (hash and equality of the referent)."""

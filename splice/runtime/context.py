@@ -66,6 +66,7 @@ from splice.runtime.exec_watch import watch as watch_exec_sources
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
 from splice.runtime.implicit_sites import route_implicit
 from splice.runtime.sites import Site
+from splice.runtime.weakkeys import WeakKey, is_nested
 
 if TYPE_CHECKING:
     from splice.plugin import Plugin
@@ -149,8 +150,9 @@ class DispatchTable(dict[Any, Any]):
             if entry is not None:
                 if len(self) >= self._sweep_at:
                     self.sweep()
-                entry = self.setdefault(callee, entry)
-                self.fast[callee] = entry
+                key = self._key(callee, entry)
+                entry = self.setdefault(key, entry)
+                self.fast[key] = entry
                 return entry
         if (kind is _BuiltinMethodType or kind is _MethodWrapperType) and \
                 self.context.direct_builtin_methods and \
@@ -163,9 +165,19 @@ class DispatchTable(dict[Any, Any]):
         if cacheable:
             if len(self) >= self._sweep_at:
                 self.sweep()
-            entry = self.setdefault(callee, entry)
-            self.fast[callee] = entry
+            key = self._key(callee, entry)
+            entry = self.setdefault(key, entry)
+            self.fast[key] = entry
         return entry
+
+    def _key(self, callee: Any, entry: Any) -> Any:
+        """What to key ``callee``'s entry by: a nested function whose entry is the function
+        rebuilt from transformed code (holding its cells, not it) weakly, so the entry
+        goes when the function does (splice/runtime/weakkeys.py); anything else itself."""
+        if type(callee) is _FunctionType and type(entry) is _FunctionType and \
+                entry is not callee and is_nested(callee):
+            return WeakKey(callee, self._dropped)
+        return callee
 
     def _slow_entry(self, callee: Any) -> Any:
         """The entry for a callee not in ``fast``: resolved (and cached) if it can be a
@@ -176,11 +188,18 @@ class DispatchTable(dict[Any, Any]):
             entry, _, _ = self.context.resolve(callee)
             return entry
 
+    def _dropped(self, key: Any) -> None:
+        """A nested function keyed weakly died: its entry goes with it."""
+        dict.pop(self, key, None)
+        self.fast.pop(key, None)
+
     def sweep(self) -> int:
         """Remove entries whose key is referenced only by this table (and its entry);
         returns how many were removed."""
         removed = 0
         for key in list(self):
+            if type(key) is WeakKey:
+                continue  # removed when its function dies
             held = _references_held(dict.get(self, key), key)
             for site in self._sites.get(key, ()):
                 held += (site.callee is key) + (site.entry is key)
@@ -219,6 +238,15 @@ class DispatchTable(dict[Any, Any]):
         """``cls``'s entry is a constructor made from ``init``: ``forget(init)`` drops it."""
         self._constructed.setdefault(id(init), []).append(weakref.ref(cls))
 
+    def release_nested(self) -> None:
+        """Drop the entries keyed weakly. Run before each full collection: a nested
+        function in a reference cycle through its own cell (a recursive closure) is kept
+        alive by its entry, which holds that cell, so the collector would never free it;
+        entries are made again on demand (from the cached code)."""
+        for key in list(self):
+            if type(key) is WeakKey:
+                self._dropped(key)
+
     def release_classes(self) -> None:
         """Drop the entries of classes defined in Python. Run before each full collection: a
         class is part of reference cycles (its ``__mro__``, its methods' ``__class__``
@@ -240,6 +268,7 @@ def _sweep_tables(phase: str, info: dict[str, int]) -> None:
     if phase == "start" and info.get("generation") == 2:
         for table in list(_live_tables.values()):
             table.release_classes()
+            table.release_nested()
             table.sweep()
 
 

@@ -266,6 +266,24 @@ def file_roundtrip_program() -> None:
         LOG.append(file_roundtrip(os.path.join(directory, "f")))
 
 
+def make_closure() -> Callable[[], str]:
+    captured = Obj("captured")
+
+    def inner() -> str:
+        return captured.name
+    return inner
+
+
+def closure_called_then_dropped() -> None:
+    # the closure (and its cell, and what the cell holds) dies at ``del``: a context's
+    # table must not keep a nested function it entered
+    for _ in range(2):  # the first closure of a code compiles it, the second reuses it
+        fn = make_closure()
+        fn()
+        del fn
+        LOG.append("after")
+
+
 PROGRAMS: list[Callable[[], None]] = [
     method_on_temporary, method_on_local_then_del, method_with_temporary_arguments,
     call_with_temporary_argument, nested_calls, attribute_of_temporary,
@@ -275,18 +293,24 @@ PROGRAMS: list[Callable[[], None]] = [
     exception_out_of_a_callee, method_in_loop, conditional_method,
     builtin_method_on_temporary, callee_drops_its_parameter, file_roundtrip_program,
     with_manager_made_from_temporaries, loop_over_call_of_temporaries,
-    branch_on_call_of_temporaries,
+    branch_on_call_of_temporaries, closure_called_then_dropped,
 ]
 
 #: (program, plugin) -> why its objects die at another point than natively (strict xfails)
-_PACKED = ("per-call hooks get the arguments as a tuple, which frees them last to first "
-           "when the call ends; natively the callee's frame frees them first to last")
+_PACKED = ("the callee takes its arguments as *args: natively that tuple is their last "
+           "holder and frees them last to first; through splice's C entry the caller's "
+           "stack holds them to the end of the call and frees them first to last")
 _ENTRY = ("the call goes through a Python entry of splice's (the hooks' or the code "
           "instances' dispatch), which holds the arguments until the callee returns: a "
           "parameter the callee deletes is freed after the call, not where it is deleted")
 _IMPLICIT = ("implicit-call routing keeps an operand or an iterator in a hidden local until "
              "the end of its statement")
+_HOLDS_CALLEE = ("under per-call hooks or typed stages the entry of a nested function (a "
+                 "hooks wrapper, a specializing entry) holds the function itself, so the "
+                 "context's table keeps it until a sweep or the next full collection")
 KNOWN: dict[tuple[str, str], str] = {
+    **{("closure_called_then_dropped", p): _HOLDS_CALLEE for p in ("hooked", "typed",
+                                                                   "fastmath")},
     **{("method_with_temporary_arguments", p): _PACKED for p in ("hooked", "typed", "fastmath")},
     ("comparison_of_temporaries", "hooked"): _PACKED,
     ("comparison_of_temporaries", "tracer-implicit"): _IMPLICIT,
