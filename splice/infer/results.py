@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import copy
-import pickle
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,20 +109,9 @@ class Inference:
         return self._types
 
     def _materialize(self) -> None:
-        base = self.base
+        # the structure is copied; constants, callees, origin and function are shared
         temps = list(self.base_types)
-        origin, function = base.origin, base.function
-        try:
-            base.origin = base.function = None
-            try:
-                data = pickle.dumps((base, temps), pickle.HIGHEST_PROTOCOL)
-            finally:
-                base.origin, base.function = origin, function
-            ir, copies = pickle.loads(data)
-        except (pickle.PicklingError, TypeError, AttributeError):
-            memo: dict[int, Any] = {id(origin): origin, id(function): function}
-            ir, copies = copy.deepcopy((base, temps), memo)
-        ir.origin, ir.function = origin, function
+        ir, copies = N.copy_ir((self.base, temps))
         self._types = {}
         for temp, twin in zip(temps, copies, strict=True):
             value = self.base_types[temp]

@@ -14,17 +14,23 @@ Conventions every stage relies on:
   ``Load`` whenever reading it late could observe a different binding or a different error.
 * ``Temp`` objects are unique per scope and compared by identity; most are assigned once.
 * Statements have identity (``stmt.id``), a source position, and are cheap to copy.
+* Copying IR (``FunctionIR.copy``, ``copy_ir``) copies its structure: statements, ops,
+  regions, temps, nested scopes, and the syntax kept in it (unevaluated annotations, match
+  patterns). What it refers to is shared by reference, never copied: constants (``Const``
+  and its value), temps' annotations, the callees inference resolved (``Call.callee``) and
+  each scope's ``origin`` and ``function``. An object a plugin inserts stays that object.
 """
 
 from __future__ import annotations
 
 import ast
-import copy
+import copyreg
+import io
 import itertools
 import pickle
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple, TypeAlias
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, NamedTuple, TypeAlias, TypeVar
 
 from splice.pristine import BUILTINS
 
@@ -83,7 +89,8 @@ class Var:
 
 @dataclass(frozen=True, slots=True)
 class Const:
-    """A constant. Non-literal values (objects a plugin inserted) are passed by reference."""
+    """A constant. Its value is passed by reference: copying IR shares ``Const`` nodes, so a
+    copy holds the very object (a module, a function, an object a plugin inserted)."""
 
     value: Any
     pos: Pos = field(default=NOPOS, compare=False, hash=False)
@@ -996,23 +1003,10 @@ class FunctionIR:
         return walk_block(self.body)
 
     def copy(self) -> FunctionIR:
-        """A deep copy: rewriting the copy never changes this IR. Where it came from
-        (``origin``, with the source file's syntax tree) and the function are shared."""
-        origin, function = self.origin, self.function
-        try:
-            # pickling is a deep copy done in C, several times faster than deepcopy
-            self.origin = self.function = None
-            try:
-                data = pickle.dumps(self, pickle.HIGHEST_PROTOCOL)
-            finally:
-                self.origin, self.function = origin, function
-            result: FunctionIR = pickle.loads(data)
-        except (pickle.PicklingError, TypeError, AttributeError):
-            # a constant that cannot be pickled (an object a plugin inserted)
-            memo: dict[int, Any] = {id(origin): origin, id(function): function}
-            return copy.deepcopy(self, memo)
-        result.origin, result.function = origin, function
-        return result
+        """A deep copy of the structure: rewriting the copy never changes this IR. Constants,
+        annotations, resolved callees, ``origin`` (with the source file's syntax tree) and
+        the function are shared (see :func:`copy_ir`)."""
+        return copy_ir(self)
 
     def __str__(self) -> str:
         from splice.ir.printer import format_function
@@ -1028,3 +1022,95 @@ def walk_block(block: list[Stmt]) -> Iterator[Stmt]:
         yield stmt
         for inner in stmt.blocks():
             yield from walk_block(inner)
+
+
+# --------------------------------------------------------------------------------- copying
+
+_T = TypeVar("_T")
+
+_SCOPE_FIELDS = tuple(f.name for f in fields(FunctionIR))
+_SCOPE_SHARED = frozenset({"origin", "function"})
+
+
+def copy_ir(value: _T) -> _T:
+    """A copy of the IR in ``value``: a ``FunctionIR``, or a tuple or list holding IR and
+    temps (copied together, so the temps of the copy are those of the copied IR).
+
+    Copied: the structure (statements, ops, operand lists, regions, handlers, cases, temps,
+    nested scopes) and the syntax kept in the IR (unevaluated annotations, match patterns,
+    ``Arguments.source``). Shared by reference, never copied: ``Const`` nodes (hence their
+    values), temps' annotations (immutable abstract values), ``Call.callee`` (the object
+    inference resolved) and each scope's ``origin`` and ``function``. So a stateful object
+    a plugin inserted as a constant is still that object in every later stage.
+
+    The copy is a pickle round trip (a deep copy done in C, several times faster than
+    ``copy.deepcopy``); the shared objects stay out of the pickle: the pickler's dispatch
+    table writes each as an index into a list that the unpickler reads them back from.
+    """
+    shared: list[Any] = []
+
+    def share(obj: Any) -> _Shared:
+        shared.append(obj)
+        return _Shared(len(shared) - 1)
+
+    def reduce_shared(token: _Shared) -> tuple[Any, ...]:
+        return _shared, (token.index,)
+
+    def reduce_const(const: Const) -> tuple[Any, ...]:
+        shared.append(const)
+        return _shared, (len(shared) - 1,)
+
+    def reduce_temp(temp: Temp) -> tuple[Any, ...]:
+        if temp.annotation is None:
+            return Temp, (temp.id,)
+        return Temp, (temp.id,), (None, {"annotation": share(temp.annotation)})
+
+    def reduce_call(op: Call) -> tuple[Any, ...]:
+        callee = None if op.callee is None else share(op.callee)
+        return Call, (op.func, op.args, op.keywords, callee)
+
+    def reduce_scope(ir: FunctionIR) -> tuple[Any, ...]:
+        values = []
+        for name in _SCOPE_FIELDS:
+            item = getattr(ir, name)
+            values.append(share(item) if name in _SCOPE_SHARED and item is not None
+                          else item)
+        return FunctionIR, tuple(values)
+
+    reducers: dict[type, Callable[[Any], tuple[Any, ...]]] = {
+        _Shared: reduce_shared, Const: reduce_const, Temp: reduce_temp, Call: reduce_call,
+        FunctionIR: reduce_scope}
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = {**copyreg.dispatch_table, **reducers}
+    pickler.dump(value)
+    result: _T = _Unpickler(buffer.getvalue(), shared).load()
+    return result
+
+
+class _Shared:
+    """Stands for a shared object inside the state or arguments of a copied node."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _shared(index: int) -> Any:
+    """The name a ``copy_ir`` pickle calls for its ``index``-th shared object; its unpickler
+    resolves the name to its list of shared objects, so this is never called."""
+    raise RuntimeError("a copy_ir pickle loaded by another unpickler")
+
+
+class _Unpickler(pickle.Unpickler):
+    """Loads a ``copy_ir`` pickle, giving back the shared objects themselves."""
+
+    def __init__(self, data: bytes, shared: list[Any]) -> None:
+        super().__init__(io.BytesIO(data))
+        self.shared = shared
+
+    def find_class(self, module: str, name: str) -> Any:
+        if name == "_shared" and module == __name__:
+            return self.shared.__getitem__
+        return super().find_class(module, name)

@@ -93,6 +93,21 @@ def test_typed_ir_carries_types_and_callees() -> None:
     assert inf.callee_inferences and inf.time > 0
 
 
+def test_typed_ir_shares_constants_with_the_lowered_ir() -> None:
+    def f(x):
+        return x * 2.5, "a constant string"
+
+    inf = infer(f, [float])
+    assert inf.ir is not inf.base
+
+    def constants(ir: N.FunctionIR) -> list[N.Const]:
+        return [o for s in ir.walk() for o in s.operands() if isinstance(o, N.Const)]
+
+    before, after = constants(inf.base), constants(inf.ir)
+    assert len(after) == len(before) >= 2
+    assert all(a.value is b.value for a, b in zip(before, after, strict=True))
+
+
 def test_math_transfer() -> None:
     def f(x):
         return math.sqrt(x), math.floor(x), math.isnan(x)

@@ -10,7 +10,7 @@ import pytest
 
 import splice
 from splice.ir import compile_ir, lower, verify
-from splice.ir.nodes import Assign, Call, Const, Store
+from splice.ir.nodes import Assign, Call, Const, FunctionIR, Store
 from splice.ir.tools import (
     Builder,
     calls,
@@ -140,6 +140,46 @@ def test_copy_is_independent() -> None:
     find_calls(copy, math.sin)[0].callee = fast_sin
     assert find_calls(ir, math.sin), "rewriting the copy changed the original"
     assert compile_ir(ir, simulate)(10) == simulate(10)
+
+
+class Tally:
+    """A stateful callable; picklable, so a copy made by pickling would count apart."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, *args: object) -> None:
+        self.calls += 1
+
+
+def _constants(ir: FunctionIR) -> list[Const]:
+    return [o for scope in scopes(ir) for s in walk(scope) for o in s.operands()
+            if isinstance(o, Const)]
+
+
+def test_copy_shares_constants_callees_and_annotations() -> None:
+    ir = lower(simulate)
+    site = find_calls(ir, math.sin)[0]
+    tally, marker = Tally(), Tally()
+    b = Builder(ir, at=site.stmt)
+    b.call(tally, Const(2.5), Const((1, "one")))
+    insert_before(ir, site.stmt, b.stmts)
+    site.op.callee = tally  # as inference resolves it
+    assert site.result is not None
+    site.result.annotation = marker
+    copy = ir.copy()
+    # constants (and so their values), callees and annotations are the same objects...
+    before, after = _constants(ir), _constants(copy)
+    assert len(after) == len(before) and any(c.value is tally for c in after)
+    assert all(a.value is b.value for a, b in zip(before, after, strict=True))
+    twin = find_calls(copy, math.sin)[0]
+    assert twin.op.callee is tally
+    assert twin.result is not None and twin.result.annotation is marker
+    assert copy.origin is ir.origin and copy.function is ir.function
+    # ...the structure is not
+    assert twin.stmt is not site.stmt and twin.result is not site.result
+    assert compile_ir(copy, simulate)(4) == simulate(4)
+    assert tally.calls == 4
 
 
 def test_verify_rejects_a_use_before_definition() -> None:

@@ -720,6 +720,47 @@ def test_lowered_hook_may_return_new_ir() -> None:
     assert Replacing().run(middle, 2) == -1
 
 
+class Tally:
+    """A stateful callable; picklable, so a copy made by pickling would count apart."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> None:
+        self.calls += 1
+
+
+class Inserting(splice.Plugin):
+    """Inserts a call of its ``tally`` (a constant) before every call of ``leaf``."""
+
+    def __init__(self) -> None:
+        self.tally = Tally()
+
+    def lowered(self, ir: Any) -> None:
+        from splice.ir.tools import Builder, find_calls, insert_before
+
+        for site in find_calls(ir, leaf):
+            b = Builder(ir, at=site.stmt)
+            b.call(self.tally)
+            insert_before(ir, site.stmt, b.stmts)
+
+
+class InsertingTyped(Inserting):
+    """The same, with a ``typed`` hook: the function runs as a code instance."""
+
+    def typed(self, ir: Any) -> None:
+        return None
+
+
+@pytest.mark.parametrize("cls", [Inserting, InsertingTyped])
+def test_an_object_a_lowered_hook_inserts_is_the_one_called(cls: type[Inserting]) -> None:
+    # issue 12, defect 1: with a typed hook the instance called a copy of the tally
+    plugin = cls()
+    assert plugin.run(top, 5) == 11
+    assert plugin.run(top, 6) == 13
+    assert plugin.tally.calls == 4  # top calls leaf once itself and once through middle
+
+
 # ------------------------------------------------------- code that looks at its callers
 
 def whose_caller():
