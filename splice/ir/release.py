@@ -338,9 +338,10 @@ def _own_names(statement: ast.stmt) -> Iterator[tuple[str, bool]]:
     if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         if is_temp(statement.name):  # codegen's function for a comprehension
             yield statement.name, False
-        # a nested def's body is its own scope; its decorators and defaults are ours, and
-        # whatever it names of ours is read later: mark every temp named in it nested
-        roots = [(statement, True)]
+        # a nested def's body is its own scope: its decorators, defaults and bases are
+        # ours; a temp its body reads without binding it is ours, read later (nested);
+        # the temps it binds are its own (each scope numbers its temps from 1)
+        yield from ((name, True) for name in sorted(_free_temps(statement.body)))
     while roots:
         node, nested = roots.pop()
         if isinstance(node, ast.Name) and is_temp(node.id):
@@ -360,6 +361,27 @@ def _own_names(statement: ast.stmt) -> Iterator[tuple[str, bool]]:
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _free_temps(body: list[ast.stmt]) -> set[str]:
+    """The temps a nested scope's ``body`` reads (anywhere in it, nested scopes included)
+    that its own scope does not bind: those refer to an enclosing scope's temps."""
+    read: set[str] = set()
+    bound: set[str] = set()
+    stack: list[tuple[ast.AST, bool]] = [(statement, True) for statement in body]
+    while stack:
+        node, own = stack.pop()
+        if isinstance(node, ast.Name) and is_temp(node.id):
+            if isinstance(node.ctx, ast.Load):
+                read.add(node.id)
+            elif own:
+                bound.add(node.id)
+        elif own and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
+                and is_temp(node.name):
+            bound.add(node.name)
+        inner = own and not isinstance(node, _SCOPES)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return read - bound
 
 
 def _walk_except(node: ast.AST, skipped: ast.AST) -> Iterator[ast.AST]:

@@ -113,8 +113,7 @@ def walrus_in_genexp_and_nested():
     return items, z, nested, w
 
 
-@case(xfail_literal="literal mode: F1 (.notes/fuzz-findings.md), a generator abandoned by "
-                    "any()/all() is finalized when the frame ends, not at once")
+@case()
 def any_all_with_generators():
     def gen(name, items):
         try:
