@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from splice.ir.nodes import FunctionIR
 from splice.pristine import BUILTINS
@@ -16,6 +16,7 @@ from splice.runtime.context import (
     Reached,
     context_of,
     get_hashed,
+    made,
     plugins_of,
 )
 
@@ -101,7 +102,9 @@ class Plugin:
     Composition (``splice.compose(a, b)``, or ``a.run(b.run, f)``): prehooks run outermost
     first, posthooks innermost first, overdubs nest (``a``'s receives the call and its
     ``recurse_call`` reaches ``b``'s); the outermost plugin's intercept of a target wins; a
-    callee is entered under the plugins whose ``recurse`` accepts it.
+    callee is entered under the plugins whose ``recurse`` accepts it. A composition's
+    context (its code cache) is kept by its newest plugin, and keeps all of its plugins
+    alive: ``compose(long_lived, Plugin()).run(f)`` leaves nothing on ``long_lived``.
     """
 
     strict: bool = False
@@ -124,6 +127,13 @@ class Plugin:
     #: intercepted target -> its original's entry, for ``recurse_call`` (set on the instance
     #: by the first context that intercepts for it; this class-level one stays empty)
     _splice_bypass: ClassVar[dict[Any, Any]] = {}
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        if (args or kwargs) and cls.__init__ is object.__init__:
+            raise TypeError(f"{cls.__name__}() takes no arguments")  # as object's
+        self = super().__new__(cls)
+        made(self)  # the order plugins are made in: a composition's newest keeps its context
+        return self
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -263,10 +263,10 @@ class AbstractInterpreter(ContainerTracking):
                 table[name] = ANY
                 self._attr_changed = True
             return
-        functions = list(_attribute_writers(cls).get(name, ()))
+        functions = list(_attribute_writers(cls, name))
         if allocs(self.attr_table.get(cls, {}).get(name, NEVER)):
             # it holds a container: the methods reading it may change it
-            functions.extend(f for f in _attribute_readers(cls).get(name, ())
+            functions.extend(f for f in _attribute_readers(cls, name)
                              if f not in functions)
         for fn in functions:
             if any(fn is f and a.exact_class is cls for f, a in self._seen_self):
@@ -1617,8 +1617,7 @@ class AbstractInterpreter(ContainerTracking):
         if name in self._unknown_stores or outside is ALL_NAMES or name in outside or \
                 _lookup(cls, "__setattr__") is not object.__setattr__:
             return ANY
-        writers = _attribute_writers(cls)
-        if name not in writers:
+        if not _attribute_writers(cls, name):
             return None
         if self._given_up:
             return ANY  # the writers' stores are no longer followed

@@ -1,17 +1,32 @@
 """Python objects as inference sees them: the abstract value of a known object, class
 lookups that run no code, binding abstract arguments to parameters, and which methods of
-a class store which attributes."""
+a class store which attributes.
+
+What is found about a class (which of its methods store and read which attribute names,
+what code outside them may store and read) is cached per class, and per module for the
+attribute names its code uses. The caches hold their classes and modules weakly: an entry
+is keyed by the object's identity with a weak reference alongside, so a class the program
+dropped is freed (its entry goes with it, and is never found for another object that
+reuses its id), and nothing an entry holds leads back to its class (its methods are held
+by weak reference: a method's ``__class__`` cell holds the class). An entry of a class is
+found again when the functions along its MRO are no longer those it was found from (a
+method added, replaced or deleted, a changed ``__code__``, new bases), and every entry is
+dropped when the world moves (``splice.cache.world``), as when a function's code changes.
+"""
 
 from __future__ import annotations
 
 import dis
+import functools
 import inspect
 import sys
 import types
+import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import splice.ir as splice_ir
+from splice.cache.world import world
 from splice.infer.lattice import (
     ANY,
     NEVER,
@@ -90,15 +105,125 @@ def _lookup(cls: type, name: str) -> Any:
     return None
 
 
-_WRITERS: dict[type, tuple[dict[str, list[types.FunctionType]],
-                           dict[str, list[types.FunctionType]]]] = {}
+T = TypeVar("T")
+
+
+class _ByIdentity(Generic[T]):
+    """A cache keyed by objects' identities that holds them weakly: an entry goes when its
+    object dies and is never found for another object given the same id; every entry goes
+    when the world moves. (No user code runs: a metaclass's ``__eq__`` or ``__hash__`` is
+    never called.) An object that cannot be weakly referenced is not cached."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref[Any], T]] = {}
+        self._world = world()
+
+    def get(self, obj: object) -> T | None:
+        if self._world != world():
+            # a new dict, not ``clear``: the references dropped with it run no callback
+            self._entries = {}
+            self._world = world()
+        entry = self._entries.get(id(obj))
+        if entry is not None and entry[0]() is obj:
+            return entry[1]
+        return None
+
+    def put(self, obj: object, value: T) -> None:
+        key = id(obj)
+        try:
+            ref = weakref.ref(obj, functools.partial(self._dead, key))
+        except TypeError:
+            return
+        self._entries[key] = (ref, value)
+
+    def _dead(self, key: int, ref: weakref.ref[Any]) -> None:
+        """A weak reference's callback: drop the entry of ``key`` if it is still ``ref``'s
+        (a lost race with a new entry for the same id only loses that entry)."""
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is ref:
+            self._entries.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_HEAPTYPE = 1 << 9
+
+
+def _methods_of(cls: type) -> tuple[tuple[types.FunctionType, ...], tuple[object, ...]]:
+    """The functions along ``cls``'s MRO that inference infers as its methods (functions,
+    static and class methods, property setters, in MRO and definition order), and the
+    ``__module__`` of each class with a ``__dict__`` of its own (heap types: the dict of a
+    static type cannot change and holds no Python function)."""
+    fns: list[types.FunctionType] = []
+    modules: list[object] = []
+    for klass in cls.__mro__:
+        if not klass.__flags__ & _HEAPTYPE:
+            continue
+        modules.append(vars(klass).get("__module__"))
+        for attr in vars(klass).values():
+            fn = _method_function(attr)
+            if isinstance(fn, types.FunctionType):
+                fns.append(fn)
+    return tuple(fns), tuple(modules)
+
+
+def _method_function(attr: object) -> object:
+    """The function a class attribute runs as a method: a property's setter, a static or
+    class method's function, a bound method's function, else the attribute (reading no
+    attribute that could run code)."""
+    if isinstance(attr, property):
+        return attr.fset
+    if isinstance(attr, (staticmethod, classmethod, types.MethodType)):
+        return attr.__func__
+    return attr
+
+
+class _ClassFacts:
+    """What inference found about one class, from the methods ``_methods_of`` gave. It
+    holds nothing that leads back to the class (a method's closure may hold it: methods are
+    held by weak reference), so the class can be freed."""
+
+    __slots__ = ("methods", "modules", "outside", "users")
+
+    def __init__(self, fns: tuple[types.FunctionType, ...], modules: tuple[object, ...]
+                 ) -> None:
+        self.methods = tuple((weakref.ref(fn), fn.__code__) for fn in fns)
+        self.modules = modules
+        #: (writers, readers): attribute name -> indices into ``methods``
+        self.users: tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]] | None = \
+            None
+        #: (outside stores, outside loads)
+        self.outside: tuple[frozenset[str], frozenset[str]] | None = None
+
+    def holds(self, fns: tuple[types.FunctionType, ...], modules: tuple[object, ...]
+              ) -> bool:
+        """Whether the class's MRO still has exactly the functions (and code) it had."""
+        if modules != self.modules or len(fns) != len(self.methods):
+            return False
+        for fn, (ref, code) in zip(fns, self.methods, strict=True):
+            if ref() is not fn or fn.__code__ is not code:
+                return False
+        return True
+
+
+_CLASSES: _ByIdentity[_ClassFacts] = _ByIdentity()
+
+
+def _facts(cls: type) -> tuple[_ClassFacts, tuple[types.FunctionType, ...]]:
+    """The cached facts of ``cls`` (found again if its methods changed) and its methods."""
+    fns, modules = _methods_of(cls)
+    facts = _CLASSES.get(cls)
+    if facts is None or not facts.holds(fns, modules):
+        facts = _ClassFacts(fns, modules)
+        _CLASSES.put(cls, facts)
+    return facts, fns
 
 
 #: what :func:`outside_stores` gives when any attribute name may be stored
 ALL_NAMES: frozenset[str] = frozenset({"*"})
-_OUTSIDE: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
-_MODULE_ATTRIBUTES: dict[tuple[str, int],
-                         tuple[tuple[str, frozenset[str], frozenset[str]], ...]] = {}
+_MODULE_ATTRIBUTES: _ByIdentity[tuple[tuple[str, frozenset[str], frozenset[str]], ...]] = \
+    _ByIdentity()
 _DYNAMIC_STORES = frozenset({"setattr", "delattr", "__setattr__", "__delattr__", "__dict__",
                              "vars"})
 
@@ -123,9 +248,9 @@ def outside_loads(cls: type) -> frozenset[str]:
 
 
 def _outside(cls: type) -> tuple[frozenset[str], frozenset[str]]:
-    found = _OUTSIDE.get(cls)
-    if found is not None:
-        return found
+    facts, _ = _facts(cls)
+    if facts.outside is not None:
+        return facts.outside
     stores: set[str] = set()
     loads: set[str] = set()
     methods: set[str] = set()
@@ -133,8 +258,7 @@ def _outside(cls: type) -> tuple[frozenset[str], frozenset[str]]:
         if not _is_python_class(klass):
             continue
         for attr in vars(klass).values():
-            fn = getattr(attr, "fset", None) if isinstance(attr, property) else \
-                getattr(attr, "__func__", attr)
+            fn = _method_function(attr)
             if isinstance(fn, types.FunctionType):
                 methods.add(fn.__code__.co_qualname)
                 if _unlowerable(fn):
@@ -151,7 +275,7 @@ def _outside(cls: type) -> tuple[frozenset[str], frozenset[str]]:
                 loads.update(loaded)
     result = (ALL_NAMES if "*" in stores else frozenset(stores),
               ALL_NAMES if "*" in loads else frozenset(loads))
-    _OUTSIDE[cls] = result
+    facts.outside = result
     return result
 
 
@@ -168,17 +292,18 @@ def _attributes_of_module(name: str
     """(code qualname, attribute names it may store, names it may read) for every code
     object of the module's source (``*``: any name)."""
     module = sys.modules.get(name)
-    key = (name, id(module))
-    found = _MODULE_ATTRIBUTES.get(key)
+    if module is None:
+        return ()
+    found = _MODULE_ATTRIBUTES.get(module)
     if found is not None:
         return found
     result: list[tuple[str, frozenset[str], frozenset[str]]] = []
     try:
-        source = inspect.getsource(module) if module is not None else None
+        source = inspect.getsource(module)
         code = compile(source, getattr(module, "__file__", name), "exec") if source else None
     except Exception:  # no source: nothing known about what it does
         code = None
-        if module is not None and getattr(module, "__file__", None):
+        if getattr(module, "__file__", None):
             result.append(("<module>", ALL_NAMES, ALL_NAMES))
     todo = [code] if code is not None else []
     while todo:
@@ -186,8 +311,9 @@ def _attributes_of_module(name: str
         stored, loaded = _code_attributes(current)
         result.append((current.co_qualname, frozenset(stored), frozenset(loaded)))
         todo.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    _MODULE_ATTRIBUTES[key] = tuple(result)
-    return _MODULE_ATTRIBUTES[key]
+    found = tuple(result)
+    _MODULE_ATTRIBUTES.put(module, found)
+    return found
 
 
 def _code_attributes(code: types.CodeType, *, constants_only: bool = False
@@ -252,46 +378,47 @@ _LOAD_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _DYNAMIC_LOADS = frozenset({"getattr", "__getattribute__", "__dict__", "vars"})
 
 
-def _attribute_writers(cls: type) -> dict[str, list[types.FunctionType]]:
-    """Attribute name -> the functions along ``cls``'s MRO that store an attribute of that
-    name (``x.name = ...`` on any object: a conservative superset of the self stores)."""
-    return _attribute_users(cls)[0]
+def _attribute_writers(cls: type, name: str) -> tuple[types.FunctionType, ...]:
+    """The functions along ``cls``'s MRO that store an attribute named ``name`` (``x.name =
+    ...`` on any object: a conservative superset of the self stores); empty if none."""
+    facts, fns = _attribute_users(cls)
+    assert facts.users is not None
+    return tuple(fns[i] for i in facts.users[0].get(name, ()))
 
 
-def _attribute_readers(cls: type) -> dict[str, list[types.FunctionType]]:
-    """Attribute name -> the functions along ``cls``'s MRO that read an attribute of that
-    name (they may change a container it holds: ``self.items.append(x)``)."""
-    return _attribute_users(cls)[1]
+def _attribute_readers(cls: type, name: str) -> tuple[types.FunctionType, ...]:
+    """The functions along ``cls``'s MRO that read an attribute named ``name`` (they may
+    change a container it holds: ``self.items.append(x)``)."""
+    facts, fns = _attribute_users(cls)
+    assert facts.users is not None
+    return tuple(fns[i] for i in facts.users[1].get(name, ()))
 
 
-def _attribute_users(cls: type) -> tuple[dict[str, list[types.FunctionType]],
-                                         dict[str, list[types.FunctionType]]]:
-    found = _WRITERS.get(cls)
-    if found is not None:
-        return found
-    writers: dict[str, list[types.FunctionType]] = {}
-    readers: dict[str, list[types.FunctionType]] = {}
-    for klass in cls.__mro__:
-        for attr in vars(klass).values():
-            fn = getattr(attr, "__func__", attr)
-            if isinstance(attr, property):
-                fn = attr.fset
-            if not isinstance(fn, types.FunctionType):
-                continue
-            try:
-                ir = splice_ir.lower(fn)
-            except Exception:
-                continue
-            for scope in scopes(ir):  # comprehensions run with the method
-                for stmt in scope.walk():
-                    if isinstance(stmt, N.Assign) and isinstance(stmt.op, (N.SetAttr,
-                                                                           N.GetAttr)):
-                        table = writers if isinstance(stmt.op, N.SetAttr) else readers
-                        users = table.setdefault(stmt.op.name, [])
-                        if fn not in users:
-                            users.append(fn)
-    _WRITERS[cls] = (writers, readers)
-    return _WRITERS[cls]
+def _attribute_users(cls: type) -> tuple[_ClassFacts, tuple[types.FunctionType, ...]]:
+    facts, fns = _facts(cls)
+    if facts.users is not None:
+        return facts, fns
+    writers: dict[str, list[int]] = {}
+    readers: dict[str, list[int]] = {}
+    seen: set[int] = set()
+    for index, fn in enumerate(fns):
+        if id(fn) in seen:
+            continue  # the same function again (an alias, or in two classes)
+        seen.add(id(fn))
+        try:
+            ir = splice_ir.lower(fn)
+        except Exception:
+            continue
+        for scope in scopes(ir):  # comprehensions run with the method
+            for stmt in scope.walk():
+                if isinstance(stmt, N.Assign) and isinstance(stmt.op, (N.SetAttr, N.GetAttr)):
+                    table = writers if isinstance(stmt.op, N.SetAttr) else readers
+                    users = table.setdefault(stmt.op.name, [])
+                    if index not in users:
+                        users.append(index)
+    facts.users = ({k: tuple(v) for k, v in writers.items()},
+                   {k: tuple(v) for k, v in readers.items()})
+    return facts, fns
 
 
 def _exception_of(exc: Abstract) -> Abstract:

@@ -59,7 +59,8 @@ replaced.
 
 Replacing a target again, or setting an attribute again, takes effect at once. Adding a new
 target or attribute after the patch has run compiles the code run under it again on its next
-run; compositions made earlier (``splice.compose(patch, other)``) keep what they had.
+run; compositions made earlier (``splice.compose(patch, other)``) may keep what they had
+(those with a plugin made after the patch do: that plugin keeps their context).
 """
 
 from __future__ import annotations
@@ -248,7 +249,9 @@ class Patch(splice.Plugin):
         return patched
 
     def _changed(self) -> None:
-        """A new target or attribute: contexts made before it do not know it."""
+        """A new target or attribute: contexts made before it do not know it. Drops those
+        the patch keeps (``splice.runtime.context.context_of``): its own, and those of
+        compositions in which it is the newest plugin."""
         contexts = self.__dict__.get("_splice_contexts")
         if contexts:
             before = self.context

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import itertools
 import sys
 import threading
 import types
@@ -74,7 +75,7 @@ if TYPE_CHECKING:
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
-__all__ = ["Context", "DispatchTable", "Reached", "context_of"]
+__all__ = ["Context", "DispatchTable", "Reached", "context_of", "keeper_of", "made"]
 
 
 def _plugin_class() -> type[Plugin]:
@@ -420,7 +421,6 @@ class Context:
         if routed:
             # ``super().__setattr__(...)``: object's slots reach descriptors' Python code
             self.routed_names |= {"__getattribute__", "__setattr__", "__delattr__"}
-        self._composed: dict[tuple[int, ...], Context] = {}
 
     def __repr__(self) -> str:
         return f"<splice context {' ∘ '.join(type(p).__name__ for p in self.plugins)}>"
@@ -1103,12 +1103,59 @@ def _frame_sensitive(fn: Any) -> bool:
 
 
 _contexts_lock = threading.Lock()
+_serials = itertools.count(1)
+#: id(plugin) -> (weak reference, serial): the order plugins were made in (``made``)
+_made: dict[int, tuple[weakref.ref[Any], int]] = {}
+
+
+def made(plugin: Plugin) -> int:
+    """``plugin``'s serial: it grows with each plugin made (``Plugin.__new__`` calls this;
+    a plugin made some other way gets one when first seen here)."""
+    key = id(plugin)
+    entry = _made.get(key)
+    if entry is not None and entry[0]() is plugin:
+        return entry[1]
+    serial = next(_serials)
+    try:
+        ref = weakref.ref(plugin, functools.partial(_unmade, key))
+    except TypeError:  # pragma: no cover (a Plugin can always be referenced weakly)
+        return 0
+    _made[key] = (ref, serial)
+    return serial
+
+
+def _unmade(key: int, ref: weakref.ref[Any]) -> None:
+    """A weak reference's callback: the plugin is gone (an entry made since for another
+    object with the same id stays; losing that race only gives it a newer serial)."""
+    entry = _made.get(key)
+    if entry is not None and entry[0] is ref:
+        _made.pop(key, None)
+
+
+def keeper_of(plugins: tuple[Plugin, ...]) -> Plugin:
+    """The plugin of a stack that keeps the stack's context: its newest (``context_of``)."""
+    if len(plugins) == 1:
+        return plugins[0]
+    return max(plugins, key=made)
 
 
 def context_of(plugins: tuple[Plugin, ...]) -> Context:
-    """The context of a stack of plugins (one per stack, kept by its outermost plugin)."""
-    head = plugins[0]
-    cache: dict[tuple[int, ...], Context] = head.__dict__.setdefault("_splice_contexts", {})
+    """The context of a stack of plugins: one per stack, while its plugins live.
+
+    A context holds its plugins (its hooks call them), so whatever holds a context keeps all
+    of its plugins alive. It is kept by one plugin of the stack only, its newest
+    (``keeper_of``), in that plugin's ``__dict__`` (``_splice_contexts``): a reference
+    cycle, freed once nothing else refers to that plugin or to the context. The newest
+    plugin is the one expected to go first: ``compose(long_lived, Plugin()).run(f)`` leaves
+    nothing on ``long_lived``, and the new plugin and the context are freed together after
+    the call, however many times it is made. (An older plugin dropped by the program lives
+    on, with the context, as long as the newest plugin of the stack does.) The key is the
+    ids of the stack's plugins: they cannot be reused while the entry exists, since its
+    context holds those plugins."""
+    keeper = keeper_of(plugins)
+    cache: dict[tuple[int, ...], Context] | None = keeper.__dict__.get("_splice_contexts")
+    if cache is None:
+        cache = keeper.__dict__.setdefault("_splice_contexts", {})
     key = tuple(id(p) for p in plugins)
     context = cache.get(key)
     if context is None:
