@@ -45,6 +45,8 @@ KNOWN: dict[tuple[str, str], str] = {
                                                          "under a context",
     ("splice.ir.typed_tools", "splice.infer.lattice"): "issue 12: IR tools for typed IR "
                                                        "belong above infer",
+    ("splice.infer.objects", "splice.cache.world"): "issue 12: the world age belongs below "
+                                                    "infer (its caches drop when it moves)",
 }
 
 
