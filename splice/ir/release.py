@@ -29,10 +29,13 @@ holding every occurrence and the last statement ``S`` of that block with one, th
 - within ``S`` (or the last statement naming the temp in each block of a ``try``, ``with``
   or ``if`` that is ``S``), at a last read that more of the statement's work follows:
   ``(%t, (%t := @Released))[0]`` (``splice.ir.takes``), as CPython pops the value when
-  its consumer is done; not for temps computed from hidden names alone (what they hold
-  is held elsewhere);
-- at the start of a branch of an ``if`` that tests the temp, when the branch assigns it
-  before reading it (a carrier: ``if %5: %5 = b < c``): ``%t = @Released``;
+  its consumer is done; not for *inert* temps, whose earlier release could make no
+  difference (computed from hidden names alone, or a table's entry for a callee a
+  variable holds: held elsewhere; a bool; a copy of a local variable the statements do
+  not rebind), so hot code pays nothing for them;
+- at the start of a branch of an ``if`` that tests the temp (not an inert one), when the
+  branch assigns it before reading it (a carrier: ``if %5: %5 = b < c``):
+  ``%t = @Released``;
 - an exception leaving the scope passes a handler ``except BaseException: %t = ... = @Released;
   raise`` wrapped around the whole body, so a traceback keeping the frame does not keep the
   temps (the bare ``raise`` keeps the exception and its traceback as they were; the ``try``
@@ -51,7 +54,7 @@ of a comprehension is not in its scope: it is evaluated once, where the comprehe
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from splice.ir.takes import take_last_reads
@@ -91,9 +94,13 @@ def release_temps(node: ast.stmt | ast.expr, base_exception: str, released: str)
     scopes = [node, *_nested_scopes(node)]
     for scope in scopes:
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-            _release_scope(scope.body, base_exception, released)
+            arguments = scope.args
+            parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args,
+                                          *arguments.kwonlyargs, arguments.vararg,
+                                          arguments.kwarg) if a is not None}
+            _release_scope(scope.body, base_exception, released, parameters)
         elif isinstance(scope, ast.ClassDef):
-            _release_scope(scope.body, None, released)
+            _release_scope(scope.body, None, released, set())
 
 
 def _nested_scopes(node: ast.AST) -> Iterator[ast.AST]:
@@ -122,8 +129,8 @@ class _Scope:
     copies: dict[str, str] = field(default_factory=dict)
 
 
-def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as: str
-                   ) -> None:
+def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as: str,
+                   parameters: set[str]) -> None:
     scope = _Scope()
     _visit_block(scope, body, ())
     releases: dict[tuple[int, int], list[ast.stmt]] = {}  # (block, index) -> after it
@@ -133,7 +140,7 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
     entered: dict[int, tuple[ast.stmt, list[str]]] = {}  # id of a statement -> its temps
     #: id of a ``with`` -> the temps its first manager's expression alone uses
     hoisted: dict[int, tuple[ast.With | ast.AsyncWith, list[ast.stmt], list[str]]] = {}
-    constant_made = _constant_made(scope)
+    inert = _inert(scope, body, parameters)
     for name, temp in scope.temps.items():
         if temp.nested:
             continue
@@ -151,7 +158,7 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
             else:
                 entered.setdefault(id(header), (header, []))[1].append(name)
         at_yield = _take_at_yield(block[last], name, released_as)
-        if not at_yield and name not in constant_made:
+        if not at_yield and not inert(name, scope.blocks[block_id][first:last + 1]):
             # taken from the local at its last reads where their statement goes on
             # running code after them
             for final in _final_statements(block[last], name):
@@ -179,7 +186,7 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
         for entered_block in _entered_blocks(header):
             entered_block[:0] = [_clear(dead, entered_block[0] if entered_block else header,
                                         released_as)]
-    _release_carriers(scope, released_as)
+    _release_carriers(scope, released_as, inert)
     for number, (with_, with_block, dead) in enumerate(hoisted.values()):
         released.append(_hoist_manager(with_, with_block, dead, number, released_as))
     for statement, _chain in scope.tries:
@@ -194,25 +201,104 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
         _wrap(body, released, base_exception, released_as)
 
 
-def _constant_made(scope: _Scope) -> set[str]:
-    """The temps every binding of which computes its value from splice's hidden names
-    alone (``%3 = @dispatch[@iadd]``): what they hold is held elsewhere too, so when they
-    let it go makes no difference."""
-    made: dict[str, bool] = {}
+def _inert(scope: _Scope, body: list[ast.stmt], parameters: set[str]
+           ) -> Callable[[str, list[ast.stmt]], bool]:
+    """Whether releasing a temp sooner can make no difference (so it needs no take and no
+    release as a branch starts), given the statements it lives across: every binding of
+    it computes its value
+
+    - from splice's hidden names and constants alone (``%3 = @dispatch[@iadd]``): what it
+      holds is held elsewhere too;
+    - as a bool (``in``, ``not in``, ``is``, ``is not``, ``not``): nothing to finalise;
+    - as a copy of a local variable (``%4 = ch``) that those statements do not rebind and
+      no nested scope can: the variable holds the same object at least as long."""
+    kinds: dict[str, set[str]] = {}
+    copied: dict[str, str] = {}
     for block in scope.blocks.values():
         for statement in block:
             for node in _walk_scope(statement):
                 if isinstance(node, ast.NamedExpr) and is_temp(node.target.id):
-                    made[node.target.id] = False
+                    kinds.setdefault(node.target.id, set()).add("other")
                 elif isinstance(node, ast.Assign):
-                    quiet = all(not isinstance(n, ast.Name) or n.id.startswith("@")
-                                for n in _walk(node.value))
+                    kind = _value_kind(node.value)
                     for target in node.targets:
                         for named in _walk(target):
                             if isinstance(named, ast.Name) and is_temp(named.id):
                                 solo = target is named
-                                made[named.id] = made.get(named.id, True) and quiet and solo
-    return {name for name, yes in made.items() if yes}
+                                kinds.setdefault(named.id, set()).add(kind if solo else "other")
+                                if solo and kind == "copy":
+                                    assert isinstance(node.value, ast.Name)
+                                    if copied.setdefault(named.id, node.value.id) != \
+                                            node.value.id:
+                                        kinds[named.id].add("other")
+    local = _stable_locals(body, parameters)
+
+    def inert(name: str, span: list[ast.stmt]) -> bool:
+        found = kinds.get(name)
+        if not found or "other" in found:
+            return False
+        if "copy" in found:
+            variable = copied[name]
+            if variable not in local or any(variable in _stored_in(s) for s in span):
+                return False
+        return True
+    return inert
+
+
+def _value_kind(value: ast.expr) -> str:
+    if all(not isinstance(n, ast.Name) or n.id.startswith("@") for n in _walk(value)):
+        return "hidden"
+    if isinstance(value, ast.Subscript) and _hidden(value.value, "@dict") and \
+            _variable(value.slice) or \
+            isinstance(value, ast.Call) and len(value.args) == 1 and (
+                _hidden(value.func, "@_slow_entry") or _hidden(value.func, "@Methods")) \
+            and _variable(value.args[0]):
+        # a dispatch table's entry for a callee a variable holds (splice.runtime.callsites):
+        # the table holds it, or it holds no more than the callee (held by the variable)
+        return "hidden"
+    if isinstance(value, ast.Compare) and all(
+            isinstance(op, ast.In | ast.NotIn | ast.Is | ast.IsNot) for op in value.ops) or \
+            isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+        return "bool"
+    if isinstance(value, ast.Name) and not is_temp(value.id) and value.id[:1] != "@":
+        return "copy"
+    return "other"
+
+
+def _variable(node: ast.AST) -> bool:
+    """Whether ``node`` reads a variable of the program (not a temp, not a hidden name)."""
+    return isinstance(node, ast.Name) and not is_temp(node.id) and node.id[:1] != "@"
+
+
+def _hidden(node: ast.AST, prefix: str) -> bool:
+    """Whether ``node`` names the hidden cell ``prefix`` (``@dict``, ``@dict2``, ...)."""
+    return isinstance(node, ast.Name) and node.id.startswith(prefix) and \
+        (node.id == prefix or node.id[len(prefix):].isdigit())
+
+
+def _stable_locals(body: list[ast.stmt], parameters: set[str]) -> set[str]:
+    """The local variables of a scope that only its own statements can rebind: bound in
+    it (or parameters), not declared ``global`` or ``nonlocal``, not named in a nested
+    scope (which could rebind them through a cell)."""
+    bound = set(parameters)
+    declared: set[str] = set()
+    nested: set[str] = set()
+    stack: list[tuple[ast.AST, bool]] = [(statement, False) for statement in body]
+    while stack:
+        node, inside = stack.pop()
+        if isinstance(node, ast.Name):
+            (nested if inside else bound if not isinstance(node.ctx, ast.Load)
+             else set()).add(node.id)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            declared.update(node.names)
+        stack.extend((child, inside or isinstance(node, _SCOPES))
+                     for child in ast.iter_child_nodes(node))
+    return bound - declared - nested
+
+
+def _stored_in(statement: ast.stmt) -> set[str]:
+    return {n.id for n in _walk(statement) if isinstance(n, ast.Name)
+            and not isinstance(n.ctx, ast.Load)}
 
 
 def _walk_scope(statement: ast.stmt) -> Iterator[ast.AST]:
@@ -255,7 +341,8 @@ def _final_statements(statement: ast.stmt, name: str) -> list[ast.stmt]:
     return finals
 
 
-def _release_carriers(scope: _Scope, released_as: str) -> None:
+def _release_carriers(scope: _Scope, released_as: str,
+                      inert: Callable[[str, list[ast.stmt]], bool]) -> None:
     """A temp an ``if`` tests that a branch assigns before anything reads it (codegen's
     carrier of a chained comparison or of an ``and``/``or``: ``if %5: %5 = b < c``) is dead
     once that branch starts: cleared there, as CPython pops the tested value before the
@@ -268,7 +355,8 @@ def _release_carriers(scope: _Scope, released_as: str) -> None:
                 in_handlers |= _temps_in(child)
     for if_ in scope.ifs:
         tested = sorted(name for name in _temps_in(if_.test)
-                        if name not in in_handlers and not scope.temps[name].nested)
+                        if name not in in_handlers and not scope.temps[name].nested
+                        and not inert(name, [if_]))
         for branch in (if_.body, if_.orelse):
             dead = [name for name in tested if _assigned_first(branch, name, released_as)]
             if dead:
