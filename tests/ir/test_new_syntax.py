@@ -99,3 +99,59 @@ def test_type_parameters_in_a_body_are_refused_not_miscompiled(tmp_path: Path,
     assert _described(plugin.run(module.main, 3)) == _described(module.main(3))
     reasons = [r.reason for r in splice.explain(plugin) if r.name.endswith("main")]
     assert reasons and "PEP 695" in reasons[0]
+
+
+CLASS_ATTRIBUTES = """
+    def main(n):
+        @staticmethod
+        def unused():
+            pass
+
+        class Point:
+            kind = "point"
+
+            def __init__(self, x, y):
+                self.x = x
+                self.y = y
+
+            def move(self, dx):
+                self.x += dx
+                self._moved = True
+                return self
+
+        p = Point(n, 2).move(1)
+        return (p.x, sorted(getattr(Point, "__static_attributes__", ())),
+                getattr(Point, "__firstlineno__", None), Point.__qualname__)
+"""
+
+DEFAULTS = """
+    def pick[T = int, *Ts = *tuple[int, ...], **P = [str]](x: T) -> T:
+        return x
+
+    def main(n):
+        params = pick.__type_params__
+        return pick(n), [p.__name__ for p in params], [str(p.__default__) for p in params]
+"""
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="__static_attributes__, "
+                    "__firstlineno__ (3.13)")
+def test_class_made_in_a_function_keeps_its_313_attributes(tmp_path: Path) -> None:
+    """3.13 sets ``__static_attributes__`` (the ``self.x`` its methods store) and
+    ``__firstlineno__`` on classes; a class statement splice regenerates gets the same."""
+    module = _module(tmp_path, CLASS_ATTRIBUTES)
+    native = module.main(3)
+    assert native[1] == ["_moved", "x", "y"] and native[2] is not None
+    assert splice.ir.roundtrip(module.main)(3) == native
+    assert splice.ir.roundtrip(module.main, renest=False)(3) == native
+    assert Identity().run(module.main, 3) == native
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="type parameter defaults: PEP 696 "
+                    "(3.13)")
+def test_type_parameter_defaults(tmp_path: Path) -> None:
+    module = _module(tmp_path, DEFAULTS)
+    native = module.main(3)
+    assert native[1] == ["T", "Ts", "P"]
+    assert splice.ir.roundtrip(module.main)(3) == native
+    assert Identity().run(module.main, 3) == native
