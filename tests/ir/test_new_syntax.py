@@ -6,9 +6,7 @@ The programs are written to files at run time: 3.11 cannot parse them."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-import textwrap
 import types
 from pathlib import Path
 from typing import Any
@@ -17,19 +15,14 @@ import pytest
 
 import splice
 from splice.errors import UnsupportedError
+from tests.modules import load
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 12),
                                 reason="the syntax is new in 3.12 (3.11 cannot parse it)")
 
 
 def _module(tmp_path: Path, source: str) -> types.ModuleType:
-    path = tmp_path / "newsyntax.py"
-    path.write_text(textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(f"newsyntax_{id(path)}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load(tmp_path, "newsyntax", source)
 
 
 class Identity(splice.Plugin):

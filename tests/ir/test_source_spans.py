@@ -11,7 +11,6 @@ file changed since it was imported: the function then runs natively.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import os
 import subprocess
@@ -33,6 +32,7 @@ from splice.compat import RETURN_CONST_UNLOCATED
 from splice.errors import UnsupportedError
 from splice.ir.exec_sources import EXEC_SOURCES
 from splice.ir.source import find_source, located_positions
+from tests.modules import load
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,17 +104,6 @@ CASES: dict[str, str] = {
         TARGETS = {"a": a, "b": b, "p": p, "q": q, "s": s, "t": t, "u": u, "v": v}
     """,
 }
-
-
-def load(folder: Path, name: str, source: str) -> types.ModuleType:
-    """Import ``source`` as a module from a file (so its source is found as usual)."""
-    path = folder / f"{name}.py"
-    path.write_text(textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(f"splice_spans_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def normal(value: Any, depth: int = 0) -> Any:
