@@ -8,8 +8,8 @@ optimize -> codegen -> code object; plugins run a whole call graph through it
 from __future__ import annotations
 
 from splice.cache.instances import CodeInstance, invoke
-from splice.cache.pipeline import compile
 from splice.cache.world import invalidate, world
+from splice.compiler.pipeline import compile
 from splice.errors import PluginError, SpliceError, UnsupportedError
 from splice.infer import AbstractInterpreter
 from splice.plugin import Plugin, compose, explain, intercept

@@ -23,26 +23,20 @@ LAYERS: list[tuple[str, ...]] = [
     ("splice.ir",),
     ("splice.infer",),
     ("splice.cache",),
+    ("splice.compiler",),
     ("splice.runtime",),
     ("splice.plugin", "splice.reflection"),
     ("splice.plugins", "splice.program", "splice.cli", "splice.__main__", "splice"),
     ("splice.tools",),
 ]
 
-_COMPILER_SPLIT = "issue 12: the typed compiler in cache/ uses runtime/'s routing passes"
-_API_CYCLE = "issue 12: plugin -> runtime.context -> cache -> plugin"
+_API_CYCLE = "issue 12: the hook defaults live on splice.plugin.Plugin"
 #: (importing module, imported module) -> why it still goes against the order
 KNOWN: dict[tuple[str, str], str] = {
-    ("splice.cache.checks", "splice.runtime.callsites"): _COMPILER_SPLIT,
-    ("splice.cache.instances", "splice.runtime.context"): _COMPILER_SPLIT,
-    ("splice.cache.pipeline", "splice.runtime.callsites"): _COMPILER_SPLIT,
-    ("splice.cache.pipeline", "splice.runtime.context"): _COMPILER_SPLIT,
-    ("splice.cache.pipeline", "splice.plugin"): _API_CYCLE,
-    ("splice.cache.dispatch", "splice.plugin"): _API_CYCLE,
+    ("splice.compiler.pipeline", "splice.plugin"): _API_CYCLE,
+    ("splice.runtime.specializing", "splice.plugin"): _API_CYCLE,
     ("splice.runtime.context", "splice.plugin"): _API_CYCLE,
     ("splice.runtime.dynamic", "splice.plugin"): _API_CYCLE,
-    ("splice.infer.oracle", "splice.runtime.callsites"): "issue 12: the oracle runs code "
-                                                         "under a context",
     ("splice.ir.typed_tools", "splice.infer.lattice"): "issue 12: IR tools for typed IR "
                                                        "belong above infer",
     ("splice.infer.objects", "splice.cache.world"): "issue 12: the world age belongs below "

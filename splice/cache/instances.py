@@ -36,17 +36,13 @@ import types
 import weakref
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from splice.cache.guards import Guard
 from splice.cache.world import add_backedge, advance, world
 from splice.errors import PluginError, SpliceError
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import describe
-
-if TYPE_CHECKING:
-    from splice.runtime.context import Context
-
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -54,6 +50,14 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 __all__ = ["INVALID", "SELF", "ArgumentTypeError", "Binding", "CodeInstance",
            "InvalidatedError", "Specialization", "defaults_of", "instances_of", "invoke",
            "revalidate"]
+
+class Owner(Protocol):
+    """What owns code instances (a ``splice.runtime.context.Context``): the plugins the
+    instances were built under, and the cache that holds them."""
+
+    plugins: tuple[Any, ...]
+    instances: InstanceCache
+
 
 #: ``max_world`` of an instance that has not been invalidated
 MAX_WORLD = sys.maxsize
@@ -146,7 +150,7 @@ class CodeInstance:
     """
 
     specialization: Specialization
-    owner: Context
+    owner: Owner
     builder: types.FunctionType
     lowered: FunctionIR
     typed: FunctionIR
@@ -290,9 +294,7 @@ class CodeInstance:
                 binding.holder[0] = INVALID
             dependents = [ref() for ref in self._dependents]
             self._dependents.clear()
-            cache = self.owner.__dict__.get(_CACHE_ATTRIBUTE)
-            if cache is not None:
-                cache.discard(self)
+            self.owner.instances.discard(self)
         advance()
         for dependent in dependents:
             if dependent is not None:
@@ -405,7 +407,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _key_of(owner: Context, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+def _key_of(owner: Owner, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
             ) -> Hashable:
     """The runtime key of a call: the plugins' ``specialize`` results (None if none)."""
     keys = []
@@ -511,21 +513,15 @@ def _same(a: Specialization, b: Specialization) -> bool:
 
 
 _all_instances: weakref.WeakSet[CodeInstance] = weakref.WeakSet()
-_CACHE_ATTRIBUTE = "_splice_instances"
 
 
-def cache_of(owner: Context) -> InstanceCache:
-    """The instance cache of ``owner``, kept on the owner itself (instances refer to their
-    owner: a cache kept elsewhere, keyed weakly by the owner, would keep it alive)."""
-    cache: InstanceCache | None = owner.__dict__.get(_CACHE_ATTRIBUTE)
-    if cache is None:
-        with _lock:
-            cache = owner.__dict__.setdefault(_CACHE_ATTRIBUTE, InstanceCache())
-    assert cache is not None
-    return cache
+def cache_of(owner: Owner) -> InstanceCache:
+    """The instance cache of ``owner``, a field of the owner itself (instances refer to
+    their owner: a cache kept elsewhere, keyed weakly by the owner, would keep it alive)."""
+    return owner.instances
 
 
-def instances_of(owner: Context) -> list[CodeInstance]:
+def instances_of(owner: Owner) -> list[CodeInstance]:
     """The valid code instances of ``owner`` (a plugin's ``context``)."""
     return [ci for ci in cache_of(owner) if ci.valid]
 

@@ -174,7 +174,7 @@ def _instrument(fn: Any, infs: list[Inference] | None, checker: _Checker
     result = base.new_temp()
     base.body[:0] = [N.Assign((result,), enter, base.pos), N.Store(N.Var(_SPEC_VAR), result,
                                                                    base.pos)]
-    from splice.runtime.callsites import restore_nested_code
+    from splice.ir.assemble import restore_nested_code
 
     try:
         compiled = splice_ir.compile_ir(base, fn)

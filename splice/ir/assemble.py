@@ -265,3 +265,54 @@ def assemble(ir: FunctionIR, original: types.FunctionType, *, renest: bool = Tru
     """Compile ``ir`` (lowered from ``original``) into a new function object that shares the
     original's globals and closure cells and copies its other attributes."""
     return instantiate(compile_code(ir, original, renest=renest), original)
+
+
+def restore_nested_code(new: types.CodeType, original: types.CodeType) -> types.CodeType:
+    """``new`` with the code objects of nested functions and lambdas replaced by the
+    original's own (matched in order among those with the same name, qualified name and
+    first line, and checked to have the same parameters and free variables); comprehension
+    and class-body code, which run under the context, recurse."""
+    originals: dict[tuple[str, str, int], list[types.CodeType]] = {}
+    for const in original.co_consts:
+        if isinstance(const, types.CodeType):
+            originals.setdefault(_key(const), []).append(const)
+    seen: dict[tuple[str, str, int], int] = {}
+    consts = []
+    changed = False
+    for const in new.co_consts:
+        if isinstance(const, types.CodeType):
+            key = _key(const)
+            index = seen.get(key, 0)
+            seen[key] = index + 1
+            group = originals.get(key, [])
+            match = group[index] if index < len(group) else None
+            replacement = const
+            if match is not None and _runs_inline(const):
+                replacement = restore_nested_code(const, match)
+            elif match is not None and _same_interface(const, match):
+                replacement = match
+            if replacement is not const:
+                changed = True
+                const = replacement
+        consts.append(const)
+    return new.replace(co_consts=tuple(consts)) if changed else new
+
+
+def _same_interface(a: types.CodeType, b: types.CodeType) -> bool:
+    return (a.co_freevars == b.co_freevars and a.co_argcount == b.co_argcount
+            and a.co_kwonlyargcount == b.co_kwonlyargcount
+            and a.co_varnames[:a.co_argcount + a.co_kwonlyargcount]
+            == b.co_varnames[:b.co_argcount + b.co_kwonlyargcount])
+
+
+_INLINE_NAMES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
+_CO_OPTIMIZED = 0x1
+
+
+def _runs_inline(code: types.CodeType) -> bool:
+    # comprehensions, and class bodies (the only scopes without CO_OPTIMIZED)
+    return code.co_name in _INLINE_NAMES or not code.co_flags & _CO_OPTIMIZED
+
+
+def _key(code: types.CodeType) -> tuple[str, str, int]:
+    return (code.co_name, code.co_qualname, code.co_firstlineno)

@@ -253,7 +253,7 @@ def _value_kind(value: ast.expr) -> str:
             isinstance(value, ast.Call) and len(value.args) == 1 and (
                 _hidden(value.func, "@_slow_entry") or _hidden(value.func, "@Methods")) \
             and _variable(value.args[0]):
-        # a dispatch table's entry for a callee a variable holds (splice.runtime.callsites):
+        # a dispatch table's entry for a callee a variable holds (splice.compiler.route_calls):
         # the table holds it, or it holds no more than the callee (held by the variable)
         return "hidden"
     if isinstance(value, ast.Compare) and all(

@@ -440,7 +440,7 @@ static PyTypeObject InstantiatorType = {
 
 /* ``Chosen(choose, callee, skip=0)``: ``choose(*args, **kwargs)`` gives what runs the call,
    which is then called with the same arguments but the first ``skip`` positional ones
-   (splice/cache/dispatch.py's specializing entry: ``choose`` picks the code instance for
+   (splice/runtime/specializing.py's specializing entry: ``choose`` picks the code instance for
    the arguments' classes; splice/program.py's top-level calls ``call(fn, *args)``, skip 1). ``choose`` has returned
    before the callee starts, so no frame of splice's is on the stack while it runs, and an
    error binding the arguments is raised from the caller's line alone. */

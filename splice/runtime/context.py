@@ -39,12 +39,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from splice.cache.code_cache import CodeCache
-from splice.cache.dispatch import SpecializingEntry, wants_typed_stages
 from splice.cache.guards import lookup_global
+from splice.cache.instances import InstanceCache
 from splice.cache.world import watch
+from splice.compiler.constructors import constructor_ir, sentinel_defaults
+from splice.compiler.lowered import lowered as lowered_ir_of
+from splice.compiler.route_calls import route_calls
+from splice.compiler.route_implicit import route_implicit
 from splice.errors import InterpreterError, PluginError, UnsupportedError
-from splice.ir import lower
-from splice.ir.assemble import CompiledCode, compile_code, instantiate
+from splice.ir.assemble import CompiledCode, compile_code, instantiate, restore_nested_code
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import describe
 from splice.runtime import overlays
@@ -54,19 +57,12 @@ from splice.runtime.attributes import (
     OBJECT_GETATTRIBUTE,
     OBJECT_SETATTR,
 )
-from splice.runtime.callsites import restore_nested_code, route_calls
-from splice.runtime.constructors import (
-    constructor_for,
-    constructor_ir,
-    eligible_init,
-    reconstruct,
-    sentinel_defaults,
-)
+from splice.runtime.constructors import constructor_for, eligible_init, reconstruct
 from splice.runtime.dunders import Steps, drive, immutable, special
 from splice.runtime.exec_watch import watch as watch_exec_sources
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
-from splice.runtime.implicit_sites import route_implicit
 from splice.runtime.sites import Site
+from splice.runtime.specializing import SpecializingEntry, wants_typed_stages
 from splice.runtime.weakkeys import WeakKey, is_nested
 
 if TYPE_CHECKING:
@@ -83,21 +79,6 @@ def _plugin_class() -> type[Plugin]:
     ``import`` statement here would go through ``builtins.__import__``, which the program
     under the plugin may have replaced."""
     return sys.modules["splice.plugin"].Plugin  # type: ignore[no-any-return]
-
-#: lowered IR per code object, shared by every context (lowering does not depend on plugins)
-LOWERED: CodeCache[FunctionIR | UnsupportedError] = CodeCache()
-
-
-def _lower(function: types.FunctionType) -> FunctionIR | UnsupportedError:
-    try:
-        ir = lower(function)
-    except UnsupportedError as exc:
-        return exc
-    # the cache is keyed weakly by the code object: the function (which holds its code)
-    # must not be kept alive by the value; copies get it back
-    ir.function = None
-    return ir
-
 
 @dataclass(frozen=True, slots=True)
 class Reached:
@@ -375,6 +356,8 @@ class Context:
         self.table = DispatchTable(self)
         watch(self.table)
         self.code = CodeCache[CompiledCode | UnsupportedError]()
+        #: code instances built under this context (``splice.cache.instances``)
+        self.instances = InstanceCache()
         #: ``__init__`` code compiled as constructors (``splice.runtime.constructors``)
         self.constructors = CodeCache[CompiledCode | UnsupportedError]()
         #: (module, qualified name or repr) -> (entered, reason); ``reached`` names them
@@ -653,7 +636,7 @@ class Context:
 
     def _specializing(self, fn: types.FunctionType) -> Any:
         """For plugins with typed stages: an entry that runs ``fn``'s code instance for its
-        arguments' exact classes (``splice.cache.dispatch``), or ``fn`` if none can be
+        arguments' exact classes (``splice.runtime.specializing``), or ``fn`` if none can be
         built."""
         entry = SpecializingEntry(self, fn)
         try:
@@ -693,7 +676,7 @@ class Context:
                ) -> CompiledCode | UnsupportedError:
         """``fn``'s code transformed under this context: its lowered IR through the
         plugins' ``lowered`` hooks, routed, then through ``finish`` if given."""
-        lowered = LOWERED.get(fn, _lower)
+        lowered = lowered_ir_of(fn)
         if isinstance(lowered, UnsupportedError):
             return lowered
         made: list[FunctionIR] = []  # IR holding ``fn``, let go of once compiled

@@ -31,9 +31,10 @@ import types
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from splice.compiler.constructors import CO_GENERATOR_LIKE, def_line
 from splice.errors import SpliceError, UnsupportedError
 from splice.ir import lower
-from splice.ir.assemble import CompiledCode, compile_code, instantiate
+from splice.ir.assemble import CompiledCode, compile_code, instantiate, restore_nested_code
 from splice.ir.hidden import substitute
 from splice.ir.nodes import (
     Assign,
@@ -53,8 +54,6 @@ from splice.ir.nodes import (
 )
 from splice.ir.source import describe
 from splice.pristine import BUILTINS
-from splice.runtime.callsites import restore_nested_code
-from splice.runtime.constructors import CO_GENERATOR_LIKE, def_line
 
 if TYPE_CHECKING:
     from splice.plugin import Plugin

@@ -277,7 +277,7 @@ def live_oracle() -> Any:
     """``oracle`` mode: a ``splice.infer.oracle.LiveOracle`` whose specialisations are
     checked against the guards of what their inference relied on (a test that patches a
     global, a method or a callee's code makes them stale, not wrong)."""
-    from splice.cache.pipeline import edge_guards
+    from splice.compiler.pipeline import edge_guards
     from splice.infer import InferenceParams
     from splice.infer.oracle import LiveOracle
 

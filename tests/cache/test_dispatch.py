@@ -12,8 +12,8 @@ import types
 from pathlib import Path
 
 import splice
-from splice.cache.dispatch import SpecializingEntry, wants_typed_stages
 from splice.plugins import FastMath
+from splice.runtime.specializing import SpecializingEntry, wants_typed_stages
 
 HERE = Path(__file__).resolve().parent
 _counter = itertools.count()
@@ -152,8 +152,8 @@ def test_closures_capturing_different_functions_get_their_own_variants() -> None
     """Inference reads a cell holding a function: closures whose cells hold other functions
     do not share that instance (each variant is rewritten for what its cell holds), and past
     ``MAX_VARIANTS`` one instance that reads no cell serves them all."""
-    from splice.cache import pipeline
     from splice.cache.instances import cache_of
+    from splice.compiler import pipeline
 
     plugin = FastMath({math.sin: marked_sin})
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import splice
-from splice.cache.pipeline import build_instance
+from splice.compiler.pipeline import build_instance
 
 PROGRAMS = Path(__file__).resolve().parents[2] / "benchmarks" / "programs"
 SIZES = {"closures": 2000, "dicts": 40, "exceptions": 2000, "generators": 5000, "nbody": 40,

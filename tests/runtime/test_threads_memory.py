@@ -203,7 +203,7 @@ class Hooked(splice.Plugin):
 
 class Typed(splice.Plugin):
     """A ``typed`` hook that changes nothing: every function runs code instances
-    (``splice.cache.dispatch.SpecializingEntry``)."""
+    (``splice.runtime.specializing.SpecializingEntry``)."""
 
     def typed(self, ir: Any) -> None:
         return None

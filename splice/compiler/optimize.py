@@ -11,9 +11,9 @@ What exists:
 Reads of globals or module attributes are never removed, even when a ``typed`` pass made
 them unused: a callee may delete the binding while the instance runs, and the program's
 read would then raise. (Callee replacements keep such reads anyway: their use-site check
-compares the value read with the callee the rewrite replaced, ``splice.cache.checks``.)
+compares the value read with the callee the rewrite replaced, ``splice.compiler.checks``.)
 
-Guarded direct calls are planned after this stage (``splice.cache.direct``); inlining and
+Guarded direct calls are planned after this stage (``splice.compiler.direct``); inlining and
 general dead code removal are not done yet.
 """
 

@@ -11,8 +11,8 @@ looks up the *function* behind the bound method, so the table is keyed by long-l
 
 The pass rewrites the scope itself and the nested scopes that run as part of it
 (comprehensions, generator expressions, class bodies). Nested functions and lambdas are left
-alone: :func:`restore_nested_code` gives them back their original code objects, so functions
-created under a context behave natively when called outside it.
+alone: ``splice.ir.assemble.restore_nested_code`` gives them back their original code
+objects, so functions created under a context behave natively when called outside it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from splice.cache.proven import Proven, proven_classes
+from splice.compiler.proven import Proven, proven_classes
 from splice.ir.nodes import (
     NOPOS,
     Assign,
@@ -60,8 +60,8 @@ _MethodType = types.MethodType
 _BuiltinMethodType = types.BuiltinMethodType
 _MethodWrapperType = types.MethodWrapperType
 
-__all__ = ["enclosing_class", "expression_statements", "mangle", "restore_nested_code",
-           "route_calls", "scopes_run_inline"]
+__all__ = ["enclosing_class", "expression_statements", "mangle", "route_calls",
+           "scopes_run_inline"]
 
 
 def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
@@ -78,7 +78,7 @@ def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
     ``global_site(name)``: the ``splice.runtime.sites.Site`` for calls of the global
     ``name`` in ``ir``'s own scope (None: not a global there); such calls use it instead of
     a table lookup. A builtin method called on a value whose class no rebinding can change
-    (``out = []; out.append(x)``: ``splice.cache.proven``) is called as natively. The ids
+    (``out = []; out.append(x)``: ``splice.compiler.proven``) is called as natively. The ids
     of the statements it adds that read an attribute of a bound method, of an object of a
     known builtin type (``%m.__func__``) or of a site are added to ``native_attributes``.
     ``methods``: the table's ``splice.runtime._methods.Methods`` (None: not built), for
@@ -541,54 +541,3 @@ def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
     else:
         body = branch(_BuiltinMethodType, [call_with(method)], branch(_MethodType, bound, other))
     return [kind_stmt, *body]
-
-
-def restore_nested_code(new: types.CodeType, original: types.CodeType) -> types.CodeType:
-    """``new`` with the code objects of nested functions and lambdas replaced by the
-    original's own (matched in order among those with the same name, qualified name and
-    first line, and checked to have the same parameters and free variables); comprehension
-    and class-body code, which run under the context, recurse."""
-    originals: dict[tuple[str, str, int], list[types.CodeType]] = {}
-    for const in original.co_consts:
-        if isinstance(const, types.CodeType):
-            originals.setdefault(_key(const), []).append(const)
-    seen: dict[tuple[str, str, int], int] = {}
-    consts = []
-    changed = False
-    for const in new.co_consts:
-        if isinstance(const, types.CodeType):
-            key = _key(const)
-            index = seen.get(key, 0)
-            seen[key] = index + 1
-            group = originals.get(key, [])
-            match = group[index] if index < len(group) else None
-            replacement = const
-            if match is not None and _runs_inline(const):
-                replacement = restore_nested_code(const, match)
-            elif match is not None and _same_interface(const, match):
-                replacement = match
-            if replacement is not const:
-                changed = True
-                const = replacement
-        consts.append(const)
-    return new.replace(co_consts=tuple(consts)) if changed else new
-
-
-def _same_interface(a: types.CodeType, b: types.CodeType) -> bool:
-    return (a.co_freevars == b.co_freevars and a.co_argcount == b.co_argcount
-            and a.co_kwonlyargcount == b.co_kwonlyargcount
-            and a.co_varnames[:a.co_argcount + a.co_kwonlyargcount]
-            == b.co_varnames[:b.co_argcount + b.co_kwonlyargcount])
-
-
-_INLINE_NAMES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
-_CO_OPTIMIZED = 0x1
-
-
-def _runs_inline(code: types.CodeType) -> bool:
-    # comprehensions, and class bodies (the only scopes without CO_OPTIMIZED)
-    return code.co_name in _INLINE_NAMES or not code.co_flags & _CO_OPTIMIZED
-
-
-def _key(code: types.CodeType) -> tuple[str, str, int]:
-    return (code.co_name, code.co_qualname, code.co_firstlineno)

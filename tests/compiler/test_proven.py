@@ -1,4 +1,4 @@
-"""``splice.cache.proven``: which values no rebinding can change (literals, parameters the
+"""``splice.compiler.proven``: which values no rebinding can change (literals, parameters the
 instance's entry checks, locals holding only such values, builtin arithmetic on them), so
 that use-site checks can skip them; and the checks that remain."""
 
@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 import splice
-from splice.cache.proven import proven_classes
+from splice.compiler.proven import proven_classes
 from splice.infer.lattice import Exact
 from splice.ir import lower
 from splice.plugins import FastMath

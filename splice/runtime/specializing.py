@@ -103,7 +103,7 @@ class SpecializingEntry:
         return ci, ci.function_for(self.fn)
 
     def _instance(self, types_: tuple[Any, ...]) -> CodeInstance:
-        from splice.cache.pipeline import _callee_instance
+        from splice.compiler.pipeline import _callee_instance
 
         return _callee_instance(self.owner, self.fn, types_)
 

@@ -36,8 +36,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from splice.cache.checks import Checks, checked, guarded
-from splice.cache.proven import proven_classes
+from splice.compiler.checks import Checks, checked, guarded
+from splice.compiler.proven import proven_classes
 from splice.errors import InterpreterError, UnsupportedError
 from splice.infer.lattice import ANY, Abstract
 from splice.ir.nodes import (
@@ -89,7 +89,7 @@ class building:
 def _argument_type(value: Abstract) -> Abstract:
     """The type a callee is specialised on: what the call's check proves (plain value
     constants widen to their class, allocation sites and elements to the class; callables
-    and other constants stay: ``splice.cache.checks.checked``)."""
+    and other constants stay: ``splice.compiler.checks.checked``)."""
     return checked(value)
 
 

@@ -29,14 +29,6 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from splice.cache.checks import (
-    Checks,
-    callees_of,
-    finish,
-    guard_replaced_callees,
-    world_age_callees,
-)
-from splice.cache.direct import apply_direct_calls, building, plan_direct_calls
 from splice.cache.guards import AttributeGuard, CellGuard, FunctionGuard, GlobalGuard, Guard
 from splice.cache.headroom import with_headroom
 from splice.cache.instances import (
@@ -47,10 +39,19 @@ from splice.cache.instances import (
     cache_of,
     defaults_of,
 )
-from splice.cache.optimize import optimize
 from splice.cache.world import add_backedge
+from splice.compiler.checks import (
+    Checks,
+    callees_of,
+    finish,
+    guard_replaced_callees,
+    world_age_callees,
+)
+from splice.compiler.direct import apply_direct_calls, building, plan_direct_calls
+from splice.compiler.lowered import lowered as lowered_ir_of
+from splice.compiler.optimize import optimize
 from splice.errors import InterpreterError, PluginError, SpliceError, UnsupportedError
-from splice.ir.assemble import CompiledCode, compile_code
+from splice.ir.assemble import CompiledCode, compile_code, restore_nested_code
 from splice.ir.nodes import (
     Assign,
     Call,
@@ -67,7 +68,6 @@ from splice.ir.nodes import (
 from splice.ir.nodes import Const as ConstOperand
 from splice.ir.source import describe, function_of
 from splice.ir.tools import locations, walk
-from splice.runtime.callsites import restore_nested_code
 
 if TYPE_CHECKING:
     from splice.infer.lattice import Abstract
@@ -416,12 +416,10 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     ``owner`` (a ``Context``). Raises ``UnsupportedError`` if ``fn`` cannot be lowered or
     compiled. ``cell_free``: infer without reading ``fn``'s closure cells (see
     :func:`builder_of`). The stages see ``builder_of(fn)`` as ``ir.function``."""
-    from splice.runtime.context import LOWERED, _lower
-
     times: dict[str, float] = {}
     plugins: tuple[Any, ...] = owner.plugins
     start = time.perf_counter()
-    lowered = LOWERED.get(fn, _lower)
+    lowered = lowered_ir_of(fn)
     if isinstance(lowered, UnsupportedError):
         raise lowered
     builder = builder_of(fn, cell_free=cell_free)

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from splice.cache.proven import Proven, proven_classes
+from splice.compiler.proven import Proven, proven_classes
 from splice.infer import lattice as L
 from splice.ir.nodes import (
     Assign,
@@ -73,7 +73,7 @@ class Checks:
     an abstract value's ``accepts``) its ``x.__class__`` becomes a call of."""
 
     calls: dict[int, Callable[[object], object]] = field(default_factory=dict)
-    #: operands whose class no rebinding can change (``splice.cache.proven``), for the IR
+    #: operands whose class no rebinding can change (``splice.compiler.proven``), for the IR
     #: checks are being made in
     proven: dict[Any, Proven] = field(default_factory=dict)
 
@@ -207,7 +207,7 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
     program calls a name, not a computed value, or the call is in code that must stay one
     expression) is undone. ``argtypes``: the instance's (its entry checks them). Returns
     one line per call."""
-    from splice.runtime.callsites import expression_statements
+    from splice.compiler.route_calls import expression_statements
 
     done: list[str] = []
     expression_only = expression_statements(ir)

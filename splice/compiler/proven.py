@@ -1,6 +1,6 @@
 """Values whose class no rebinding can change: use-site checks need not test them.
 
-A use-site check (``splice.cache.checks``) tests what a rewrite relies on because inference
+A use-site check (``splice.compiler.checks``) tests what a rewrite relies on because inference
 may have relied on a definition that a callee rebinds while the instance runs. Some values
 rely on none: literals, displays and comprehensions (``[...]``, ``{...}``, ``(a, b)``:
 always of their exact builtin class), parameters whose class the instance's entry checks

@@ -90,7 +90,7 @@ def test_callee_redefinition_invalidates_the_caller() -> None:
 
 
 def test_specializations_per_callee_are_bounded() -> None:
-    from splice.cache import pipeline
+    from splice.compiler import pipeline
 
     program = fresh()
     plugin = splice.Plugin()

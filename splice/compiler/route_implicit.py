@@ -26,6 +26,12 @@ import builtins
 import functools
 from typing import Any
 
+from splice.compiler.route_calls import (
+    enclosing_class,
+    expression_statements,
+    mangle,
+    scopes_run_inline,
+)
 from splice.ir.nodes import (
     Assign,
     BinOp,
@@ -67,12 +73,6 @@ from splice.ir.nodes import (
 )
 from splice.ir.tools import definitions, locations
 from splice.pristine import BUILTINS
-from splice.runtime.callsites import (
-    enclosing_class,
-    expression_statements,
-    mangle,
-    scopes_run_inline,
-)
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
