@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from splice.cache.instances import CodeInstance, invoke
 from splice.cache.world import invalidate, world
-from splice.compiler.pipeline import compile
 from splice.errors import PluginError, SpliceError, UnsupportedError
 from splice.infer import AbstractInterpreter
-from splice.plugin import Plugin, compose, explain, intercept
+from splice.plugin import Plugin, compile, compose, explain, intercept
 from splice.reflection import code_lowered, code_python, code_typed
 
 __all__ = ["AbstractInterpreter", "CodeInstance", "Plugin", "PluginError", "SpliceError",

@@ -6,7 +6,10 @@ import functools
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, Self, TypeVar
 
-from splice.ir.nodes import FunctionIR
+from splice.cache.instances import CodeInstance
+from splice.compiler.pipeline import compile_for
+from splice.hooks import Hooks
+from splice.ir.source import function_of
 from splice.pristine import BUILTINS
 from splice.runtime import dynamic
 from splice.runtime.context import (
@@ -22,7 +25,7 @@ from splice.runtime.context import (
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["Plugin", "compose", "explain", "intercept"]
+__all__ = ["Plugin", "compile", "compose", "explain", "intercept"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,7 +52,7 @@ def intercept(target: Any) -> Callable[[F], F]:
     return mark
 
 
-class Plugin:
+class Plugin(Hooks):
     """A compiler plugin: hooks that change how a whole call graph runs.
 
     Every hook is optional; a plugin that defines none runs code as CPython does.
@@ -114,8 +117,6 @@ class Plugin:
     #: the plugin has per-call hooks (``prehook``, ``posthook``, ``overdub``); True asks for
     #: it anyway (a ``lowered`` pass that must see dunder bodies), False declines it
     implicit_calls: bool | None = None
-    #: the abstract interpreter inference uses under this plugin (None: the default)
-    interpreter: Any = None
     #: a call keeps the definitions it started with (see the class docstring)
     world_age: bool = False
     #: intercepts apply to the calls made while ``run`` is active (see the class docstring)
@@ -143,41 +144,6 @@ class Plugin:
                 for target in getattr(value, "_splice_targets", ()):
                     found[target] = name
         cls._splice_intercepts = found
-
-    # ----------------------------------------------------------------------------- hooks
-
-    def recurse(self, fn: Callable[..., Any]) -> bool | Plugin:
-        """Whether to enter ``fn`` under this plugin (see the class docstring)."""
-        return True
-
-    def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Called before each call under the plugin."""
-
-    def posthook(self, result: Any, fn: Any, args: tuple[Any, ...],
-                 kwargs: dict[str, Any]) -> None:
-        """Called after each call under the plugin returns."""
-
-    def overdub(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Run one call under the plugin; the default goes on with it unchanged."""
-        return self.recurse_call(fn, *args, **kwargs)
-
-    def lowered(self, ir: FunctionIR) -> FunctionIR | None:
-        """Rewrite a function's lowered IR (with ``splice.ir.tools``) before compilation."""
-        return None
-
-    def typed(self, ir: FunctionIR) -> FunctionIR | None:
-        """Rewrite a function's type-inferred IR (in place, or return new IR). Rewrites
-        that depend on types must hold for every value of the inferred types."""
-        return None
-
-    def optimized(self, ir: FunctionIR) -> FunctionIR | None:
-        """Rewrite a function's IR after splice's optimisation stage."""
-        return None
-
-    def specialize(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-                   ) -> Hashable | None:
-        """A runtime key to specialize this call on (None: types only)."""
-        return None
 
     # ------------------------------------------------------------------------- running
 
@@ -268,3 +234,24 @@ def explain(plugin: Plugin, fn: Any = None) -> list[Reached]:
         name = describe(fn)
         reached = [r for r in reached if r.name == name]
     return reached
+
+
+def compile(plugin: Plugin | None, fn: Any, /, *argtypes: Any, key: Hashable = None
+            ) -> CodeInstance:
+    """The code instance of ``fn`` specialized on ``argtypes`` (classes, typing forms such
+    as ``int | float``, or ``splice.infer`` abstract values, for ``fn``'s leading positional
+    parameters; the others are ``Any``) under ``plugin`` (``None``: an identity plugin).
+    Cached per owner and specialization: compiling again returns the same instance while
+    it is valid. ``key``: a runtime key, as ``Plugin.specialize`` returns."""
+    if plugin is None:
+        plugin = _identity()
+    if not isinstance(plugin, Plugin):
+        raise TypeError(f"compile() takes a plugin, not {type(plugin).__name__}")
+    return compile_for(plugin.context, function_of(fn), argtypes, key)
+
+
+@functools.cache
+def _identity() -> Plugin:
+    """The plugin ``compile(None, ...)`` uses: one for the process, so its instances are
+    cached like any plugin's."""
+    return Plugin()

@@ -23,7 +23,7 @@ def code_python(fn: object, *argtypes: Any, plugin: Any = None, renest: bool = T
     the source generated for that code instance (after its typed and optimisation stages,
     see ``splice.compile``)."""
     if argtypes or plugin is not None:
-        from splice.compiler.pipeline import compile
+        from splice.plugin import compile
 
         return str(compile(plugin, fn, *argtypes).source)
     return generate(lower(fn), renest=renest)
@@ -95,7 +95,7 @@ def code_typed(fn: object, *argtypes: Any, plugin: Any = None, optimize: bool = 
     """The typed IR of ``fn`` for arguments of types ``argtypes`` (classes, typing forms or
     abstract values) under ``plugin`` (after its ``typed`` hook; ``optimize=True``: after
     the optimisation stage and the ``optimized`` hook), like Julia's ``@code_typed``."""
-    from splice.compiler.pipeline import compile
+    from splice.plugin import compile
 
     instance = compile(plugin, fn, *argtypes)
     return TypedListing(instance, "optimized" if optimize else "typed")

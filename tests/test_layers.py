@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("splice.pristine", "splice.errors", "splice.compat"),
     ("splice.ir",),
     ("splice.infer",),
+    ("splice.hooks",),
     ("splice.cache",),
     ("splice.compiler",),
     ("splice.runtime",),
@@ -30,13 +31,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("splice.tools",),
 ]
 
-_API_CYCLE = "issue 12: the hook defaults live on splice.plugin.Plugin"
 #: (importing module, imported module) -> why it still goes against the order
 KNOWN: dict[tuple[str, str], str] = {
-    ("splice.compiler.pipeline", "splice.plugin"): _API_CYCLE,
-    ("splice.runtime.specializing", "splice.plugin"): _API_CYCLE,
-    ("splice.runtime.context", "splice.plugin"): _API_CYCLE,
-    ("splice.runtime.dynamic", "splice.plugin"): _API_CYCLE,
+    ("splice.runtime.context", "splice.plugin"): "a context recognises Plugin.run (a call "
+                                                 "that nests another plugin) and types "
+                                                 "its plugins as Plugin",
+    ("splice.runtime.dynamic", "splice.plugin"): "types its plugins as Plugin (for type "
+                                                 "checking only)",
     ("splice.ir.typed_tools", "splice.infer.lattice"): "issue 12: IR tools for typed IR "
                                                        "belong above infer",
     ("splice.infer.objects", "splice.cache.world"): "issue 12: the world age belongs below "

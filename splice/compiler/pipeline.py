@@ -50,7 +50,8 @@ from splice.compiler.checks import (
 from splice.compiler.direct import apply_direct_calls, building, plan_direct_calls
 from splice.compiler.lowered import lowered as lowered_ir_of
 from splice.compiler.optimize import optimize
-from splice.errors import InterpreterError, PluginError, SpliceError, UnsupportedError
+from splice.errors import InterpreterError, SpliceError, UnsupportedError
+from splice.hooks import HookTable
 from splice.ir.assemble import CompiledCode, compile_code, restore_nested_code
 from splice.ir.nodes import (
     Assign,
@@ -66,7 +67,7 @@ from splice.ir.nodes import (
     Var,
 )
 from splice.ir.nodes import Const as ConstOperand
-from splice.ir.source import describe, function_of
+from splice.ir.source import describe
 from splice.ir.tools import locations, walk
 
 if TYPE_CHECKING:
@@ -76,60 +77,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["build_instance", "builder_of", "compile", "edge_guards", "stage_hooks"]
-
-
-def stage_hooks(plugins: tuple[Any, ...], stage: str) -> list[Callable[[FunctionIR], Any]]:
-    """The ``stage`` hooks (``lowered``, ``typed``, ``optimized``) the plugins override,
-    outermost first."""
-    return [getattr(plugin, stage) for plugin in _hooking(plugins, stage)]
-
-
-def _hooking(plugins: tuple[Any, ...], stage: str) -> list[Any]:
-    """The plugins overriding the ``stage`` hook, outermost first."""
-    from splice.plugin import Plugin
-
-    base = getattr(Plugin, stage, None)
-    found = []
-    for plugin in plugins:
-        method = getattr(type(plugin), stage, None)
-        if method is not None and method is not base:
-            found.append(plugin)
-    return found
-
-
-def _run_hooks(plugins: list[Any], stage: str, ir: FunctionIR, fn: types.FunctionType
-               ) -> FunctionIR:
-    """``ir`` through the ``stage`` hooks of ``plugins`` (each rewrites it in place or
-    returns new IR); a hook that raises or returns something else is a ``PluginError``."""
-    for plugin in plugins:
-        try:
-            result = getattr(plugin, stage)(ir)
-        except RecursionError:
-            raise  # (the compile's own: ``UnsupportedError.recursion_limit`` says so)
-        except Exception as exc:
-            raise PluginError.raised(plugin, stage, describe(fn), exc) from exc
-        if result is not None:
-            if not isinstance(result, FunctionIR):
-                raise PluginError.returned(plugin, stage, describe(fn), result,
-                                           f"{stage} hooks return None or a FunctionIR")
-            ir = result
-    return ir
-
-
-def interpreter_of(plugins: tuple[Any, ...]) -> Any:
-    """The abstract interpreter of the outermost plugin that chooses one (None: the
-    default)."""
-    chooser = _chooser(plugins)
-    return None if chooser is None else chooser.interpreter
-
-
-def _chooser(plugins: tuple[Any, ...]) -> Any:
-    """The outermost plugin that chooses an interpreter (None: none does)."""
-    for plugin in plugins:
-        if getattr(plugin, "interpreter", None) is not None:
-            return plugin
-    return None
+__all__ = ["build_instance", "builder_of", "compile_for", "edge_guards"]
 
 
 def _argtypes(fn: types.FunctionType, argtypes: tuple[Any, ...]) -> tuple[Abstract, ...]:
@@ -145,15 +93,15 @@ def _argtypes(fn: types.FunctionType, argtypes: tuple[Any, ...]) -> tuple[Abstra
 _current = threading.local()
 
 
-def _interpreter(plugins: tuple[Any, ...]) -> Any:
+def _interpreter(hooks: HookTable) -> Any:
     """The plugins' interpreter, or the default one of the compile under way on this
     thread (callee instances built for direct calls reuse the caller's, whose cache
     already holds their inferences), or a fresh default one."""
     from splice.infer import AbstractInterpreter
 
-    chosen = interpreter_of(plugins)
-    if chosen is not None:
-        return chosen
+    chooser = hooks.chooser
+    if chooser is not None:
+        return chooser.interpreter
     current = getattr(_current, "interpreter", None)
     return AbstractInterpreter() if current is None else current
 
@@ -198,14 +146,14 @@ def _reinfer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, .
     return _infer(fn, ir, argtypes, interpreter, keep=False)
 
 
-def _infer_under(plugins: tuple[Any, ...], fn: types.FunctionType, ir: FunctionIR,
+def _infer_under(hooks: HookTable, fn: types.FunctionType, ir: FunctionIR,
                  argtypes: tuple[Abstract, ...], interpreter: Any, *, again: bool = False
                  ) -> Any:
     """:func:`_infer` (``again``: :func:`_reinfer`), where an interpreter that a plugin
     chose and that raises or gives something other than an inference is an
     ``InterpreterError`` (a plugin's bug: a context then runs ``fn`` without its typed
     stages). The default interpreter's errors are splice's own and propagate as they are."""
-    chooser = _chooser(plugins)  # (whose interpreter ``_interpreter`` gave, if any)
+    chooser = hooks.chooser  # (whose interpreter ``_interpreter`` gave, if any)
     if chooser is None:
         return _reinfer(fn, ir, argtypes, interpreter) if again else \
             _infer(fn, ir, argtypes, interpreter)
@@ -425,13 +373,13 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
     builder = builder_of(fn, cell_free=cell_free)
     staged = lowered.copy()
     staged.function = builder
-    staged = _run_hooks(_hooking(plugins, "lowered"), "lowered", staged, fn)
+    staged = owner.hooks.run_stage("lowered", staged, describe(fn))
     lowered_ir = staged.copy()
     loaded = load_call_arguments(staged)
     times["lower"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    interpreter = _interpreter(plugins)
+    interpreter = _interpreter(owner.hooks)
     outer_interpreter = getattr(_current, "interpreter", None)
     _current.interpreter = interpreter
     try:
@@ -446,7 +394,7 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
            staged: FunctionIR, lowered_ir: FunctionIR, loaded: Loaded, interpreter: Any,
            times: dict[str, float], start: float) -> CodeInstance:
     """The stages after lowering (see :func:`build_instance`), on ``builder``."""
-    inference = _infer_under(plugins, builder, staged, argtypes, interpreter)
+    inference = _infer_under(owner.hooks, builder, staged, argtypes, interpreter)
     first_inference = inference
     typed: FunctionIR = inference.ir
     typed.function = builder
@@ -454,9 +402,9 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
 
     start = time.perf_counter()
     checks = Checks()
-    typed_hooks = _hooking(plugins, "typed")
+    typed_hooks = owner.hooks.stages["typed"]
     before = callees_of(typed) if typed_hooks else {}
-    typed = _run_hooks(typed_hooks, "typed", typed, fn)
+    typed = owner.hooks.run_stage("typed", typed, describe(fn))
     if not typed_hooks:
         replaced: list[str] = []
     elif any(getattr(plugin, "world_age", False) for plugin in plugins):
@@ -466,7 +414,7 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
     times["passes"] = time.perf_counter() - start
     if typed_hooks:
         start = time.perf_counter()
-        again = _infer_under(plugins, builder, typed, argtypes, interpreter, again=True)
+        again = _infer_under(owner.hooks, builder, typed, argtypes, interpreter, again=True)
         if again is None:
             raise SpliceError(f"cannot infer {describe(fn)} again after its typed hooks: "
                               f"the interpreter {type(interpreter).__name__} lacks the "
@@ -482,7 +430,7 @@ def _build(owner: Any, fn: types.FunctionType, builder: types.FunctionType,
     with building(fn.__code__):
         plan = plan_direct_calls(owner, typed, functools.partial(_callee_instance, owner))
     start = time.perf_counter()
-    optimized = _run_hooks(_hooking(plugins, "optimized"), "optimized", typed, fn)
+    optimized = owner.hooks.run_stage("optimized", typed, describe(fn))
     unload_call_arguments(optimized, loaded)
     optimizations.extend(apply_direct_calls(optimized, plan, checks, argtypes))
     optimized_ir = optimized.copy()
@@ -624,25 +572,6 @@ def _constant_lookup(stmt: Stmt, table: Any, fast: Any) -> tuple[Temp, Any] | No
     return result, index.value
 
 
-def compile(plugin: Any, fn: Any, /, *argtypes: Any, key: Hashable = None) -> CodeInstance:
-    """The code instance of ``fn`` specialized on ``argtypes`` (classes, typing forms such
-    as ``int | float``, or ``splice.infer`` abstract values, for ``fn``'s leading positional
-    parameters; the others are ``Any``) under ``plugin`` (``None``: an identity plugin).
-    Cached per owner and specialization: compiling again returns the same instance while
-    it is valid. ``key``: a runtime key, as ``Plugin.specialize`` returns."""
-    from splice.plugin import Plugin
-
-    if plugin is None:
-        plugin = _identity()
-    if not isinstance(plugin, Plugin):
-        raise TypeError(f"compile() takes a plugin, not {type(plugin).__name__}")
-    function = function_of(fn)
-    types_ = _argtypes(function, argtypes)
-    ci = _compile_owner(plugin.context, function, types_, key, own=True)
-    ci.compiled  # noqa: B018 (made now, while ``fn`` is alive: ``invoke`` runs it)
-    return ci
-
-
 #: instances of one function under one owner before callers get its generic instance
 MAX_SPECIALIZATIONS = 8
 
@@ -698,12 +627,11 @@ def _compile_owner_here(owner: Any, function: types.FunctionType,
         return ci
 
 
-_IDENTITY: list[Any] = []
-
-
-def _identity() -> Any:
-    from splice.plugin import Plugin
-
-    if not _IDENTITY:
-        _IDENTITY.append(Plugin())
-    return _IDENTITY[0]
+def compile_for(owner: Any, fn: types.FunctionType, argtypes: tuple[Any, ...],
+                key: Hashable = None) -> CodeInstance:
+    """``splice.compile``'s instance: ``fn``'s for ``argtypes`` (classes, typing forms or
+    abstract values) and ``key`` under ``owner``, cached, made for ``fn`` itself (its
+    ``compiled`` made now, while ``fn`` is alive: ``invoke`` runs it)."""
+    ci = _compile_owner(owner, fn, _argtypes(fn, argtypes), key, own=True)
+    ci.compiled  # noqa: B018
+    return ci

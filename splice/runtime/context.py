@@ -47,6 +47,7 @@ from splice.compiler.lowered import lowered as lowered_ir_of
 from splice.compiler.route_calls import route_calls
 from splice.compiler.route_implicit import route_implicit
 from splice.errors import InterpreterError, PluginError, UnsupportedError
+from splice.hooks import HookTable
 from splice.ir.assemble import CompiledCode, compile_code, instantiate, restore_nested_code
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import describe
@@ -62,7 +63,7 @@ from splice.runtime.dunders import Steps, drive, immutable, special
 from splice.runtime.exec_watch import watch as watch_exec_sources
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
 from splice.runtime.sites import Site
-from splice.runtime.specializing import SpecializingEntry, wants_typed_stages
+from splice.runtime.specializing import SpecializingEntry
 from splice.runtime.weakkeys import WeakKey, is_nested
 
 if TYPE_CHECKING:
@@ -350,8 +351,9 @@ class Context:
     instantiate: Callable[..., Any]
 
     def __init__(self, plugins: tuple[Plugin, ...]) -> None:
-        plugin_class = _plugin_class()
         self.plugins = plugins
+        #: which plugins override which hook (``splice.hooks``)
+        self.hooks = hooks = HookTable.of(plugins)
         self.instantiate = drive(self._instantiate_steps)
         self.table = DispatchTable(self)
         watch(self.table)
@@ -363,16 +365,9 @@ class Context:
         #: (module, qualified name or repr) -> (entered, reason); ``reached`` names them
         self._reached: dict[tuple[Any, str], tuple[bool, str]] = {}
         self.strict = any(getattr(p, "strict", False) for p in plugins)
-        base = plugin_class
-        self.prehooks = [p for p in plugins if type(p).prehook is not base.prehook]
-        self.posthooks = [p for p in reversed(plugins) if type(p).posthook is not base.posthook]
-        self.overdubs = [p for p in plugins if type(p).overdub is not base.overdub]
-        self.stage_hooks = [p for p in plugins if type(p).lowered is not base.lowered]
-        #: no plugin overrides ``recurse``: every function is entered under all of them
-        self.recurse_everywhere = all(type(p).recurse is base.recurse for p in plugins)
         #: some plugin has a ``typed``/``optimized`` hook or an ``interpreter``: functions
         #: run code instances specialised on their arguments' classes
-        self.typed_stages = wants_typed_stages(plugins)
+        self.typed_stages = hooks.typed_stages
         self.intercepts: dict[Any, tuple[Plugin, str]] = {}
         for plugin in reversed(plugins):  # the outermost plugin's intercept wins
             for target, name in type(plugin)._splice_intercepts.items():
@@ -381,13 +376,13 @@ class Context:
                 if isinstance(target, types.MethodType):
                     target = target.__func__
                 self.intercepts[target] = (plugin, name)
-        self.hooked = bool(self.prehooks or self.posthooks or self.overdubs)
+        self.hooked = hooks.hooked
         #: threads started under the context run their function under it (a plugin opts
         #: out with ``follow_threads = False``)
         self.follow_threads = all(getattr(p, "follow_threads", True) for p in plugins)
         #: a Python function is entered as its transformed code, nothing more (no hook
         #: wraps it, ``recurse`` accepts it under every plugin, no code instances)
-        self.plain_functions = (not self.hooked and self.recurse_everywhere
+        self.plain_functions = (not self.hooked and hooks.recurse_everywhere
                                 and not self.typed_stages)
         #: builtin functions and methods may be called directly at method sites (and
         #: bound ones need no entry) when no hook sees them; those whose name an overlay
@@ -575,25 +570,9 @@ class Context:
 
     def decide(self, fn: types.FunctionType) -> tuple[Plugin, ...]:
         """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""
-        if self.recurse_everywhere:
+        if self.hooks.recurse_everywhere:
             return self.plugins
-        chosen: list[Plugin] = []
-        plugin_class = _plugin_class()
-        for plugin in self.plugins:
-            try:
-                verdict = plugin.recurse(fn)
-            except RecursionError:
-                raise
-            except Exception as exc:
-                raise PluginError.raised(plugin, "recurse", describe(fn), exc) from exc
-            if verdict is True:
-                chosen.append(plugin)
-            elif isinstance(verdict, plugin_class):
-                chosen.append(verdict)
-            elif verdict is not False:
-                raise PluginError.returned(plugin, "recurse", describe(fn), verdict,
-                                           "it must return True, False or a plugin")
-        return tuple(chosen)
+        return self.hooks.decide(fn, describe(fn))
 
     def _function(self, fn: types.FunctionType) -> Any:
         plugins = self.decide(fn)
@@ -692,20 +671,11 @@ class Context:
             return finish(ir) if finish is not None else ir
         try:
             staged = copy_of(lowered)
-            for plugin in self.stage_hooks:
-                try:
-                    result = plugin.lowered(staged)
-                except RecursionError:
-                    raise
-                except Exception as exc:
-                    raise PluginError.raised(plugin, "lowered", describe(fn), exc) from exc
-                if result is not None:
-                    if not isinstance(result, FunctionIR):
-                        raise PluginError.returned(plugin, "lowered", describe(fn), result,
-                                                   LOWERED_RETURNS)
-                    staged = result
-                    made.append(staged)
-            fallback = copy_of(staged) if self.stage_hooks else None
+            lowered_hooks = bool(self.hooks.stages["lowered"])
+            if lowered_hooks:
+                staged = self.hooks.run_stage("lowered", staged, describe(fn))
+                made.append(staged)
+            fallback = copy_of(staged) if lowered_hooks else None
             try:
                 compiled = compile_code(routed(staged, False), fn,
                                         comprehension_functions=True)
@@ -909,13 +879,13 @@ class Context:
         ...) are never wrapped: a wrapper's frame would become their caller."""
         if not self.hooked or _frame_sensitive(fn):
             return target
-        prehooks, posthooks = self.prehooks, self.posthooks
+        prehooks, posthooks = self.hooks.prehooks, self.hooks.posthooks
         if HOOKED is not None:
             # the C form: no frame of splice's between the caller and the callee
             continuation: Any = None
             overdub: Any = None
-            if self.overdubs:
-                first, *others = self.overdubs
+            if self.hooks.overdubs:
+                first, *others = self.hooks.overdubs
                 continuation = target
                 for plugin in reversed(others):
                     continuation = _overdub_step(plugin, fn, continuation)
@@ -925,8 +895,8 @@ class Context:
         # a hook that raises is a PluginError, the call's own exceptions pass as they are:
         # a ``try`` around the hooks' loops costs nothing in 3.11 until something raises
         # (no frame or call more on the way)
-        if self.overdubs:
-            first, *others = self.overdubs
+        if self.hooks.overdubs:
+            first, *others = self.hooks.overdubs
             # the continuation each overdub's ``recurse_call`` reaches: the next overdub,
             # or (for the innermost) the target itself, called with no frame in between
             continuation = target
@@ -1013,9 +983,6 @@ class Context:
 
 
 _HEAPTYPE = 1 << 9
-
-LOWERED_RETURNS = "lowered hooks return None or a FunctionIR"
-
 
 def _hook_failed(plugin: Plugin, hook: str, fn: Any, exc: Exception) -> PluginError:
     """The error for a per-call hook that raised ``exc`` on a call of ``fn`` (off the hot

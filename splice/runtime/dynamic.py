@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from splice.compiler.constructors import CO_GENERATOR_LIKE, def_line
 from splice.errors import SpliceError, UnsupportedError
+from splice.hooks import overrides
 from splice.ir import lower
 from splice.ir.assemble import CompiledCode, compile_code, instantiate, restore_nested_code
 from splice.ir.hidden import substitute
@@ -109,12 +110,10 @@ def targets_of(plugin: Plugin) -> list[tuple[types.FunctionType, str]]:
     """The functions ``plugin`` intercepts, with the names of its intercepting methods,
     checked to suit a dynamic scope (a ``SpliceError`` saying what does not, and what to
     do instead)."""
-    from splice.plugin import Plugin
-
     cls = type(plugin)
     advice = "set dynamic_scope = False to run it in a transformed context"
     for hook in _CONTEXT_HOOKS:
-        if getattr(cls, hook) is not getattr(Plugin, hook):
+        if overrides(plugin, hook):
             raise SpliceError(f"{cls.__name__} has dynamic_scope = True and defines "
                               f"{hook}(): a dynamically scoped plugin may only intercept "
                               f"Python functions; {advice}")

@@ -12,12 +12,11 @@ Specialising on exact classes is sound: every argument's class is exactly the on
 instance was inferred for. The cost per call is a tuple of the argument classes, a dict
 lookup and the instance's guard checks; that is why a context should use this entry only
 when some plugin has a ``typed`` or ``optimized`` hook or an ``interpreter``
-(:func:`wants_typed_stages`).
+(``splice.hooks.HookTable.typed_stages``).
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 import types
 import weakref
@@ -29,23 +28,11 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["MAX_SPECIALIZATIONS", "SpecializingEntry", "wants_typed_stages"]
+__all__ = ["MAX_SPECIALIZATIONS", "SpecializingEntry"]
 
 #: exact-class specialisations of one function object before its calls use the generic
 #: instance (the pipeline bounds those of one code object the same way)
 MAX_SPECIALIZATIONS = 8
-
-
-def wants_typed_stages(plugins: tuple[Any, ...]) -> bool:
-    """Whether some plugin overrides ``typed`` or ``optimized`` or chooses an
-    ``interpreter`` (only then are the typed stages worth running per call)."""
-    # from sys.modules, not by an import statement: a context calls this while the program
-    # runs, and the program may have replaced builtins.__import__ (splice.plugin is loaded
-    # once any plugin exists)
-    plugin_class = sys.modules["splice.plugin"].Plugin
-    return any(type(p).typed is not plugin_class.typed
-               or type(p).optimized is not plugin_class.optimized
-               or getattr(p, "interpreter", None) is not None for p in plugins)
 
 
 #: what runs a call: its code instance (None: no instance, the interpreter failed) and

@@ -12,8 +12,9 @@ import types
 from pathlib import Path
 
 import splice
+from splice.hooks import HookTable
 from splice.plugins import FastMath
-from splice.runtime.specializing import SpecializingEntry, wants_typed_stages
+from splice.runtime.specializing import SpecializingEntry
 
 HERE = Path(__file__).resolve().parent
 _counter = itertools.count()
@@ -67,7 +68,8 @@ def test_invalidated_instances_are_rebuilt() -> None:
 
 def test_typed_rewrites_apply_per_specialization() -> None:
     plugin = FastMath({math.sin: marked_sin})
-    assert wants_typed_stages((plugin,)) and not wants_typed_stages((splice.Plugin(),))
+    assert HookTable.of((plugin,)).typed_stages
+    assert not HookTable.of((splice.Plugin(),)).typed_stages
     entry = SpecializingEntry(plugin.context, sine)
     assert entry(0.5) == ("fast", 0.5)
     assert entry(1) == math.sin(1)  # an int: not rewritten
@@ -89,7 +91,7 @@ def test_plugin_run_uses_the_typed_stages_across_the_call_graph() -> None:
 
 
 def test_plugin_without_typed_stages_keeps_plain_entries() -> None:
-    assert not wants_typed_stages((splice.Plugin(),))
+    assert not HookTable.of((splice.Plugin(),)).typed_stages
     plugin = splice.Plugin()
     assert plugin.run(sine_caller, [1.0]) == [math.sin(1.0)]
 

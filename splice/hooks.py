@@ -1,0 +1,175 @@
+"""The plugin hooks: their names, their defaults, and which of them a stack of plugins
+overrides.
+
+``Hooks`` is the base of ``splice.Plugin``: it defines every hook with the default that
+changes nothing. A plugin *overrides* a hook when its class's attribute is not the default
+(``Hooks.<name>``). ``HookTable.of(plugins)`` computes, once per stack of plugins
+(outermost first), which plugins override which hooks; the compiler and the runtime ask it,
+never the plugin classes, so one place decides what "has a ``typed`` hook" means.
+
+A hook that is not overridden is never called: a stack of plugins whose hooks are all
+defaults runs the program as CPython would, and pays for no hook. That is sound because
+each default is the identity of its stage (``lowered``/``typed``/``optimized`` return
+None: the IR unchanged; ``recurse`` returns True; ``prehook``/``posthook`` do nothing;
+``overdub`` goes on with the call; ``specialize`` returns None: no runtime key).
+
+``run_stage`` runs one IR stage's hooks in order (outermost plugin first), each rewriting
+the IR in place or returning new IR; a hook that raises or returns something else becomes
+a ``PluginError`` naming the plugin, the hook and the function. ``decide`` asks each
+plugin's ``recurse`` which plugins a function runs under, with the same error handling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from splice.errors import PluginError
+from splice.ir.nodes import FunctionIR
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["CALL_HOOKS", "IR_STAGES", "HookTable", "Hooks", "overrides"]
+
+#: the hooks that rewrite IR, in the order the pipeline runs them
+IR_STAGES = ("lowered", "typed", "optimized")
+#: the hooks that run around every call under a plugin
+CALL_HOOKS = ("prehook", "posthook", "overdub")
+
+_RETURNS = {stage: f"{stage} hooks return None or a FunctionIR" for stage in IR_STAGES}
+
+
+class Hooks:
+    """Every plugin hook, with the default that changes nothing (``splice.Plugin``
+    documents what each does)."""
+
+    #: the abstract interpreter inference uses under this plugin (None: the default)
+    interpreter: Any = None
+
+    def recurse(self, fn: Callable[..., Any]) -> bool | Hooks:
+        """Whether to enter ``fn`` under this plugin (True), run it natively with
+        everything below it (False), or run it under another plugin (return that one)."""
+        return True
+
+    def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Called before each call under the plugin."""
+
+    def posthook(self, result: Any, fn: Any, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> None:
+        """Called after each call under the plugin returns."""
+
+    def overdub(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run one call under the plugin; the default goes on with it unchanged."""
+        return self.recurse_call(fn, *args, **kwargs)
+
+    def recurse_call(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """Go on with the call of ``fn`` under the plugin (``splice.Plugin`` defines it)."""
+        raise NotImplementedError
+
+    def lowered(self, ir: FunctionIR) -> FunctionIR | None:
+        """Rewrite a function's lowered IR (with ``splice.ir.tools``) before compilation."""
+        return None
+
+    def typed(self, ir: FunctionIR) -> FunctionIR | None:
+        """Rewrite a function's type-inferred IR (in place, or return new IR). Rewrites
+        that depend on types must hold for every value of the inferred types."""
+        return None
+
+    def optimized(self, ir: FunctionIR) -> FunctionIR | None:
+        """Rewrite a function's IR after splice's optimisation stage."""
+        return None
+
+    def specialize(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+                   ) -> Hashable | None:
+        """A runtime key to specialize this call on (None: types only)."""
+        return None
+
+
+def overrides(plugin: Any, hook: str) -> bool:
+    """Whether ``plugin``'s class overrides ``hook`` (a method name of ``Hooks``)."""
+    return getattr(type(plugin), hook, None) is not getattr(Hooks, hook)
+
+
+@dataclass(frozen=True, eq=False)
+class HookTable:
+    """Which plugins of a stack (outermost first) override which hook."""
+
+    plugins: tuple[Any, ...]
+    #: prehooks run outermost first, posthooks innermost first, overdubs nest
+    prehooks: tuple[Any, ...]
+    posthooks: tuple[Any, ...]
+    overdubs: tuple[Any, ...]
+    #: IR stage -> the plugins overriding its hook, outermost first
+    stages: dict[str, tuple[Any, ...]]
+    #: the outermost plugin that chooses an abstract interpreter (None: none does)
+    chooser: Any
+    #: no plugin overrides ``recurse``: every function is entered under all of them
+    recurse_everywhere: bool
+
+    @classmethod
+    def of(cls, plugins: tuple[Any, ...]) -> HookTable:
+        """The table of ``plugins`` (outermost first)."""
+        def overriding(hook: str) -> tuple[Any, ...]:
+            return tuple(p for p in plugins if overrides(p, hook))
+        chooser = next((p for p in plugins if getattr(p, "interpreter", None) is not None),
+                       None)
+        return cls(plugins=plugins, prehooks=overriding("prehook"),
+                   posthooks=tuple(reversed(overriding("posthook"))),
+                   overdubs=overriding("overdub"),
+                   stages={stage: overriding(stage) for stage in IR_STAGES},
+                   chooser=chooser,
+                   recurse_everywhere=not overriding("recurse"))
+
+    @property
+    def hooked(self) -> bool:
+        """Whether some plugin has a per-call hook (``prehook``, ``posthook``,
+        ``overdub``)."""
+        return bool(self.prehooks or self.posthooks or self.overdubs)
+
+    @property
+    def typed_stages(self) -> bool:
+        """Whether the typed stages are worth running: some plugin has a ``typed`` or
+        ``optimized`` hook or chooses an ``interpreter``."""
+        return bool(self.stages["typed"] or self.stages["optimized"]
+                    or self.chooser is not None)
+
+    def run_stage(self, stage: str, ir: FunctionIR, function: str) -> FunctionIR:
+        """``ir`` through the ``stage`` hooks (each rewrites it in place or returns new
+        IR), outermost plugin first; ``function`` names the function for errors."""
+        for plugin in self.stages[stage]:
+            try:
+                result = getattr(plugin, stage)(ir)
+            except RecursionError:
+                raise  # (the compile's own: ``UnsupportedError.recursion_limit`` says so)
+            except Exception as exc:
+                raise PluginError.raised(plugin, stage, function, exc) from exc
+            if result is not None:
+                if not isinstance(result, FunctionIR):
+                    raise PluginError.returned(plugin, stage, function, result,
+                                               _RETURNS[stage])
+                ir = result
+        return ir
+
+    def decide(self, fn: Any, function: str) -> tuple[Any, ...]:
+        """The plugins ``fn``'s body runs under, by each plugin's ``recurse``
+        (``function`` names ``fn`` for errors)."""
+        if self.recurse_everywhere:
+            return self.plugins
+        chosen: list[Any] = []
+        for plugin in self.plugins:
+            try:
+                verdict = plugin.recurse(fn)
+            except RecursionError:
+                raise
+            except Exception as exc:
+                raise PluginError.raised(plugin, "recurse", function, exc) from exc
+            if verdict is True:
+                chosen.append(plugin)
+            elif isinstance(verdict, Hooks):
+                chosen.append(verdict)
+            elif verdict is not False:
+                raise PluginError.returned(plugin, "recurse", function, verdict,
+                                           "it must return True, False or a plugin")
+        return tuple(chosen)
