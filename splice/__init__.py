@@ -12,8 +12,8 @@ from splice.cache.world import invalidate, world
 from splice.errors import PluginError, SpliceError, UnsupportedError
 from splice.infer import AbstractInterpreter
 from splice.plugin import Plugin, compile, compose, explain, intercept
-from splice.reflection import code_lowered, code_python, code_typed
+from splice.reflection import code_lowered, code_python, code_stage, code_typed
 
 __all__ = ["AbstractInterpreter", "CodeInstance", "Plugin", "PluginError", "SpliceError",
-           "UnsupportedError", "code_lowered", "code_python", "code_typed", "compile",
-           "compose", "explain", "intercept", "invalidate", "invoke", "world"]
+           "UnsupportedError", "code_lowered", "code_python", "code_stage", "code_typed",
+           "compile", "compose", "explain", "intercept", "invalidate", "invoke", "world"]

@@ -171,10 +171,12 @@ def main() -> None:
 
 @main.command()
 @click.argument("target")
-@click.option("--stage", type=click.Choice(["lowered", "typed", "optimized", "python", "all"]),
+@click.option("--stage", type=click.Choice(["lowered", "typed", "optimized", "routed", "python",
+                                           "all"]),
               default="all", show_default=True,
               help="Which stage to show: the lowered IR, the typed IR (every value with its "
-              "inferred type), the IR after optimisation, the generated Python, or all "
+              "inferred type), the IR after optimisation, the routed IR (calls through "
+              "the context's dispatch table, as compiled), the generated Python, or all "
               "(lowered and Python; typed too with --types).")
 @click.option("--types", "types_", metavar="TYPES",
               help="The argument types to specialize on, as Python expressions separated "
@@ -218,6 +220,12 @@ def show(target: str, stage: str, types_: str | None, plugin_spec: str | None,
                 if stage in (name, "all"):
                     listing = TypedListing(instance, name)
                     sections.append((f"{name} IR", str(listing)))
+        if stage == "routed":
+            if typed_wanted:
+                instance = _instance(fn, types_, plugin, target)
+                sections.append(("routed IR", str(Listing(instance.routed))))
+            else:
+                sections.append(("routed IR", str(splice.code_stage(fn, "finish"))))
         if stage in ("python", "all"):
             if typed_wanted:
                 instance = _instance(fn, types_, plugin, target)

@@ -8,14 +8,30 @@ from typing import Any
 from splice.ir import generate, lower
 from splice.ir.nodes import Assign, BinOp, Call, Compare, Const, FunctionIR, InPlace, Stmt, UnaryOp
 from splice.ir.printer import Listing, Printer, operand_text
+from splice.ir.source import function_of
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 
-def code_lowered(fn: object) -> Listing:
-    """The lowered IR of ``fn``; ``str()`` gives the listing, Jupyter renders it."""
-    return Listing(lower(fn))
+def code_lowered(fn: object, *, plugin: Any = None) -> Listing:
+    """The lowered IR of ``fn`` (with ``plugin``: after its ``lowered`` hooks); ``str()``
+    gives the listing, Jupyter renders it."""
+    if plugin is None:
+        return Listing(lower(fn))
+    return code_stage(fn, "lowered", plugin=plugin)
+
+
+def code_stage(fn: object, stage: str, *, plugin: Any = None) -> Listing:
+    """``fn``'s IR after the pipeline stage ``stage`` as a context of ``plugin`` (None: an
+    identity plugin) compiles it: ``lower``, ``lowered`` (after the plugins' hooks),
+    ``route`` (calls through the context's dispatch table) or ``finish``. The typed stages
+    need argument types: ``code_typed`` shows them."""
+    from splice.compiler.pipeline import ir_after
+    from splice.plugin import Plugin
+
+    owner = (plugin if plugin is not None else Plugin()).context
+    return Listing(ir_after(owner, function_of(fn), stage))
 
 
 def code_python(fn: object, *argtypes: Any, plugin: Any = None, renest: bool = True) -> str:

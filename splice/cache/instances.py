@@ -132,9 +132,10 @@ SELF: Any = type("_Self", (), {"__repr__": lambda self: "<the function itself>"}
 class CodeInstance:
     """The compiled result of one specialization for one owner (see the module docstring).
 
-    ``lowered``, ``typed`` and ``optimized`` are the IR after each stage (after the
-    plugins' hooks of that stage); ``routed`` is the IR that was compiled (calls go through
-    the owner's dispatch table, so callees run under the plugin); ``code`` is what was
+    ``stages`` holds the IR kept after the pipeline's stages (``splice.compiler.stages``):
+    ``lowered``, ``typed`` and ``optimized`` (after the plugins' hooks of that stage) and
+    ``routed``, the IR that was compiled (calls go through the owner's dispatch table, so
+    callees run under the plugin); each is also a property. ``code`` is what was
     compiled, from which a function is made for each function object that runs the
     instance (:meth:`function_for`); ``compiled`` is the one for ``fn``.
 
@@ -152,10 +153,9 @@ class CodeInstance:
     specialization: Specialization
     owner: Owner
     builder: types.FunctionType
-    lowered: FunctionIR
-    typed: FunctionIR
-    optimized: FunctionIR
-    routed: FunctionIR
+    #: the IR kept after the stages, by stage (``lowered``, ``typed``, ``optimized``,
+    #: ``routed``)
+    stages: dict[str, FunctionIR]
     code: Any  # a splice.ir.assemble.CompiledCode
     return_type: Any
     edges: tuple[Any, ...]
@@ -194,6 +194,34 @@ class CodeInstance:
         self._names = code.co_varnames
         self._argcount = code.co_argcount
         self.globals: dict[str, Any] = self.builder.__globals__
+
+    def stage(self, name: str) -> FunctionIR:
+        """The IR kept after the stage ``name`` (a ``KeyError`` lists the kept ones)."""
+        try:
+            return self.stages[name]
+        except KeyError:
+            raise KeyError(f"no IR kept for stage {name!r}; kept: "
+                           f"{', '.join(self.stages)}") from None
+
+    @property
+    def lowered(self) -> FunctionIR:
+        """The IR after the ``lowered`` hooks."""
+        return self.stage("lowered")
+
+    @property
+    def typed(self) -> FunctionIR:
+        """The typed IR (after the ``typed`` hooks), every value with its abstract value."""
+        return self.stage("typed")
+
+    @property
+    def optimized(self) -> FunctionIR:
+        """The IR after the optimisation stage, the ``optimized`` hooks and direct calls."""
+        return self.stage("optimized")
+
+    @property
+    def routed(self) -> FunctionIR:
+        """The IR that was compiled."""
+        return self.stage("routed")
 
     @property
     def fn(self) -> Any:

@@ -1,7 +1,10 @@
-"""The compiler: the pipeline from lowered IR to a code object, and its passes.
+"""The compiler: one list of named stages from lowered IR to a code object, and its passes.
 
-``pipeline`` builds code instances (the typed stages); ``lowered`` caches lowered IR;
-``route_calls``, ``route_implicit`` and ``constructors`` are the passes that send calls,
-implicit calls and instantiation through a context; ``optimize``, ``direct``, ``proven`` and
-``checks`` are the typed passes. docs/architecture.md has the map.
+``stages`` holds the list (``STAGES``), the compile state and the runner; ``pipeline`` the
+two drivers (``build_code`` for contexts, ``build_instance`` for code instances) and the
+instance cache's builder; ``params`` the compiler's limits. The passes: ``lowered`` (the
+lowered-IR cache), ``inference`` (argument loads, inference under the plugins'
+interpreter), ``optimize``, ``direct``, ``proven`` and ``checks`` (typed passes),
+``route_calls``, ``route_implicit`` and ``constructors`` (sending calls, implicit calls
+and instantiation through a context). docs/architecture.md has the map.
 """

@@ -45,10 +45,13 @@ from splice.ir.nodes import (
     Call,
     Compare,
     Const,
+    Copy,
     FunctionIR,
     GetItem,
     Starred,
     Stmt,
+    Temp,
+    Try,
 )
 from splice.ir.source import describe
 from splice.ir.tools import locations
@@ -57,7 +60,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["MAX_DEPTH", "apply_direct_calls", "plan_direct_calls"]
+__all__ = ["MAX_DEPTH", "apply_direct_calls", "direct_native_calls", "plan_direct_calls"]
 
 #: how deep callee instances are built below one top-level compile
 MAX_DEPTH = 8
@@ -187,3 +190,56 @@ def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any], checks: Checks,
         done.append(f"line {pos.lineno}: direct call of {describe(callee)}"
                     f"({', '.join(str(t) for t in instance.argtypes)})")
     return done
+
+
+def direct_native_calls(owner: Any, ir: FunctionIR, targets: set[int] | None = None
+                        ) -> list[str]:
+    """Undo the table lookup of calls whose callee is a constant the owner calls natively
+    (its entry is the object itself: no hook wraps it, no intercept takes it, ``recurse``
+    declines it, such as FastMath's replacements), or one of ``targets`` (ids of callee
+    instances' functions, called directly on purpose): ``@dispatch[@f](x)`` becomes
+    ``@f(x)``. Run on routed IR; returns one line per call made direct."""
+    targets = targets or set()
+    table = owner.table
+    fast = table.fast
+    done: list[str] = []
+    for loc in list(locations(ir)):
+        stmt = loc.stmt
+        lookup = _constant_lookup(stmt, table, fast)
+        if lookup is None:
+            continue
+        result, callee = lookup
+        if id(callee) in targets:
+            native = True
+        else:
+            try:
+                native = owner.enter(callee) is callee
+            except Exception:  # resolving failed: keep the lookup (it fails the same way)
+                native = False
+            if native:
+                done.append(f"line {stmt.pos.lineno}: direct call of {describe(callee)}")
+        if not native:
+            continue
+        index = loc.block.index(stmt)
+        loc.block[index] = Assign((result,), Copy(Const(callee, stmt.pos)), stmt.pos)
+    return done
+
+
+def _constant_lookup(stmt: Stmt, table: Any, fast: Any) -> tuple[Temp, Any] | None:
+    """(result, callee) if ``stmt`` is the routing pass's lookup of a constant callee."""
+    inner = stmt
+    if isinstance(stmt, Try):
+        if len(stmt.body) != 1 or stmt.orelse or stmt.finalbody:
+            return None
+        inner = stmt.body[0]
+    if not isinstance(inner, Assign) or not isinstance(inner.op, GetItem):
+        return None
+    result = inner.result
+    container, index = inner.op.obj, inner.op.index
+    if result is None or not isinstance(container, Const) or \
+            not isinstance(index, Const):
+        return None
+    # the ``try`` form looks up ``table.fast``; the plain form subscripts the table itself
+    if container.value is not (fast if isinstance(stmt, Try) else table):
+        return None
+    return result, index.value

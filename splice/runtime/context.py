@@ -43,12 +43,13 @@ from splice.cache.guards import lookup_global
 from splice.cache.instances import InstanceCache
 from splice.cache.world import watch
 from splice.compiler.constructors import constructor_ir, sentinel_defaults
-from splice.compiler.lowered import lowered as lowered_ir_of
+from splice.compiler.params import CompileParams
+from splice.compiler.pipeline import build_code
 from splice.compiler.route_calls import route_calls
 from splice.compiler.route_implicit import route_implicit
 from splice.errors import InterpreterError, PluginError, UnsupportedError
 from splice.hooks import HookTable
-from splice.ir.assemble import CompiledCode, compile_code, instantiate, restore_nested_code
+from splice.ir.assemble import CompiledCode, instantiate
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import describe
 from splice.runtime import overlays
@@ -360,6 +361,8 @@ class Context:
         self.code = CodeCache[CompiledCode | UnsupportedError]()
         #: code instances built under this context (``splice.cache.instances``)
         self.instances = InstanceCache()
+        #: the compiler's limits and switches for this context
+        self.params = CompileParams()
         #: ``__init__`` code compiled as constructors (``splice.runtime.constructors``)
         self.constructors = CodeCache[CompiledCode | UnsupportedError]()
         #: (module, qualified name or repr) -> (entered, reason); ``reached`` names them
@@ -653,49 +656,8 @@ class Context:
     def _build(self, fn: types.FunctionType,
                finish: Callable[[FunctionIR], FunctionIR] | None = None
                ) -> CompiledCode | UnsupportedError:
-        """``fn``'s code transformed under this context: its lowered IR through the
-        plugins' ``lowered`` hooks, routed, then through ``finish`` if given."""
-        lowered = lowered_ir_of(fn)
-        if isinstance(lowered, UnsupportedError):
-            return lowered
-        made: list[FunctionIR] = []  # IR holding ``fn``, let go of once compiled
-
-        def copy_of(ir: FunctionIR) -> FunctionIR:
-            copy = ir.copy()
-            copy.function = fn
-            made.append(copy)
-            return copy
-
-        def routed(ir: FunctionIR, plain: bool) -> FunctionIR:
-            ir = self._route(ir, plain=plain)
-            return finish(ir) if finish is not None else ir
-        try:
-            staged = copy_of(lowered)
-            lowered_hooks = bool(self.hooks.stages["lowered"])
-            if lowered_hooks:
-                staged = self.hooks.run_stage("lowered", staged, describe(fn))
-                made.append(staged)
-            fallback = copy_of(staged) if lowered_hooks else None
-            try:
-                compiled = compile_code(routed(staged, False), fn,
-                                        comprehension_functions=True)
-            except UnsupportedError:
-                # code that must stay an expression cannot hold the ``try`` of the
-                # unhashable-callee fallback: use the plain form everywhere
-                if fallback is None:
-                    fallback = copy_of(lowered)
-                try:
-                    compiled = compile_code(routed(fallback, True), fn,
-                                            comprehension_functions=True)
-                except UnsupportedError as exc:
-                    return exc
-        finally:
-            # codegen leaves reference cycles through the IR: without this, ``fn`` (a
-            # closure made in a loop) would live until the cycle collector ran
-            for ir in made:
-                ir.function = None
-        code = restore_nested_code(compiled.code, fn.__code__)
-        return CompiledCode.of(code, compiled.hidden, fn.__code__.co_freevars)
+        """``fn``'s code transformed under this context (``splice.compiler.pipeline``)."""
+        return build_code(self, fn, finish)
 
     def _build_constructor(self, init: types.FunctionType) -> CompiledCode | UnsupportedError:
         """``init`` compiled as a constructor (``splice.runtime.constructors``)."""

@@ -3,7 +3,7 @@
 ``SpecializingEntry(owner, fn)`` is a callable that a context's dispatch table can hold for
 ``fn``: each call picks ``fn``'s code instance for the exact classes of its positional
 arguments (compiling it on first use, or sharing the instance of another function object
-of the same code that fits ``fn``), up to ``MAX_SPECIALIZATIONS`` of them; calls beyond
+of the same code that fits ``fn``), up to ``max_specializations`` of them; calls beyond
 that, calls with keywords and calls whose instance cannot be specialised run the generic
 instance (every argument ``Any``). An instance is used only while it is valid and its
 guards hold (checked on every call: 3.11 has no dict watchers), else it is rebuilt.
@@ -28,11 +28,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["MAX_SPECIALIZATIONS", "SpecializingEntry"]
-
-#: exact-class specialisations of one function object before its calls use the generic
-#: instance (the pipeline bounds those of one code object the same way)
-MAX_SPECIALIZATIONS = 8
+__all__ = ["SpecializingEntry"]
 
 
 #: what runs a call: its code instance (None: no instance, the interpreter failed) and
@@ -52,10 +48,12 @@ class SpecializingEntry:
     for them (the owner's ``untyped``: ``None`` stands for the instance)."""
 
     def __init__(self, owner: Any, fn: types.FunctionType,
-                 max_specializations: int = MAX_SPECIALIZATIONS) -> None:
+                 max_specializations: int | None = None) -> None:
         self.owner = owner
         self._fn: weakref.ref[types.FunctionType] = weakref.ref(fn)
-        self.max_specializations = max_specializations
+        #: (``owner.params.max_specializations`` unless given)
+        self.max_specializations = owner.params.max_specializations \
+            if max_specializations is None else max_specializations
         #: the instance used for each tuple of argument classes
         self.instances: dict[tuple[type, ...], CodeInstance] = {}
         # classes -> (instance, the function running it for fn), or (None, what runs fn

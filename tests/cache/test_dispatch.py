@@ -153,9 +153,9 @@ def test_closures_sharing_code_run_with_their_own_cells_and_defaults() -> None:
 def test_closures_capturing_different_functions_get_their_own_variants() -> None:
     """Inference reads a cell holding a function: closures whose cells hold other functions
     do not share that instance (each variant is rewritten for what its cell holds), and past
-    ``MAX_VARIANTS`` one instance that reads no cell serves them all."""
+    ``max_variants`` one instance that reads no cell serves them all."""
     from splice.cache.instances import cache_of
-    from splice.compiler import pipeline
+    from splice.compiler.params import CompileParams
 
     plugin = FastMath({math.sin: marked_sin})
 
@@ -184,10 +184,10 @@ def test_closures_capturing_different_functions_get_their_own_variants() -> None
     # reads no cell (it cannot know): there, never rewritten
     for got, want, h in zip(results, expected(), helpers, strict=True):
         assert got == want or got == math.sin(h(3)), (got, want)
-    assert results[:pipeline.MAX_VARIANTS] == expected()[:pipeline.MAX_VARIANTS]
+    assert results[:CompileParams().max_variants] == expected()[:CompileParams().max_variants]
     inner_code = make.__code__.co_consts[1]
     variants = [ci for ci in cache_of(plugin.context).of_code(inner_code) if ci.argtypes]
-    assert len(variants) == pipeline.MAX_VARIANTS + 1
+    assert len(variants) == CompileParams().max_variants + 1
     assert sum(1 for ci in variants if not ci.cells) == 1
 
 

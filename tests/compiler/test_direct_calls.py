@@ -90,7 +90,7 @@ def test_callee_redefinition_invalidates_the_caller() -> None:
 
 
 def test_specializations_per_callee_are_bounded() -> None:
-    from splice.compiler import pipeline
+    from splice.compiler.params import CompileParams
 
     program = fresh()
     plugin = splice.Plugin()
@@ -99,7 +99,7 @@ def test_specializations_per_callee_are_bounded() -> None:
         ci = splice.compile(plugin, program.outer, kind)
         assert any("direct call" in line for line in ci.optimizations)
     inner = [i for i in instances_of(plugin.context) if i.fn is program.inner]
-    assert len(inner) == pipeline.MAX_SPECIALIZATIONS + 1  # the last ones share the generic
+    assert len(inner) == CompileParams().max_specializations + 1  # the last ones share the generic
     assert any(i.argtypes == () for i in inner)
 
 
