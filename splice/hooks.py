@@ -27,6 +27,7 @@ from typing import Any
 
 from splice.errors import PluginError
 from splice.ir.nodes import FunctionIR
+from splice.ir.source import describe
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -135,26 +136,25 @@ class HookTable:
         return bool(self.stages["typed"] or self.stages["optimized"]
                     or self.chooser is not None)
 
-    def run_stage(self, stage: str, ir: FunctionIR, function: str) -> FunctionIR:
-        """``ir`` through the ``stage`` hooks (each rewrites it in place or returns new
-        IR), outermost plugin first; ``function`` names the function for errors."""
+    def run_stage(self, stage: str, ir: FunctionIR, fn: Any) -> FunctionIR:
+        """``ir`` (of the function ``fn``) through the ``stage`` hooks (each rewrites it in
+        place or returns new IR), outermost plugin first."""
         for plugin in self.stages[stage]:
             try:
                 result = getattr(plugin, stage)(ir)
             except RecursionError:
                 raise  # (the compile's own: ``UnsupportedError.recursion_limit`` says so)
             except Exception as exc:
-                raise PluginError.raised(plugin, stage, function, exc) from exc
+                raise PluginError.raised(plugin, stage, describe(fn), exc) from exc
             if result is not None:
                 if not isinstance(result, FunctionIR):
-                    raise PluginError.returned(plugin, stage, function, result,
+                    raise PluginError.returned(plugin, stage, describe(fn), result,
                                                _RETURNS[stage])
                 ir = result
         return ir
 
-    def decide(self, fn: Any, function: str) -> tuple[Any, ...]:
-        """The plugins ``fn``'s body runs under, by each plugin's ``recurse``
-        (``function`` names ``fn`` for errors)."""
+    def decide(self, fn: Any) -> tuple[Any, ...]:
+        """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""
         if self.recurse_everywhere:
             return self.plugins
         chosen: list[Any] = []
@@ -164,12 +164,12 @@ class HookTable:
             except RecursionError:
                 raise
             except Exception as exc:
-                raise PluginError.raised(plugin, "recurse", function, exc) from exc
+                raise PluginError.raised(plugin, "recurse", describe(fn), exc) from exc
             if verdict is True:
                 chosen.append(plugin)
             elif isinstance(verdict, Hooks):
                 chosen.append(verdict)
             elif verdict is not False:
-                raise PluginError.returned(plugin, "recurse", function, verdict,
+                raise PluginError.returned(plugin, "recurse", describe(fn), verdict,
                                            "it must return True, False or a plugin")
         return tuple(chosen)

@@ -79,7 +79,7 @@ def test_a_stage_hook_returning_the_wrong_kind_is_a_plugin_error() -> None:
 
     ir = splice.ir.lower(test_posthooks_run_innermost_first)
     with pytest.raises(splice.PluginError, match="typed hooks return None or a FunctionIR"):
-        HookTable.of((Bad(),)).run_stage("typed", ir, "f")
+        HookTable.of((Bad(),)).run_stage("typed", ir, test_posthooks_run_innermost_first)
 
 
 def test_decide_follows_each_plugins_recurse() -> None:
@@ -90,8 +90,8 @@ def test_decide_follows_each_plugins_recurse() -> None:
     def skipped() -> None: ...
 
     def entered() -> None: ...
-    assert table.decide(skipped, "skipped") == (plain,)
-    assert table.decide(entered, "entered") == (picky, plain)
+    assert table.decide(skipped) == (plain,)
+    assert table.decide(entered) == (picky, plain)
 
 
 def _compares_a_hook_with_plugin(tree: ast.AST) -> bool:

@@ -32,7 +32,9 @@ of the same test, which the verifier does not model), and stops after the stage 
 Routing has two forms. The ``try`` form (a call of an unhashable callee falls back to the
 slow entry) is what every context wants, but code that must stay an expression cannot hold
 a ``try``: when a stage from ``route`` on raises ``UnsupportedError``, the runner starts
-again at ``route`` from the IR as it was before routing, in the plain form. Nothing else
+again at ``route`` from a copy of the IR as it was before routing, in the plain form (from
+``lower``, when no stage but ``lower`` made that IR: lowering again copies the cached IR,
+and the usual compile, which does not fail, makes no copy). Nothing else
 goes back: data flows one way, from each stage to the next.
 
 Adding a stage is one function here (or a pass in its own module and a stage calling it)
@@ -159,7 +161,9 @@ def _lower(state: CompileState) -> None:
 
 def _hooks(stage: str) -> Callable[[CompileState], None]:
     def run(state: CompileState) -> None:
-        state.ir = state.owner.hooks.run_stage(stage, state.current, _function(state))
+        hooks = state.owner.hooks
+        if hooks.stages[stage]:
+            state.ir = hooks.run_stage(stage, state.current, state.fn)
     run.__name__ = f"_{stage}_hooks"
     return run
 
@@ -181,7 +185,7 @@ def _typed(state: CompileState) -> None:
     if not hooks.stages["typed"]:
         return
     before = callees_of(state.current)
-    state.ir = hooks.run_stage("typed", state.current, _function(state))
+    state.ir = hooks.run_stage("typed", state.current, state.fn)
     if any(getattr(plugin, "world_age", False) for plugin in hooks.plugins):
         state.replaced = world_age_callees(state.ir, before)
     else:
@@ -284,18 +288,24 @@ def run_stages(state: CompileState, *, until: str | None = None) -> CompileState
         index += 1
         if stage.typed and not state.typed:
             continue
-        if index - 1 == _ROUTE:
-            state.unrouted = state.current.copy()
+        if index - 1 == _ROUTE and not state.plain:
+            # what the plain form starts from, should the ``try`` form fail: a copy of
+            # the IR, unless the ``lower`` stage alone made it (then lowering again is a
+            # copy of the cached IR, and the common case pays for no copy)
+            state.unrouted = state.current.copy() if _rewritten(state) else None
         start = time.perf_counter()
         try:
             stage.run(state)
         except UnsupportedError:
-            if index - 1 < _ROUTE or state.plain or state.unrouted is None:
+            if index - 1 < _ROUTE or state.plain:
                 raise
             # the ``try`` form did not fit: route again in the plain form
             state.plain = True
-            state.ir, state.unrouted = state.unrouted, None
-            index = _ROUTE
+            if state.unrouted is None:
+                index = 0
+            else:
+                state.ir, state.unrouted = state.unrouted, None
+                index = _ROUTE
             continue
         finally:
             state.times[stage.name] = state.times.get(stage.name, 0.0) + \
@@ -308,6 +318,11 @@ def run_stages(state: CompileState, *, until: str | None = None) -> CompileState
         if stage.name == until:
             break
     return state
+
+
+def _rewritten(state: CompileState) -> bool:
+    """Whether a stage before ``route`` other than ``lower`` may have changed the IR."""
+    return state.typed or bool(state.owner.hooks.stages["lowered"])
 
 
 def _verify(state: CompileState, stage: Stage) -> None:

@@ -575,7 +575,7 @@ class Context:
         """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""
         if self.hooks.recurse_everywhere:
             return self.plugins
-        return self.hooks.decide(fn, describe(fn))
+        return self.hooks.decide(fn)
 
     def _function(self, fn: types.FunctionType) -> Any:
         plugins = self.decide(fn)
