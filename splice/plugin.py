@@ -12,16 +12,8 @@ from splice.hooks import Hooks
 from splice.ir.source import function_of
 from splice.pristine import BUILTINS
 from splice.runtime import dynamic
-from splice.runtime.context import (
-    PENDING,
-    PENDING_ANYWHERE,
-    Context,
-    Reached,
-    context_of,
-    get_hashed,
-    made,
-    plugins_of,
-)
+from splice.runtime.context import Context, Reached, context_of, made, plugins_of
+from splice.runtime.pending import PENDING, PENDING_ANYWHERE, get_hashed
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from splice.plugin import Plugin
 from splice.pristine import BUILTINS
-from splice.runtime.context import CHOSEN
+from splice.runtime.native import CHOSEN
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 

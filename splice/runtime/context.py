@@ -1,7 +1,9 @@
-"""Contexts: a stack of plugins, its dispatch table, and how each callee is entered.
+"""Contexts: a stack of plugins, and how each callee is entered under it.
 
-A ``Context`` is the owner of a code cache: code transformed under it calls through its
-``DispatchTable``. The table maps a callee to what to call instead:
+A ``Context`` is the owner of compiled code (its code cache, instance cache, hook table
+and compile parameters): code transformed under it calls through its ``DispatchTable``
+(``splice.runtime.table``), which maps a callee to what to call instead, as
+``Context.resolve`` decides:
 
 =====================================  =================================================
 callee                                 entry
@@ -28,7 +30,6 @@ the C extension, in one Python frame that runs them, named ``splice_call``.
 from __future__ import annotations
 
 import functools
-import gc
 import itertools
 import sys
 import threading
@@ -47,11 +48,10 @@ from splice.compiler.params import CompileParams
 from splice.compiler.pipeline import build_code
 from splice.compiler.route_calls import route_calls
 from splice.compiler.route_implicit import route_implicit
-from splice.errors import InterpreterError, PluginError, UnsupportedError
+from splice.errors import InterpreterError, UnsupportedError
 from splice.hooks import HookTable
 from splice.ir.assemble import CompiledCode, instantiate
 from splice.ir.nodes import FunctionIR
-from splice.ir.source import describe
 from splice.runtime import overlays
 from splice.runtime.attributes import (
     ATTRIBUTE_NATIVE_TYPES,
@@ -62,10 +62,13 @@ from splice.runtime.attributes import (
 from splice.runtime.constructors import constructor_for, eligible_init, reconstruct
 from splice.runtime.dunders import Steps, drive, immutable, special
 from splice.runtime.exec_watch import watch as watch_exec_sources
+from splice.runtime.hooked import with_hooks
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
+from splice.runtime.native import CHOSEN, INSTANTIATOR
+from splice.runtime.pending import PENDING, PENDING_ANYWHERE, continuation_for, get_hashed
 from splice.runtime.sites import Site
 from splice.runtime.specializing import SpecializingEntry
-from splice.runtime.weakkeys import WeakKey, is_nested
+from splice.runtime.table import DispatchTable
 
 if TYPE_CHECKING:
     from splice.plugin import Plugin
@@ -73,7 +76,7 @@ if TYPE_CHECKING:
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
-__all__ = ["Context", "DispatchTable", "Reached", "context_of", "keeper_of", "made"]
+__all__ = ["Context", "Reached", "context_of", "keeper_of", "made"]
 
 
 def _plugin_class() -> type[Plugin]:
@@ -97,250 +100,6 @@ _MethodWrapperType = types.MethodWrapperType
 _ModuleType = types.ModuleType
 
 
-class DispatchTable(dict[Any, Any]):
-    """``callee -> what to call`` for one context; missing entries are resolved on first use.
-
-    Entries whose key nothing else references any more are swept when the table has doubled
-    since the last sweep, so closures created in a loop do not pile up.
-    """
-
-    __name__ = "dispatch"  # the hidden cell's name in generated code: ``@dispatch``
-    _SWEEP_FLOOR = 1024
-
-    def __init__(self, context: Context) -> None:
-        super().__init__()
-        self.context = context
-        self._sweep_at = self._SWEEP_FLOOR
-        #: id of an ``__init__`` -> the classes whose constructors were made from it
-        self._constructed: dict[int, list[weakref.ref[type]]] = {}
-        #: callee -> the call sites caching its entry (``splice.runtime.sites``)
-        self._sites: dict[Any, weakref.WeakSet[Site]] = {}
-        _live_tables[id(self)] = self
-        #: the same entries in an exact ``dict`` (subscripted faster than a subclass), for
-        #: call sites that can catch a missing key
-        self.fast: dict[Any, Any] = {}
-        #: one bound method, so generated code shares one constant for it
-        self.slow_entry = self._slow_entry
-        #: method lookups without a bound method (splice/runtime/_methods.c; None when the
-        #: extension is not built: the Python form of method calls)
-        self.methods = None if METHODS is None else METHODS(self.fast, self.slow_entry)
-
-    def __missing__(self, callee: Any) -> Any:
-        kind = type(callee)
-        if kind is _FunctionType and self.context.plain_functions:
-            # the common miss: a function object made since the last call (a closure or
-            # lambda made in a loop) whose code was compiled already
-            entry = self.context.recompiled(callee)
-            if entry is not None:
-                if len(self) >= self._sweep_at:
-                    self.sweep()
-                key = self._key(callee, entry)
-                entry = self.setdefault(key, entry)
-                self.fast[key] = entry
-                return entry
-        if (kind is _BuiltinMethodType or kind is _MethodWrapperType) and \
-                self.context.direct_builtin_methods and \
-                type(callee.__self__) is not _ModuleType and \
-                callee.__name__ not in self.context.routed_names:
-            # methods bound to an object are new objects each time: resolve them quickly
-            # (builtin functions, bound to their module, get an entry like any callee)
-            return callee
-        entry, cacheable, _ = self.context.resolve(callee)
-        if cacheable:
-            if len(self) >= self._sweep_at:
-                self.sweep()
-            key = self._key(callee, entry)
-            entry = self.setdefault(key, entry)
-            self.fast[key] = entry
-        return entry
-
-    def _key(self, callee: Any, entry: Any) -> Any:
-        """What to key ``callee``'s entry by: a nested function whose entry is the function
-        rebuilt from transformed code (holding its cells, not it) weakly, so the entry
-        goes when the function does (splice/runtime/weakkeys.py); anything else itself."""
-        if type(callee) is _FunctionType and type(entry) is _FunctionType and \
-                entry is not callee and is_nested(callee):
-            return WeakKey(callee, self._dropped)
-        return callee
-
-    def _slow_entry(self, callee: Any) -> Any:
-        """The entry for a callee not in ``fast``: resolved (and cached) if it can be a
-        key, resolved on every call if not."""
-        try:
-            return self[callee]
-        except TypeError:  # unhashable
-            entry, _, _ = self.context.resolve(callee)
-            return entry
-
-    def _dropped(self, key: Any) -> None:
-        """A nested function keyed weakly died: its entry goes with it."""
-        dict.pop(self, key, None)
-        self.fast.pop(key, None)
-
-    def sweep(self) -> int:
-        """Remove entries whose key is referenced only by this table (and its entry);
-        returns how many were removed."""
-        removed = 0
-        for key in list(self):
-            if type(key) is WeakKey:
-                continue  # removed when its function dies
-            held = _references_held(dict.get(self, key), key)
-            for site in self._sites.get(key, ()):
-                held += (site.callee is key) + (site.entry is key)
-            # references here: the list, the loop name, getrefcount's argument
-            if sys.getrefcount(key) - 3 <= held:
-                self.forget(key)
-                removed += 1
-        self._sweep_at = max(self._SWEEP_FLOOR, 2 * len(self))
-        return removed
-
-    def forget(self, callee: Any) -> bool:
-        """Drop ``callee``'s entry (its definition changed), and the entries of the classes
-        whose constructors it is the ``__init__`` of; returns whether there was one."""
-        try:
-            held = self.pop(callee, _ABSENT) is not _ABSENT
-            self.fast.pop(callee, None)
-            sites = self._sites.pop(callee, ())
-        except TypeError:  # unhashable: never an entry
-            return False
-        for site in sites:
-            site.empty()
-        for ref in self._constructed.pop(id(callee), ()):
-            cls = ref()
-            if cls is not None:
-                held = self.forget(cls) or held
-        return held
-
-    def register_site(self, callee: Any, site: Site) -> None:
-        """``site`` caches ``callee``'s entry: ``forget(callee)`` empties it."""
-        sites = self._sites.get(callee)
-        if sites is None:
-            sites = self._sites[callee] = weakref.WeakSet()
-        sites.add(site)
-
-    def constructed_by(self, init: Any, cls: type) -> None:
-        """``cls``'s entry is a constructor made from ``init``: ``forget(init)`` drops it."""
-        self._constructed.setdefault(id(init), []).append(weakref.ref(cls))
-
-    def release_nested(self) -> None:
-        """Drop the entries keyed weakly. Run before each full collection: a nested
-        function in a reference cycle through its own cell (a recursive closure) is kept
-        alive by its entry, which holds that cell, so the collector would never free it;
-        entries are made again on demand (from the cached code)."""
-        for key in list(self):
-            if type(key) is WeakKey:
-                self._dropped(key)
-
-    def release_classes(self) -> None:
-        """Drop the entries of classes defined in Python. Run before each full collection: a
-        class is part of reference cycles (its ``__mro__``, its methods' ``__class__``
-        cells), so the table's reference would keep a class the program dropped alive for
-        good, where natively the collector frees it. Entries are made again on demand."""
-        for key in list(self):
-            kind = type(key)
-            if issubclass(kind, type) and key.__flags__ & _HEAPTYPE:
-                self.forget(key)
-
-
-#: every dispatch table alive, swept at each full garbage collection as well: a function
-#: dropped by the program (a closure, a local function) is then freed at the latest when the
-#: program asks for ``gc.collect()``, as it would be natively (by reference counting)
-_live_tables: weakref.WeakValueDictionary[int, DispatchTable] = weakref.WeakValueDictionary()
-
-
-def _sweep_tables(phase: str, info: dict[str, int]) -> None:
-    if phase == "start" and info.get("generation") == 2:
-        for table in list(_live_tables.values()):
-            table.release_classes()
-            table.release_nested()
-            table.sweep()
-
-
-gc.callbacks.append(_sweep_tables)
-
-
-def _references_held(entry: Any, callee: Any) -> int:
-    """How many references to ``callee`` the table holds once ``entry`` is stored: the keys
-    of both dicts, the values if the entry is the callee itself, and closure cells of the
-    entry holding the callee (a hooks wrapper, an instantiation)."""
-    held = 2
-    if entry is callee:
-        held += 2
-    if type(entry) is functools.partial:  # a constructor: its spec holds the class
-        for arg in entry.args:
-            held += arg is callee or (type(arg) is tuple and any(a is callee for a in arg))
-    if HOOKED is not None and type(entry) is HOOKED:  # hooks in C hold what they wrap
-        held += (entry.callee is callee) + (entry.target is callee) + \
-            (entry.continuation is callee)
-    if INSTANTIATOR is not None and type(entry) is INSTANTIATOR:  # and the class it makes
-        held += entry.cls is callee
-    if CHOSEN is not None and type(entry) is CHOSEN:  # a specializing entry's callee
-        held += entry.callee is callee
-    # (only a function's own cells: an entry may be any callable, a class among them,
-    # whose ``__closure__`` could be anything, even a descriptor)
-    closure = entry.__closure__ if type(entry) is _FunctionType else None
-    for cell in closure or ():
-        try:
-            if cell.cell_contents is callee:
-                held += 1
-        except ValueError:  # an empty cell
-            pass
-    return held
-
-
-_ABSENT = object()
-
-class _Pending(threading.local):
-    """Per thread: the calls that an ``overdub`` or intercepting method received and has
-    not finished, with what ``recurse_call`` goes on with (innermost last)."""
-
-    def __init__(self) -> None:
-        self.stack: list[tuple[Any, Callable[..., Any]]] = []
-
-
-#: read on every intercepted call: an attribute of a ``threading.local`` is C-level
-PENDING = _Pending()
-#: one item for each entry of any thread's ``PENDING`` stack, pushed before the entry and
-#: popped after it (list operations are atomic): while it is empty no thread has an entry,
-#: and ``recurse_call`` skips reading its thread's stack (the read of a ``threading.local``
-#: attribute costs as much as the rest of a dynamic scope's ``recurse_call``)
-PENDING_ANYWHERE: list[None] = []
-
-
-def _overdub_step(plugin: Plugin, fn: Any, continuation: Callable[..., Any]
-                  ) -> Callable[..., Any]:
-    """A call going on into ``plugin``'s overdub (which continues with ``continuation``)."""
-    def step(*args: Any, **kwargs: Any) -> Any:
-        stack = PENDING.stack
-        PENDING_ANYWHERE.append(None)
-        stack.append((fn, continuation))
-        try:
-            return plugin.overdub(fn, args, kwargs)
-        finally:
-            stack.pop()
-            PENDING_ANYWHERE.pop()
-    return step
-
-
-def get_hashed(table: dict[Any, Any], key: Any) -> Any:
-    """``table.get(key)``, or None for a key that cannot be hashed (no table holds one)."""
-    try:
-        return table.get(key)
-    except TypeError:
-        return None
-
-
-def continuation_for(fn: Any) -> Callable[..., Any] | None:
-    """What ``recurse_call(fn, ...)`` goes on with on this thread, if an overdub or an
-    intercepting method received a call of ``fn`` and is running."""
-    if not PENDING_ANYWHERE:
-        return None
-    stack = PENDING.stack
-    if stack:
-        target, continuation = stack[-1]
-        if target is fn:
-            return continuation
-    return None
 
 
 class Context:
@@ -841,77 +600,7 @@ class Context:
         ...) are never wrapped: a wrapper's frame would become their caller."""
         if not self.hooked or _frame_sensitive(fn):
             return target
-        prehooks, posthooks = self.hooks.prehooks, self.hooks.posthooks
-        if HOOKED is not None:
-            # the C form: no frame of splice's between the caller and the callee
-            continuation: Any = None
-            overdub: Any = None
-            if self.hooks.overdubs:
-                first, *others = self.hooks.overdubs
-                continuation = target
-                for plugin in reversed(others):
-                    continuation = _overdub_step(plugin, fn, continuation)
-                overdub = first.overdub
-            return HOOKED(fn, target, tuple(prehooks), tuple(posthooks), overdub,
-                          continuation, PENDING, PENDING_ANYWHERE, _hook_failed)
-        # a hook that raises is a PluginError, the call's own exceptions pass as they are:
-        # a ``try`` around the hooks' loops costs nothing in 3.11 until something raises
-        # (no frame or call more on the way)
-        if self.hooks.overdubs:
-            first, *others = self.hooks.overdubs
-            # the continuation each overdub's ``recurse_call`` reaches: the next overdub,
-            # or (for the innermost) the target itself, called with no frame in between
-            continuation = target
-            for plugin in reversed(others):
-                continuation = _overdub_step(plugin, fn, continuation)
-
-            def splice_call(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    for plugin in prehooks:
-                        plugin.prehook(fn, args, kwargs)
-                except RecursionError:
-                    raise
-                except Exception as exc:
-                    raise _hook_failed(plugin, "prehook", fn, exc) from exc
-                stack = PENDING.stack
-                PENDING_ANYWHERE.append(None)
-                stack.append((fn, continuation))
-                try:
-                    result = first.overdub(fn, args, kwargs)
-                finally:
-                    stack.pop()
-                    PENDING_ANYWHERE.pop()
-                try:
-                    for plugin in posthooks:
-                        plugin.posthook(result, fn, args, kwargs)
-                except RecursionError:
-                    raise
-                except Exception as exc:
-                    raise _hook_failed(plugin, "posthook", fn, exc) from exc
-                return result
-        else:
-            def splice_call(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    for plugin in prehooks:
-                        plugin.prehook(fn, args, kwargs)
-                except RecursionError:
-                    raise
-                except Exception as exc:
-                    raise _hook_failed(plugin, "prehook", fn, exc) from exc
-                result = target(*args, **kwargs)
-                try:
-                    for plugin in posthooks:
-                        plugin.posthook(result, fn, args, kwargs)
-                except RecursionError:
-                    raise
-                except Exception as exc:
-                    raise _hook_failed(plugin, "posthook", fn, exc) from exc
-                return result
-        # argument errors raised by the call name the callee, as natively
-        splice_call.__name__ = getattr(fn, "__name__", splice_call.__name__)
-        splice_call.__qualname__ = getattr(fn, "__qualname__", splice_call.__qualname__)
-        splice_call.__module__ = getattr(fn, "__module__", None)  # type: ignore[assignment]
-        return splice_call
+        return with_hooks(self.hooks, fn, target)
 
     def recurse_call(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Go on with a call that an ``overdub`` or intercepting method received (or, for
@@ -946,30 +635,7 @@ class Context:
 
 _HEAPTYPE = 1 << 9
 
-def _hook_failed(plugin: Plugin, hook: str, fn: Any, exc: Exception) -> PluginError:
-    """The error for a per-call hook that raised ``exc`` on a call of ``fn`` (off the hot
-    path: only made when a hook raised)."""
-    return PluginError.raised(plugin, hook, describe(fn), exc)
-
-
-HOOKED: Callable[..., Any] | None
-INSTANTIATOR: Callable[..., Any] | None
-CHOSEN: Callable[..., Any] | None
-try:
-    from splice.runtime._hooks import Chosen as CHOSEN
-    from splice.runtime._hooks import Hooked as HOOKED
-    from splice.runtime._hooks import Instantiator as INSTANTIATOR
-except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
-    HOOKED = INSTANTIATOR = CHOSEN = None
-
 watch_exec_sources()  # functions made by exec/eval from now on have a source
-
-METHODS: Callable[[dict[Any, Any], Callable[[Any], Any]], Any] | None
-try:
-    from splice.runtime._methods import Methods as METHODS
-except ImportError:  # built without a compiler: method calls take the Python form
-    METHODS = None
-
 
 def _unbound_c_method(callee: Any) -> Any:
     """The method descriptor (``list.append``) that ``callee`` (``[].append``) was bound

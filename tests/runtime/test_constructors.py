@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import splice
-from splice.runtime.context import INSTANTIATOR
+from splice.runtime.native import INSTANTIATOR
 
 
 class Identity(splice.Plugin):

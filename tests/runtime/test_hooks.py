@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import splice
-from splice.runtime.context import HOOKED
+from splice.runtime.native import HOOKED
 
 SPLICE_DIR = os.path.dirname(splice.__file__) + os.sep
 

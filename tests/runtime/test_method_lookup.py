@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import splice
-from splice.runtime import context as context_module
+from splice.runtime import native
 
 
 class Identity(splice.Plugin):
@@ -25,10 +25,10 @@ class Identity(splice.Plugin):
 @pytest.fixture(params=["c", "python"])
 def form(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     if request.param == "c":
-        if context_module.METHODS is None:
+        if native.METHODS is None:
             pytest.fail("splice.runtime._methods is not built (pip install -e . builds it)")
     else:
-        monkeypatch.setattr(context_module, "METHODS", None)
+        monkeypatch.setattr(native, "METHODS", None)
     yield request.param
 
 

@@ -156,7 +156,7 @@ def test_recurse_call_needs_a_callee() -> None:
 def test_no_entry_outlives_its_call(implementation: str) -> None:
     """``PENDING_ANYWHERE`` lets ``recurse_call`` skip the per-thread read only while no
     thread has an entry: every push is popped, when the call raises too."""
-    from splice.runtime.context import PENDING, PENDING_ANYWHERE
+    from splice.runtime.pending import PENDING, PENDING_ANYWHERE
 
     class Overdubbing(splice.Plugin):
         depths: list[int] = []
@@ -199,7 +199,7 @@ def test_other_threads_entries_do_not_redirect_this_threads_calls(implementation
     worker.start()
     try:
         assert inside.wait(10)
-        from splice.runtime.context import PENDING_ANYWHERE
+        from splice.runtime.pending import PENDING_ANYWHERE
         assert PENDING_ANYWHERE  # the other thread's entry
         results = [Intercepting().run(calls_leaf, i) for i in range(50)]
     finally:

@@ -1,0 +1,107 @@
+"""Per-call hooks around an entry: ``prehook``s, the ``overdub``s (nested, each going on
+with the next through ``recurse_call``) and ``posthook``s.
+
+The C form (``_hooks.Hooked``, ``splice.runtime.native``) puts no frame of splice's between
+the caller and the callee, so tracebacks, ``sys._getframe`` and stack levels are native.
+Without the C extension, one Python frame runs the hooks, named ``splice_call`` and given the
+callee's name (argument errors name the callee, as natively). Either way a hook that raises
+is a ``PluginError`` naming the plugin, the hook and the callee, while the call's own
+exceptions pass as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from splice.errors import PluginError
+from splice.hooks import HookTable
+from splice.ir.source import describe
+from splice.pristine import BUILTINS
+from splice.runtime import native
+from splice.runtime.pending import PENDING, PENDING_ANYWHERE, overdub_step
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["with_hooks"]
+
+
+def with_hooks(hooks: HookTable, fn: Any, target: Any) -> Any:
+    """``target`` (what runs a call of ``fn``) with the per-call hooks of ``hooks``
+    around it."""
+    prehooks, posthooks = hooks.prehooks, hooks.posthooks
+    if native.HOOKED is not None:
+        # the C form: no frame of splice's between the caller and the callee
+        continuation: Any = None
+        overdub: Any = None
+        if hooks.overdubs:
+            first, *others = hooks.overdubs
+            continuation = target
+            for plugin in reversed(others):
+                continuation = overdub_step(plugin, fn, continuation)
+            overdub = first.overdub
+        return native.HOOKED(fn, target, tuple(prehooks), tuple(posthooks), overdub,
+                      continuation, PENDING, PENDING_ANYWHERE, _hook_failed)
+    # a hook that raises is a PluginError, the call's own exceptions pass as they are:
+    # a ``try`` around the hooks' loops costs nothing in 3.11 until something raises
+    # (no frame or call more on the way)
+    if hooks.overdubs:
+        first, *others = hooks.overdubs
+        # the continuation each overdub's ``recurse_call`` reaches: the next overdub,
+        # or (for the innermost) the target itself, called with no frame in between
+        continuation = target
+        for plugin in reversed(others):
+            continuation = overdub_step(plugin, fn, continuation)
+
+        def splice_call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                for plugin in prehooks:
+                    plugin.prehook(fn, args, kwargs)
+            except RecursionError:
+                raise
+            except Exception as exc:
+                raise _hook_failed(plugin, "prehook", fn, exc) from exc
+            stack = PENDING.stack
+            PENDING_ANYWHERE.append(None)
+            stack.append((fn, continuation))
+            try:
+                result = first.overdub(fn, args, kwargs)
+            finally:
+                stack.pop()
+                PENDING_ANYWHERE.pop()
+            try:
+                for plugin in posthooks:
+                    plugin.posthook(result, fn, args, kwargs)
+            except RecursionError:
+                raise
+            except Exception as exc:
+                raise _hook_failed(plugin, "posthook", fn, exc) from exc
+            return result
+    else:
+        def splice_call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                for plugin in prehooks:
+                    plugin.prehook(fn, args, kwargs)
+            except RecursionError:
+                raise
+            except Exception as exc:
+                raise _hook_failed(plugin, "prehook", fn, exc) from exc
+            result = target(*args, **kwargs)
+            try:
+                for plugin in posthooks:
+                    plugin.posthook(result, fn, args, kwargs)
+            except RecursionError:
+                raise
+            except Exception as exc:
+                raise _hook_failed(plugin, "posthook", fn, exc) from exc
+            return result
+    # argument errors raised by the call name the callee, as natively
+    splice_call.__name__ = getattr(fn, "__name__", splice_call.__name__)
+    splice_call.__qualname__ = getattr(fn, "__qualname__", splice_call.__qualname__)
+    splice_call.__module__ = getattr(fn, "__module__", None)  # type: ignore[assignment]
+    return splice_call
+
+
+def _hook_failed(plugin: Any, hook: str, fn: Any, exc: Exception) -> PluginError:
+    """The error for a per-call hook that raised ``exc`` on a call of ``fn`` (off the hot
+    path: only made when a hook raised)."""
+    return PluginError.raised(plugin, hook, describe(fn), exc)

@@ -1,0 +1,37 @@
+"""The optional C extensions, loaded in one place: each name is None when splice was built
+without a compiler, and the pure-Python form it documents runs instead (docs/runtime.md).
+
+* ``HOOKED`` (``_hooks.Hooked``): an entry running per-call hooks around a callee, with no
+  frame of splice's on the program's stack (else ``splice.runtime.hooked``'s Python form).
+* ``INSTANTIATOR`` (``_hooks.Instantiator``): instantiation of a class under a context.
+* ``CHOSEN`` (``_hooks.Chosen``): a callee chosen per call (a specializing entry's code
+  instance) called with no frame of the chooser's.
+* ``METHODS`` (``_methods.Methods``): method calls without a bound method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["CHOSEN", "HOOKED", "INSTANTIATOR", "METHODS"]
+
+HOOKED: Callable[..., Any] | None
+INSTANTIATOR: Callable[..., Any] | None
+CHOSEN: Callable[..., Any] | None
+try:
+    from splice.runtime._hooks import Chosen as CHOSEN
+    from splice.runtime._hooks import Hooked as HOOKED
+    from splice.runtime._hooks import Instantiator as INSTANTIATOR
+except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
+    HOOKED = INSTANTIATOR = CHOSEN = None
+
+METHODS: Callable[[dict[Any, Any], Callable[[Any], Any]], Any] | None
+try:
+    from splice.runtime._methods import Methods as METHODS
+except ImportError:  # built without a compiler: method calls take the Python form
+    METHODS = None

@@ -1,0 +1,232 @@
+"""The dispatch table of a context: ``callee -> what to call instead``, resolved on first
+use (``Context.resolve``) and swept so that it holds nothing the program dropped.
+
+Generated code looks callees up here (``@dispatch[f](args)``), or in ``fast``, the same
+entries in an exact ``dict`` for call sites that catch a missing key. Entries whose key
+nothing else references are swept when the table has doubled since the last sweep and at
+every full collection; a nested function whose entry is its rebuilt copy is keyed weakly
+(``splice.runtime.weakkeys``), so its entry goes when the program drops it; classes
+defined in Python are dropped before each full collection (a class is part of reference
+cycles, so an entry would keep it alive for good). Entries are made again on demand.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import sys
+import types
+import weakref
+from typing import Any
+
+from splice.pristine import BUILTINS
+from splice.runtime import native
+from splice.runtime.sites import Site
+from splice.runtime.weakkeys import WeakKey, is_nested
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["DispatchTable"]
+
+_BuiltinMethodType = types.BuiltinMethodType
+_FunctionType = types.FunctionType
+_MethodWrapperType = types.MethodWrapperType
+_ModuleType = types.ModuleType
+_HEAPTYPE = 1 << 9
+_ABSENT = object()
+
+
+class DispatchTable(dict[Any, Any]):
+    """``callee -> what to call`` for one context; missing entries are resolved on first use.
+
+    Entries whose key nothing else references any more are swept when the table has doubled
+    since the last sweep, so closures created in a loop do not pile up.
+    """
+
+    __name__ = "dispatch"  # the hidden cell's name in generated code: ``@dispatch``
+    _SWEEP_FLOOR = 1024
+
+    def __init__(self, context: Any) -> None:
+        super().__init__()
+        #: the ``splice.runtime.context.Context`` whose callees the table resolves
+        self.context = context
+        self._sweep_at = self._SWEEP_FLOOR
+        #: id of an ``__init__`` -> the classes whose constructors were made from it
+        self._constructed: dict[int, list[weakref.ref[type]]] = {}
+        #: callee -> the call sites caching its entry (``splice.runtime.sites``)
+        self._sites: dict[Any, weakref.WeakSet[Site]] = {}
+        _live_tables[id(self)] = self
+        #: the same entries in an exact ``dict`` (subscripted faster than a subclass), for
+        #: call sites that can catch a missing key
+        self.fast: dict[Any, Any] = {}
+        #: one bound method, so generated code shares one constant for it
+        self.slow_entry = self._slow_entry
+        #: method lookups without a bound method (splice/runtime/_methods.c; None when the
+        #: extension is not built: the Python form of method calls)
+        self.methods = None if native.METHODS is None else \
+            native.METHODS(self.fast, self.slow_entry)
+
+    def __missing__(self, callee: Any) -> Any:
+        kind = type(callee)
+        if kind is _FunctionType and self.context.plain_functions:
+            # the common miss: a function object made since the last call (a closure or
+            # lambda made in a loop) whose code was compiled already
+            entry = self.context.recompiled(callee)
+            if entry is not None:
+                if len(self) >= self._sweep_at:
+                    self.sweep()
+                key = self._key(callee, entry)
+                entry = self.setdefault(key, entry)
+                self.fast[key] = entry
+                return entry
+        if (kind is _BuiltinMethodType or kind is _MethodWrapperType) and \
+                self.context.direct_builtin_methods and \
+                type(callee.__self__) is not _ModuleType and \
+                callee.__name__ not in self.context.routed_names:
+            # methods bound to an object are new objects each time: resolve them quickly
+            # (builtin functions, bound to their module, get an entry like any callee)
+            return callee
+        entry, cacheable, _ = self.context.resolve(callee)
+        if cacheable:
+            if len(self) >= self._sweep_at:
+                self.sweep()
+            key = self._key(callee, entry)
+            entry = self.setdefault(key, entry)
+            self.fast[key] = entry
+        return entry
+
+    def _key(self, callee: Any, entry: Any) -> Any:
+        """What to key ``callee``'s entry by: a nested function whose entry is the function
+        rebuilt from transformed code (holding its cells, not it) weakly, so the entry
+        goes when the function does (splice/runtime/weakkeys.py); anything else itself."""
+        if type(callee) is _FunctionType and type(entry) is _FunctionType and \
+                entry is not callee and is_nested(callee):
+            return WeakKey(callee, self._dropped)
+        return callee
+
+    def _slow_entry(self, callee: Any) -> Any:
+        """The entry for a callee not in ``fast``: resolved (and cached) if it can be a
+        key, resolved on every call if not."""
+        try:
+            return self[callee]
+        except TypeError:  # unhashable
+            entry, _, _ = self.context.resolve(callee)
+            return entry
+
+    def _dropped(self, key: Any) -> None:
+        """A nested function keyed weakly died: its entry goes with it."""
+        dict.pop(self, key, None)
+        self.fast.pop(key, None)
+
+    def sweep(self) -> int:
+        """Remove entries whose key is referenced only by this table (and its entry);
+        returns how many were removed."""
+        removed = 0
+        for key in list(self):
+            if type(key) is WeakKey:
+                continue  # removed when its function dies
+            held = _references_held(dict.get(self, key), key)
+            for site in self._sites.get(key, ()):
+                held += (site.callee is key) + (site.entry is key)
+            # references here: the list, the loop name, getrefcount's argument
+            if sys.getrefcount(key) - 3 <= held:
+                self.forget(key)
+                removed += 1
+        self._sweep_at = max(self._SWEEP_FLOOR, 2 * len(self))
+        return removed
+
+    def forget(self, callee: Any) -> bool:
+        """Drop ``callee``'s entry (its definition changed), and the entries of the classes
+        whose constructors it is the ``__init__`` of; returns whether there was one."""
+        try:
+            held = self.pop(callee, _ABSENT) is not _ABSENT
+            self.fast.pop(callee, None)
+            sites = self._sites.pop(callee, ())
+        except TypeError:  # unhashable: never an entry
+            return False
+        for site in sites:
+            site.empty()
+        for ref in self._constructed.pop(id(callee), ()):
+            cls = ref()
+            if cls is not None:
+                held = self.forget(cls) or held
+        return held
+
+    def register_site(self, callee: Any, site: Site) -> None:
+        """``site`` caches ``callee``'s entry: ``forget(callee)`` empties it."""
+        sites = self._sites.get(callee)
+        if sites is None:
+            sites = self._sites[callee] = weakref.WeakSet()
+        sites.add(site)
+
+    def constructed_by(self, init: Any, cls: type) -> None:
+        """``cls``'s entry is a constructor made from ``init``: ``forget(init)`` drops it."""
+        self._constructed.setdefault(id(init), []).append(weakref.ref(cls))
+
+    def release_nested(self) -> None:
+        """Drop the entries keyed weakly. Run before each full collection: a nested
+        function in a reference cycle through its own cell (a recursive closure) is kept
+        alive by its entry, which holds that cell, so the collector would never free it;
+        entries are made again on demand (from the cached code)."""
+        for key in list(self):
+            if type(key) is WeakKey:
+                self._dropped(key)
+
+    def release_classes(self) -> None:
+        """Drop the entries of classes defined in Python. Run before each full collection: a
+        class is part of reference cycles (its ``__mro__``, its methods' ``__class__``
+        cells), so the table's reference would keep a class the program dropped alive for
+        good, where natively the collector frees it. Entries are made again on demand."""
+        for key in list(self):
+            kind = type(key)
+            if issubclass(kind, type) and key.__flags__ & _HEAPTYPE:
+                self.forget(key)
+
+
+#: every dispatch table alive, swept at each full garbage collection as well: a function
+#: dropped by the program (a closure, a local function) is then freed at the latest when the
+#: program asks for ``gc.collect()``, as it would be natively (by reference counting)
+_live_tables: weakref.WeakValueDictionary[int, DispatchTable] = weakref.WeakValueDictionary()
+
+
+def _sweep_tables(phase: str, info: dict[str, int]) -> None:
+    if phase == "start" and info.get("generation") == 2:
+        for table in list(_live_tables.values()):
+            table.release_classes()
+            table.release_nested()
+            table.sweep()
+
+
+gc.callbacks.append(_sweep_tables)
+
+
+def _references_held(entry: Any, callee: Any) -> int:
+    """How many references to ``callee`` the table holds once ``entry`` is stored: the keys
+    of both dicts, the values if the entry is the callee itself, and closure cells of the
+    entry holding the callee (a hooks wrapper, an instantiation)."""
+    held = 2
+    if entry is callee:
+        held += 2
+    if type(entry) is functools.partial:  # a constructor: its spec holds the class
+        for arg in entry.args:
+            held += arg is callee or (type(arg) is tuple and any(a is callee for a in arg))
+    # hooks in C hold what they wrap
+    if native.HOOKED is not None and type(entry) is native.HOOKED:
+        held += (entry.callee is callee) + (entry.target is callee) + \
+            (entry.continuation is callee)
+    # and the class they make
+    if native.INSTANTIATOR is not None and type(entry) is native.INSTANTIATOR:
+        held += entry.cls is callee
+    # a specializing entry's callee
+    if native.CHOSEN is not None and type(entry) is native.CHOSEN:
+        held += entry.callee is callee
+    # (only a function's own cells: an entry may be any callable, a class among them,
+    # whose ``__closure__`` could be anything, even a descriptor)
+    closure = entry.__closure__ if type(entry) is _FunctionType else None
+    for cell in closure or ():
+        try:
+            if cell.cell_contents is callee:
+                held += 1
+        except ValueError:  # an empty cell
+            pass
+    return held
