@@ -280,24 +280,75 @@ _PROGRAM_SETTINGS = {"ignore_unknown_options": True, "allow_interspersed_args": 
                      "help_option_names": ["-h", "--help"]}
 
 
-def _find_program(module: str | None, target: tuple[str, ...]
-                  ) -> tuple[splice_program.Program, list[str]]:
-    """The program to run (``-m MODULE`` or ``SCRIPT``) and its arguments."""
-    if module is not None:
-        try:
-            return splice_program.find_module(module), list(target)
-        except (ImportError, SyntaxError) as exc:
-            raise CommandError(f"cannot run module {module}: {_describe(exc)}") from None
+def _find_program(target: tuple[str, ...]) -> tuple[splice_program.Program, list[str]]:
+    """The program and its arguments, read from what follows splice's own options as
+    ``python`` reads its command line: ``-m MODULE``, ``-c CODE``, ``-`` (standard input) or
+    ``SCRIPT``; everything after it belongs to the program."""
     if not target:
-        raise CommandError("give a script to run (SCRIPT [ARGS]...) or -m MODULE [ARGS]...")
-    script, *args = target
+        raise CommandError("give a program to run: SCRIPT [ARGS]..., -m MODULE [ARGS]..., "
+                           "-c CODE [ARGS]... or - (standard input)")
+    first, rest = target[0], list(target[1:])
+    if first in ("-m", "-c") or (first[:2] in ("-m", "-c") and len(first) > 2):
+        if len(first) > 2:
+            value = first[2:]
+        elif rest:
+            value, rest = rest[0], rest[1:]
+        else:
+            what = "a module name" if first == "-m" else "the code to run"
+            raise CommandError(f"{first} needs an argument: {what}")
+        if first.startswith("-c"):
+            return splice_program.find_code(value), rest
+        try:
+            return splice_program.find_module(value), rest
+        except (ImportError, SyntaxError) as exc:
+            raise CommandError(f"cannot run module {value}: {_describe(exc)}") from None
+    if first == "-":
+        return splice_program.find_stdin(), rest
+    if first.startswith("-"):
+        raise CommandError(f"no such option: {first} (splice's options come before the "
+                           "program, the program's own after it)")
     try:
-        return splice_program.find_script(script), args
+        return splice_program.find_script(first), rest
     except FileNotFoundError as exc:
         message = exc.strerror if exc.filename else str(exc)
-        raise CommandError(f"cannot run {script}: {message}") from None
+        raise CommandError(f"cannot run {first}: {message}") from None
     except (OSError, SyntaxError, UnicodeDecodeError) as exc:
-        raise CommandError(f"cannot run {script}: {_describe(exc)}") from None
+        raise CommandError(f"cannot run {first}: {_describe(exc)}") from None
+
+
+def _check_output(path: str | None) -> None:
+    """Fail before the program runs if ``path`` cannot be written."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CommandError(f"cannot write {path}: the folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise CommandError(f"cannot write {path}: it is a folder")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and
+                                          not os.access(path, os.W_OK)):
+        raise CommandError(f"cannot write {path}: permission denied")
+
+
+def _report(plugin: splice.Plugin, output: str | None) -> None:
+    """The plugin's ``report()`` (if it defines one and it returns something), to
+    ``output`` or standard error."""
+    report = getattr(plugin, "report", None)
+    if not callable(report):
+        if output is not None:
+            raise CommandError(f"-o given, but {type(plugin).__name__} has no report() "
+                               "to write")
+        return
+    text = report()
+    if text is None:
+        return
+    if output is None:
+        click.echo(str(text), err=True)
+        return
+    try:
+        Path(output).write_text(f"{text}\n")
+    except OSError as exc:
+        raise CommandError(f"cannot write {output}: {_describe(exc)}") from None
 
 
 def _run_program(plugin: splice.Plugin, program: splice_program.Program, args: list[str]
@@ -344,59 +395,79 @@ def _print_program_traceback(exc: BaseException, filename: str) -> None:
 
 
 def _load_plugin(spec: str) -> splice.Plugin:
-    """An instance of the plugin class named ``module:Class``, ``module.Class`` or
-    ``file.py:Class`` (created without arguments)."""
+    """The plugin ``MODULE:CLASS`` (or ``MODULE.CLASS``, ``FILE.py:CLASS``) names, created
+    without arguments, or with those of ``MODULE:CLASS(ARGS)`` (evaluated as a call, with
+    the class's module's globals)."""
+    arguments = None
+    if spec.endswith(")") and "(" in spec:
+        spec, _, rest = spec.partition("(")
+        arguments = "(" + rest
     where, sep, qualname = spec.rpartition(":")
     if not sep:
         where, _, qualname = spec.rpartition(".")
     if not where or not qualname or not all(p.isidentifier() for p in qualname.split(".")):
-        raise CommandError(f"{spec!r} is not MODULE:CLASS (or MODULE.CLASS, FILE.py:CLASS)")
+        raise CommandError(f"{spec!r} is not MODULE:CLASS (or MODULE.CLASS, FILE.py:CLASS), "
+                           "optionally with arguments: MODULE:CLASS(ARGS)")
     if where.endswith(".py") or "/" in where or "\\" in where:
         owner: object = _import_file(where, False)
     else:
         owner = _import_module(where, False)
+    namespace = dict(vars(owner)) if isinstance(owner, types.ModuleType) else {}
     for part in qualname.split("."):
         if not hasattr(owner, part):
             raise CommandError(f"{where} has no attribute {qualname!r}")
         owner = getattr(owner, part)
-    if isinstance(owner, splice.Plugin):
+    if isinstance(owner, splice.Plugin) and arguments is None:
         return owner
     if not (isinstance(owner, type) and issubclass(owner, splice.Plugin)):
         raise CommandError(f"{spec} is not a splice.Plugin subclass")
+    namespace["__splice_plugin__"] = owner
     try:
-        return owner()
+        plugin = eval(f"__splice_plugin__{arguments or '()'}", namespace)  # noqa: S307
+    except SyntaxError as exc:
+        raise CommandError(f"cannot read the arguments {arguments}: {exc.msg}") from None
     except Exception as exc:
-        raise CommandError(f"cannot create {spec}(): {_describe(exc)}") from None
+        raise CommandError(f"cannot create {spec}{arguments or '()'}: "
+                           f"{_describe(exc)}") from None
+    assert isinstance(plugin, splice.Plugin)
+    return plugin
 
 
 @main.command(context_settings=_PROGRAM_SETTINGS)
-@click.option("-m", "module", metavar="MODULE", help="Run a module as a program "
-              "(like python -m MODULE).")
-@click.option("-p", "--plugin", "plugin_spec", metavar="MODULE:CLASS",
-              help="The plugin class to run under (created without arguments); default: "
-              "an identity plugin, which runs everything under splice unchanged.")
-@click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="[SCRIPT] [ARGS]...")
-def run(module: str | None, plugin_spec: str | None, target: tuple[str, ...]) -> None:
+@click.option("-p", "--plugin", "plugin_spec", metavar="MODULE:CLASS[(ARGS)]",
+              help="The plugin to run under: a class, created without arguments or with "
+              "ARGS (a Python argument list, evaluated with the class's module's globals); "
+              "default: an identity plugin, which runs everything under splice unchanged.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the plugin's report() here when the run ends (default: standard "
+              "error, if the plugin defines one).")
+@click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="PROGRAM")
+def run(plugin_spec: str | None, output: str | None, target: tuple[str, ...]) -> None:
     """Run a program with every call it makes under a plugin.
 
-    SCRIPT [ARGS]... or -m MODULE [ARGS]... runs as python would run it (as __main__, with
-    sys.argv set); its top-level code runs natively and every call it makes runs under the
-    plugin. Exit status: the program's.
+    PROGRAM is what python runs: SCRIPT [ARGS]..., -m MODULE [ARGS]..., -c CODE [ARGS]...
+    or - (standard input), run as python runs it (as __main__, with python's sys.argv,
+    sys.path[0] and tracebacks). Everything after it belongs to the program, so splice's
+    own options come first. Its top-level code runs natively and every call it makes
+    runs under the plugin. Exit status: the program's.
 
     \b
     Examples:
       splice run examples/fib.py 20
-      splice run -p mypkg.plugins:Counter -m mypkg.cli --verbose
+      splice run -m json.tool --sort-keys data.json
+      splice run -c "import textwrap; print(textwrap.fill('a b c', 3))"
+      splice run -p "splice.plugins:Tracer(include=['json'])" -m json.tool data.json
     """
+    _check_output(output)
     plugin = _load_plugin(plugin_spec) if plugin_spec else splice.Plugin()
-    program, args = _find_program(module, target)
-    sys.exit(_run_program(plugin, program, args))
+    program, args = _find_program(target)
+    status = _run_program(plugin, program, args)
+    _report(plugin, output)
+    sys.exit(status)
 
 
 @main.command(context_settings=_PROGRAM_SETTINGS)
-@click.option("-m", "module", metavar="MODULE", help="Trace a module run as a program "
-              "(like python -m MODULE).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Write the trace as Chrome trace-event JSON (open it in "
               "https://ui.perfetto.dev or chrome://tracing).")
 @click.option("--tree", is_flag=True, help="Print the call tree (the default without -o).")
@@ -415,17 +486,18 @@ def run(module: str | None, plugin_spec: str | None, target: tuple[str, ...]) ->
 @click.option("--max-depth", type=click.IntRange(min=1), help="Cut the printed tree.")
 @click.option("--min-ms", type=click.FloatRange(min=0), default=0.0,
               help="Hide subtrees faster than this in the printed tree.")
-@click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="[SCRIPT] [ARGS]...")
-def trace(module: str | None, output: str | None, tree: bool, full: bool,
+@click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="PROGRAM")
+def trace(output: str | None, tree: bool, full: bool,
           include: tuple[str, ...], exclude: tuple[str, ...], record_args: bool,
           implicit: bool, max_depth: int | None, min_ms: float, target: tuple[str, ...]
           ) -> None:
     """Run a program under the Tracer and report its call tree.
 
-    SCRIPT [ARGS]... or -m MODULE [ARGS]... runs as python would run it (like
-    python -m cProfile): its top-level code natively, every call it makes under
-    splice.plugins.Tracer. The tree is printed to standard error, after the program's own
-    output; -o writes Chrome trace-event JSON. Exit status: the program's.
+    PROGRAM is what python runs (SCRIPT, -m MODULE, -c CODE or -, then the program's own
+    arguments), run as python runs it; every call it makes runs under
+    splice.plugins.Tracer (like python -m cProfile). The tree is printed to standard
+    error, after the program's own output; -o writes Chrome trace-event JSON. Exit
+    status: the program's.
 
     \b
     Examples:
@@ -436,7 +508,8 @@ def trace(module: str | None, output: str | None, tree: bool, full: bool,
 
     tracer = Tracer(include=include, exclude=exclude, args=record_args,
                     returns=record_args, implicit_calls=implicit)
-    program, args = _find_program(module, target)
+    _check_output(output)
+    program, args = _find_program(target)
     status = _run_program(tracer, program, args)
     if output is not None:
         try:

@@ -33,13 +33,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from splice.ir.exec_sources import EXEC_SOURCES
 from splice.plugin import Plugin
 from splice.pristine import BUILTINS
 from splice.runtime.native import CHOSEN
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["CALL_NAME", "Program", "find_module", "find_script", "instrument", "run_program"]
+__all__ = ["CALL_NAME", "Program", "find_code", "find_module", "find_script", "find_stdin",
+           "instrument", "run_program"]
 
 #: the module global through which instrumented top-level code calls
 CALL_NAME = "splice:call"
@@ -60,6 +62,9 @@ class Program:
     argv0: str
     path0: str
     spec: importlib.machinery.ModuleSpec | None = None
+    #: whether the program has a file (``-c`` and stdin programs have none: no
+    #: ``__file__``, as with ``python -c``)
+    has_file: bool = True
 
 
 def find_script(path: str) -> Program:
@@ -75,6 +80,16 @@ def find_script(path: str) -> Program:
         source = importlib.util.decode_source(file.read())
     return Program(source, os.path.abspath(path), path,
                    os.path.dirname(os.path.abspath(path)))
+
+
+def find_code(code: str) -> Program:
+    """The program ``python -c code`` runs."""
+    return Program(code, "<string>", "-c", "", has_file=False)
+
+
+def find_stdin() -> Program:
+    """The program ``python -`` runs: standard input, read to its end."""
+    return Program(sys.stdin.read(), "<stdin>", "-", "", has_file=False)
 
 
 def find_module(name: str) -> Program:
@@ -202,15 +217,20 @@ def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> N
     code = instrument(program.source, program.filename)
     module = types.ModuleType("__main__")
     namespace = module.__dict__
-    namespace.update({"__file__": program.filename, "__builtins__": builtins,
-                      "__cached__": None, CALL_NAME: _caller(plugin)})
-    if program.spec is not None:
-        namespace["__spec__"] = program.spec
-        namespace["__loader__"] = program.spec.loader
-        namespace["__package__"] = program.spec.parent
+    namespace.update({"__builtins__": builtins, CALL_NAME: _caller(plugin)})
+    if not program.has_file:
+        # no file to read the source from: the functions it defines are lowered from the
+        # text (splice.ir.exec_sources), as those of ``python -c`` are
+        EXEC_SOURCES.record(code, program.source)
+        namespace.update({"__loader__": importlib.machinery.BuiltinImporter,
+                          "__spec__": None, "__package__": None})
     else:
-        namespace["__loader__"] = importlib.machinery.SourceFileLoader(
-            "__main__", program.filename)
-        namespace["__package__"] = None
+        namespace.update({"__file__": program.filename, "__cached__": None})
+        if program.spec is not None:
+            namespace.update({"__spec__": program.spec, "__loader__": program.spec.loader,
+                              "__package__": program.spec.parent})
+        else:
+            namespace.update({"__loader__": importlib.machinery.SourceFileLoader(
+                "__main__", program.filename), "__package__": None})
     with _as_main(program, args, module):
         exec(code, namespace)

@@ -714,6 +714,10 @@ class Tracer(splice.Plugin):
             return "(no calls recorded)"
         return "\n".join(lines)
 
+    def report(self) -> str:
+        """What ``splice run -p ...:Tracer`` prints when the run ends: the call tree."""
+        return self.format_tree()
+
     def print_tree(self, file: IO[str] | None = None, **options: Any) -> None:
         """Print :meth:`format_tree` (to ``file``, standard output by default)."""
         print(self.format_tree(**options), file=file if file is not None else sys.stdout)

@@ -1,0 +1,118 @@
+"""``splice run`` is a drop-in for ``python``: the same command line after ``splice run``
+gives the same standard output, standard error and exit status, for standard-library
+command lines and programs given as a file, ``-c`` and standard input.
+
+Each case runs ``python ARGS`` and ``python -m splice run ARGS`` in the same folder and
+compares; timings (``timeit``, ``unittest``'s "Ran 1 test in 0.001s") are the only text
+normalised.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: numbers that measure time, in the outputs of timeit and unittest
+_TIMES = re.compile(r"\d+(\.\d+)? ?(usec|msec|sec|nsec|s)\b")
+
+
+def _run(command: list[str], folder: Path, stdin: str | None) -> tuple[str, str, int]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("COLUMNS", None)
+    done = subprocess.run(command, cwd=folder, env=env, input=stdin, capture_output=True,
+                          text=True, timeout=120)
+    return _TIMES.sub("TIME", done.stdout), _TIMES.sub("TIME", done.stderr), done.returncode
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = tmp_path_factory.mktemp("dropin")
+    (where / "data.json").write_text('{"b": [1, 2], "a": {"c": null}}')
+    with zipfile.ZipFile(where / "archive.zip", "w") as archive:
+        archive.writestr("inner/readme.txt", "hello")
+    tests = where / "suite"
+    tests.mkdir()
+    (tests / "check_numbers.py").write_text(
+        "import unittest\n\n"
+        "class Numbers(unittest.TestCase):\n"
+        "    def test_sum(self):\n"
+        "        self.assertEqual(sum([1, 2]), 3)\n\n"
+        "    def test_fails(self):\n"
+        "        self.assertEqual(sorted([2, 1]), [2, 1])\n")
+    (tests / "test_ignored.py").write_text("raise SystemExit('not collected with -p')\n")
+    (where / "fails.py").write_text(
+        "import sys\n\n"
+        "def divide(a, b):\n"
+        "    return a / b\n\n"
+        "print('argv', sys.argv[1:])\n"
+        "divide(1, 0)\n")
+    (where / "exits.py").write_text("import sys\nsys.exit('bad input: ' + sys.argv[1])\n")
+    return where
+
+
+CASES: list[tuple[str, list[str], str | None]] = [
+    ("json.tool", ["-m", "json.tool", "--sort-keys", "data.json"], None),
+    ("json.tool -h", ["-m", "json.tool", "-h"], None),
+    ("json.tool stdin", ["-m", "json.tool", "--indent", "1"], '{"x": [1, {"y": 2}]}'),
+    ("zipfile -l", ["-m", "zipfile", "-l", "archive.zip"], None),
+    # one repeat: no warning that the worst repeat was much slower than the best
+    ("timeit", ["-m", "timeit", "-n", "5", "-r", "1", "sorted(range(50))"], None),
+    ("unittest -p", ["-m", "unittest", "discover", "-s", "suite", "-p", "check_*.py"], None),
+    ("calendar", ["-m", "calendar", "2024", "2"], None),
+    ("base64", ["-m", "base64", "data.json"], None),
+    ("tokenize", ["-m", "tokenize", "exits.py"], None),
+    ("ast", ["-m", "ast", "exits.py"], None),
+    ("-c", ["-c", "import sys, textwrap; print(sys.argv, textwrap.fill('a b c d', 3))",
+            "x", "-y"], None),
+    ("-c raises", ["-c", "def f(n):\n    return 10 // n\nprint(f(2))\nf(0)"], None),
+    ("stdin", ["-", "arg"], "import sys\ndef twice(x):\n    return 2 * x\n"
+                            "print(twice(21), sys.argv, __name__)\n"),
+    ("script raises", ["fails.py", "--flag"], None),
+    ("sys.exit message", ["exits.py", "oops"], None),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "stdin"), CASES, ids=[c[0] for c in CASES])
+def test_splice_run_matches_python(folder: Path, name: str, args: list[str],
+                                   stdin: str | None) -> None:
+    native = _run([sys.executable, *args], folder, stdin)
+    spliced = _run([sys.executable, "-m", "splice", "run", *args], folder, stdin)
+    assert spliced == native
+
+
+def test_program_options_are_the_programs(folder: Path) -> None:
+    """Options after the program are not splice's, even where splice has one by that
+    name (``-p``, ``-o``, ``-h``)."""
+    args = ["-c", "import sys; print(sys.argv)", "-p", "x", "-o", "y", "-h"]
+    assert _run([sys.executable, "-m", "splice", "run", *args], folder, None) == \
+        _run([sys.executable, *args], folder, None)
+
+
+def test_plugin_arguments_and_report(folder: Path) -> None:
+    out, err, status = _run([sys.executable, "-m", "splice", "run", "-p",
+                             "splice.plugins:Tracer(include=['json.decoder'])",
+                             "-m", "json.tool", "data.json"], folder, None)
+    assert status == 0 and '"b"' in out
+    assert "JSONDecoder.decode" in err  # the Tracer's report, after the run
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-p", "splice.plugins:Tracer(include=[", "-c", "1"], "optionally with arguments"),
+    (["-p", "splice.plugins:Tracer(bogus=1)", "-c", "1"], "cannot create"),
+    (["-x", "prog.py"], "no such option: -x"),
+    (["-m"], "-m needs an argument"),
+    ([], "give a program to run"),
+    (["-o", "missing/folder/out.txt", "-c", "print('ran')"], "does not exist"),
+])
+def test_command_line_errors_are_clear(folder: Path, args: list[str], message: str) -> None:
+    out, err, status = _run([sys.executable, "-m", "splice", "run", *args], folder, None)
+    assert status == 2 and message in err and "Traceback" not in err
+    assert "ran" not in out  # checked before the program runs
