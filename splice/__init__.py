@@ -9,11 +9,24 @@ from __future__ import annotations
 
 from splice.cache.instances import CodeInstance, invoke
 from splice.cache.world import invalidate, world
-from splice.errors import PluginError, SpliceError, UnsupportedError
+from splice.errors import (
+    ArgumentTypeError,
+    InterpreterError,
+    InvalidatedError,
+    PluginError,
+    SpliceError,
+    UnsupportedError,
+)
 from splice.infer import AbstractInterpreter
+from splice.ir.verify import VerifyError
 from splice.plugin import Plugin, compile, compose, explain, intercept
 from splice.reflection import code_lowered, code_python, code_stage, code_typed
 
-__all__ = ["AbstractInterpreter", "CodeInstance", "Plugin", "PluginError", "SpliceError",
-           "UnsupportedError", "code_lowered", "code_python", "code_stage", "code_typed",
-           "compile", "compose", "explain", "intercept", "invalidate", "invoke", "world"]
+#: the package's version (pyproject.toml reads it from here)
+__version__ = "0.1.0"
+
+__all__ = ["AbstractInterpreter", "ArgumentTypeError", "CodeInstance", "InterpreterError",
+           "InvalidatedError", "Plugin", "PluginError", "SpliceError", "UnsupportedError",
+           "VerifyError", "__version__", "code_lowered", "code_python", "code_stage",
+           "code_typed", "compile", "compose", "explain", "intercept", "invalidate",
+           "invoke", "world"]

@@ -37,13 +37,6 @@ class CommandError(click.ClickException):
     exit_code = 2
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("splice")
-    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
-        return "unknown (not installed)"
-
-
 def _describe(exc: BaseException) -> str:
     """``exc`` in one line, the way the user's own code would see it."""
     if isinstance(exc, SyntaxError):
@@ -164,7 +157,7 @@ def load_function(spec: str, *, traceback_: bool = False) -> object:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(_version(), "--version", "-V", prog_name="splice")
+@click.version_option(splice.__version__, "--version", "-V", prog_name="splice")
 def main() -> None:
     """splice: a compiler-plugin system for Python."""
 

@@ -100,3 +100,11 @@ class InterpreterError(PluginError):
     ``"interpreter"``). Under ``plugin.run`` that function runs its transformed code
     without the typed stages instead (``splice.explain`` says why), unless the context is
     strict; ``splice.compile`` raises it."""
+
+
+class InvalidatedError(SpliceError):
+    """``splice.invoke`` on an instance that was invalidated (compile it again)."""
+
+
+class ArgumentTypeError(SpliceError, TypeError):
+    """``splice.invoke`` with arguments that do not fit the instance's specialization."""

@@ -35,13 +35,46 @@ def intercept(target: Any) -> Callable[[F], F]:
             @splice.intercept(urllib.request.urlopen)
             def urlopen(self, url, *args, **kwargs):
                 raise OSError("offline")
+
+    It marks methods of ``splice.Plugin`` subclasses only; anything else is a
+    ``TypeError`` where the mark is used.
     """
+    if not callable(target):
+        raise TypeError(f"intercept() takes the function, method, builtin or class whose "
+                        f"calls the method replaces, not {type(target).__name__}")
+
     def mark(method: F) -> F:
+        if isinstance(method, _Intercepting):
+            method = method.method  # (several targets: marks stack)
+        if not callable(method):
+            raise TypeError(f"@splice.intercept(...) marks a method, not "
+                            f"{type(method).__name__}")
         targets = list(getattr(method, "_splice_targets", ()))
         targets.append(target)
         method._splice_targets = targets  # type: ignore[attr-defined]
-        return method
+        return _Intercepting(method)  # type: ignore[return-value]
+    mark._splice_unapplied = target  # type: ignore[attr-defined]
     return mark
+
+
+class _Intercepting:
+    """A marked method while its class is being made: it checks that the class is a
+    plugin, then puts the method itself in its place."""
+
+    def __init__(self, method: Any) -> None:
+        self.method = method
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        if not issubclass(owner, Plugin):
+            raise TypeError(f"@splice.intercept marks methods of splice.Plugin subclasses; "
+                            f"{owner.__qualname__} is not one (make it "
+                            f"class {owner.__name__}(splice.Plugin))")
+        setattr(owner, name, self.method)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"{getattr(self.method, '__qualname__', self.method)} is marked by "
+                        "@splice.intercept outside a class: the mark is for methods of "
+                        "splice.Plugin subclasses")
 
 
 class Plugin(Hooks):
@@ -131,6 +164,10 @@ class Plugin(Hooks):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         found: dict[Any, str] = {}
+        for name, value in vars(cls).items():
+            if getattr(value, "_splice_unapplied", None) is not None:
+                raise TypeError(f"{cls.__qualname__}.{name}: @splice.intercept needs the "
+                                "target it replaces: @splice.intercept(target)")
         for klass in reversed(cls.__mro__):
             for name, value in vars(klass).items():
                 for target in getattr(value, "_splice_targets", ()):
@@ -211,21 +248,64 @@ class Composed(Plugin):
 def compose(*plugins: Plugin) -> Plugin:
     """One plugin that runs ``plugins`` together, the first outermost."""
     for plugin in plugins:
+        if isinstance(plugin, type) and issubclass(plugin, Plugin):
+            raise TypeError(f"compose() takes plugin objects, not the class "
+                            f"{plugin.__name__}: compose({plugin.__name__}(), ...)")
         if not isinstance(plugin, Plugin):
             raise TypeError(f"compose() takes plugins, not {type(plugin).__name__}")
     return Composed(*plugins)
 
 
-def explain(plugin: Plugin, fn: Any = None) -> list[Reached]:
+class Explanation(list[Reached]):
+    """What ``splice.explain`` returns: the ``Reached`` records (a list), printed grouped
+    by what happened, with callees that are not Python code folded into one line each."""
+
+    def __init__(self, reached: list[Reached], title: str) -> None:
+        super().__init__(reached)
+        self.title = title
+
+    def __str__(self) -> str:
+        if not self:
+            return f"{self.title}: nothing reached yet"
+        groups: dict[tuple[bool, str], list[str]] = {}
+        for record in self:
+            groups.setdefault((not record.entered, record.reason), []).append(record.name)
+        lines = [f"{self.title}: {len(self)} callees"]
+        folded: dict[str, int] = {}
+        for (native, reason), names in sorted(groups.items(), key=lambda g: g[0]):
+            if reason.startswith("not Python code"):
+                folded[reason] = len(names)
+                continue
+            head = f"run natively: {reason}" if native else \
+                ("entered" if reason == "transformed" else f"entered, {reason}")
+            lines.append(f"{head} ({len(names)}):")
+            lines.extend(f"  {name}" for name in names)
+        if folded:
+            lines.append(f"run natively, not Python code ({sum(folded.values())}): " +
+                         ", ".join(f"{reason[len('not Python code ('):-1]} x{count}"
+                                   for reason, count in sorted(folded.items())))
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython
+        printer.text(str(self))
+
+
+def explain(plugin: Plugin, fn: Any = None) -> Explanation:
     """What happened to each callee reached under ``plugin`` so far: entered (transformed)
-    or run natively, and why. With ``fn``, only the entries for that callee."""
+    or run natively, and why (a list of ``Reached``; printing it groups them). With
+    ``fn``, only the entries for that callee."""
     from splice.ir.source import describe
 
+    if not isinstance(plugin, Plugin):
+        raise TypeError(f"explain() takes a plugin (what ran the code: splice.explain("
+                        f"plugin, fn) for one function), not {type(plugin).__name__}")
     reached = list(plugin.context.reached.values())
+    title = f"splice.explain({type(plugin).__name__})"
     if fn is not None:
         name = describe(fn)
         reached = [r for r in reached if r.name == name]
-    return reached
+        title = f"splice.explain({type(plugin).__name__}, {name})"
+    return Explanation(reached, title)
 
 
 def compile(plugin: Plugin | None, fn: Any, /, *argtypes: Any, key: Hashable = None
@@ -237,8 +317,11 @@ def compile(plugin: Plugin | None, fn: Any, /, *argtypes: Any, key: Hashable = N
     it is valid. ``key``: a runtime key, as ``Plugin.specialize`` returns."""
     if plugin is None:
         plugin = _identity()
+    if isinstance(plugin, type) and issubclass(plugin, Plugin):
+        raise TypeError(f"compile() takes a plugin object, not the class {plugin.__name__}: "
+                        f"splice.compile({plugin.__name__}(), fn, ...)")
     if not isinstance(plugin, Plugin):
-        raise TypeError(f"compile() takes a plugin, not {type(plugin).__name__}")
+        raise TypeError(f"compile() takes a plugin (or None), not {type(plugin).__name__}")
     return compile_for(plugin.context, function_of(fn), argtypes, key)
 
 

@@ -40,7 +40,7 @@ from typing import Any, Protocol
 
 from splice.cache.guards import Guard
 from splice.cache.world import add_backedge, advance, world
-from splice.errors import PluginError, SpliceError
+from splice.errors import ArgumentTypeError, InvalidatedError, PluginError
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import describe
 from splice.pristine import BUILTINS
@@ -71,14 +71,6 @@ class _Invalid:
 
 
 INVALID: Any = _Invalid()
-
-
-class InvalidatedError(SpliceError):
-    """``splice.invoke`` on an instance that was invalidated (compile it again)."""
-
-
-class ArgumentTypeError(SpliceError, TypeError):
-    """``splice.invoke`` with arguments that do not fit the instance's specialization."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -466,6 +458,10 @@ def invoke(ci: CodeInstance, /, *args: Any, **kwargs: Any) -> Any:
     relied on has changed since), and ``ArgumentTypeError`` (a ``TypeError``) naming the
     argument, its type and the expected abstract type if the arguments do not fit ``ci``'s
     specialization. Arguments that do not bind to the signature raise as natively."""
+    if not isinstance(ci, CodeInstance):
+        raise TypeError(f"invoke() takes a code instance (what splice.compile returns), not "
+                        f"{type(ci).__name__}: splice.invoke(splice.compile(plugin, fn, "
+                        "*argtypes), *args)")
     if not ci.check():
         raise InvalidatedError(
             f"{ci.specialization} was invalidated ({ci.invalidated_because}); it was valid "

@@ -954,6 +954,21 @@ class Arguments:
     #: the ``ast.arguments`` of the source, kept for positions and unevaluated annotations
     source: ast.arguments | None = None
 
+    def signature(self) -> str:
+        """The parameter list as written (``shapes, /, *, scale: float = 1.0``); from the
+        names alone where the source has none (``*`` and ``/`` kept)."""
+        if self.source is not None:
+            return ast.unparse(self.source)
+        parts = [*self.posonly, *(["/"] if self.posonly else []), *self.args]
+        if self.vararg:
+            parts.append(f"*{self.vararg}")
+        elif self.kwonly:
+            parts.append("*")
+        parts.extend(self.kwonly)
+        if self.kwarg:
+            parts.append(f"**{self.kwarg}")
+        return ", ".join(parts)
+
     def names(self) -> list[str]:
         names = [*self.posonly, *self.args]
         if self.vararg:

@@ -26,6 +26,7 @@ from splice.ir.nodes import (
     Keyword,
     Match,
     Op,
+    Pos,
     Region,
     Starred,
     Stmt,
@@ -74,7 +75,8 @@ def op_text(op: Op) -> str:
         elif isinstance(value, bool):
             if value:
                 fields.append(name)
-        elif value is not None and not isinstance(value, list):
+        elif value is not None and not isinstance(value, (list, Pos)):
+            # (positions are where the op came from, shown in the line column)
             fields.append(f"{name}={value!r}" if name not in ("op", "name") else repr(value)
                           if name == "name" else str(value))
     return f"{op.opname}({', '.join(fields)})"
@@ -92,7 +94,7 @@ class Printer:
         self.lines.append((marker, depth, text))
 
     def function(self, ir: FunctionIR, depth: int = 0) -> None:
-        args = ", ".join(ir.args.names())
+        args = ir.args.signature()
         kind = {"class": "class", "comprehension": "comprehension", "lambda": "lambda"}.get(
             ir.kind, "async def" if ir.is_async else "def")
         self.add(ir.pos.lineno, depth, f"{kind} {ir.qualname}({args})")

@@ -97,6 +97,7 @@ def test_every_part_handles_the_ops_of_each_case(ir: FunctionIR) -> None:
     text = str(ir)
     for cls in _seen(ir) & _classes(Op):
         assert cls.opname in text, f"the listing does not show {cls.__name__}"
+    assert "Pos(" not in text, "a listing shows an internal position"
     splice.ir.verify(ir)
     assert splice.ir.generate(ir)
     function = ir.function

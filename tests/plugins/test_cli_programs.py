@@ -212,7 +212,7 @@ def test_errors_are_clean(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "cannot run" in missing.stderr
     assert "Traceback" not in missing.output
     nothing = invoke("trace")
-    assert nothing.exit_code == 2 and "give a script" in nothing.stderr
+    assert nothing.exit_code == 2 and "give a program to run" in nothing.stderr
     no_module = invoke("trace", "-m", "no_such_module_here")
     assert no_module.exit_code == 2 and "cannot run module" in no_module.stderr
     broken = write(tmp_path, "broken.py", "def f(:\n")

@@ -1,0 +1,103 @@
+"""The public surface explains itself: exceptions exported with one base, a version, an
+``explain`` report that reads well, and misuse of the API caught where it happens."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+
+import pytest
+
+import splice
+from splice.plugins import Tracer
+
+
+def sample(items: list[int]) -> str:
+    return json.dumps(sorted(items))
+
+
+def test_version_is_the_packages() -> None:
+    assert splice.__version__ == importlib.metadata.version("splice")
+
+
+@pytest.mark.parametrize("name", ["SpliceError", "UnsupportedError", "PluginError",
+                                  "InterpreterError", "InvalidatedError",
+                                  "ArgumentTypeError", "VerifyError"])
+def test_errors_are_exported_with_one_base(name: str) -> None:
+    error = getattr(splice, name)
+    assert name in splice.__all__ and issubclass(error, splice.SpliceError)
+
+
+def test_explain_prints_grouped_by_what_happened() -> None:
+    class Skipping(splice.Plugin):
+        def recurse(self, fn: object) -> bool:
+            return getattr(fn, "__module__", "") != "json.encoder"
+
+    plugin = Skipping()
+    assert plugin.run(sample, [2, 1]) == "[1, 2]"
+    report = splice.explain(plugin)
+    assert all(isinstance(r, type(report[0])) for r in report)  # still the records
+    text = str(report)
+    assert text.startswith(f"splice.explain(Skipping): {len(report)} callees")
+    assert "entered (" in text and f"  {__name__}.sample" in text
+    assert "run natively: recurse returned False (" in text
+    assert str(splice.explain(plugin, sample)).startswith(
+        f"splice.explain(Skipping, {__name__}.sample): 1 callees")
+    assert str(splice.explain(splice.Plugin())) == "splice.explain(Plugin): nothing reached yet"
+
+
+def test_explain_of_something_else_says_what_it_takes() -> None:
+    with pytest.raises(TypeError, match=r"explain\(\) takes a plugin .* not function"):
+        splice.explain(sample)  # type: ignore[arg-type]
+
+
+def test_intercept_misuse_is_caught_where_it_happens() -> None:
+    with pytest.raises(TypeError, match="not int"):
+        splice.intercept(42)
+    with pytest.raises(TypeError, match=r"needs the target it replaces"):
+        class Bare(splice.Plugin):
+            @splice.intercept  # type: ignore[arg-type]
+            def dumps(self, obj: object) -> str:
+                return "x"
+    with pytest.raises((TypeError, RuntimeError)) as info:
+        class NotAPlugin:
+            @splice.intercept(json.dumps)
+            def dumps(self, obj: object) -> str:
+                return "x"
+    error = info.value if isinstance(info.value, TypeError) else info.value.__cause__
+    assert "NotAPlugin is not one" in str(error)
+
+    @splice.intercept(json.dumps)
+    def loose(obj: object) -> str:
+        return "x"
+    with pytest.raises(TypeError, match="outside a class"):
+        loose(1)
+
+
+def test_stacked_intercepts_still_work() -> None:
+    class Both(splice.Plugin):
+        @splice.intercept(json.dumps)
+        @splice.intercept(json.loads)
+        def replaced(self, value: object) -> str:
+            return "replaced"
+    assert Both().run(json.dumps, 1) == Both().run(json.loads, "1") == "replaced"
+
+
+def test_classes_where_plugins_belong_are_named() -> None:
+    with pytest.raises(TypeError, match=r"not the class Tracer: splice.compile\(Tracer\(\)"):
+        splice.compile(Tracer, sample)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"not the class Tracer: compose\(Tracer\(\)"):
+        splice.compose(splice.Plugin(), Tracer)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="invoke\\(\\) takes a code instance"):
+        splice.invoke(sample, [1])  # type: ignore[arg-type]
+
+
+def test_listing_headers_show_the_real_signature() -> None:
+    def shape(a, /, b, *rest, scale: float = 1.0, **kw):  # type: ignore[no-untyped-def]
+        x, (y, z) = a
+        return x, y, z, b, rest, scale, kw
+
+    text = str(splice.code_lowered(shape))
+    assert "def test_listing_headers_show_the_real_signature.<locals>.shape(a, /, b, *rest, " \
+        "scale: float=1.0, **kw)" in text
+    assert "Pos(" not in text
