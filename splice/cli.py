@@ -121,31 +121,46 @@ def _import_module(where: str, traceback_: bool) -> types.ModuleType:
 
 def load_function(spec: str, *, traceback_: bool = False) -> object:
     """The object that ``path/to/file.py:qualified.name`` or ``module:qualified.name`` names."""
+    return load_target(spec, traceback_=traceback_)[0]
+
+
+def load_target(spec: str, *, traceback_: bool = False) -> tuple[object, type | None]:
+    """What ``spec`` names (as :func:`load_function`), and the class it is a method of
+    (None for a function, a staticmethod or a classmethod). A name after a function is a
+    function nested in it (``outer.inner``): made from its code, with empty cells."""
     where, sep, qualname = spec.rpartition(":")
     if not sep or not where:
         raise CommandError(f"{spec!r} is not FILE.py:FUNCTION or MODULE:FUNCTION")
     if not qualname or not all(part.isidentifier() for part in qualname.split(".")):
-        raise CommandError(f"{qualname!r} is not a function name (use NAME or Class.method)")
+        raise CommandError(f"{qualname!r} is not a function name (use NAME, Class.method "
+                           "or outer.inner)")
     if where.endswith(".py") or "/" in where or "\\" in where:
         module = _import_file(where, traceback_)
     else:
         module = _import_module(where, traceback_)
     obj: object = module
+    owner: type | None = None
     done: list[str] = []
     for part in qualname.split("."):
         # A class's own namespace first, so ``Class.method`` finds the staticmethod or
         # classmethod object itself (its function is what splice shows).
         namespace = getattr(obj, "__dict__", None)
+        nested = _nested_function(obj, part)
+        owner = obj if isinstance(obj, type) else None
         if isinstance(obj, type) and namespace is not None and part in namespace:
             obj = namespace[part]
+        elif nested is not None:
+            obj = nested
         elif hasattr(obj, part):
             obj = getattr(obj, part)
         else:
-            owner = where if not done else f"{where}:{'.'.join(done)}"
-            raise CommandError(f"{owner} has no attribute {part!r}")
+            where_ = where if not done else f"{where}:{'.'.join(done)}"
+            what = "attribute or nested function" if isinstance(obj, types.FunctionType) \
+                else "attribute"
+            raise CommandError(f"{where_} has no {what} {part!r}")
         done.append(part)
     if isinstance(obj, (staticmethod, classmethod)):
-        obj = obj.__func__
+        obj, owner = obj.__func__, None
     if isinstance(obj, types.MethodType):
         obj = obj.__func__
     if isinstance(obj, property):
@@ -153,7 +168,24 @@ def load_function(spec: str, *, traceback_: bool = False) -> object:
     if isinstance(obj, (type, types.ModuleType)):
         kind = "a class" if isinstance(obj, type) else "a module"
         raise CommandError(f"{spec} is {kind}, not a function")
-    return obj
+    if not isinstance(obj, types.FunctionType):
+        owner = None
+    return obj, owner
+
+
+def _nested_function(obj: object, name: str) -> types.FunctionType | None:
+    """The function named ``name`` defined in the body of the function ``obj`` (made from
+    its code object, with empty cells: enough to lower, show and infer it)."""
+    if not isinstance(obj, types.FunctionType):
+        return None
+    for const in obj.__code__.co_consts:
+        if isinstance(const, types.CodeType) and const.co_name == name:
+            cells = tuple(types.CellType() for _ in const.co_freevars)
+            function = types.FunctionType(const, obj.__globals__, name, None, cells or None)
+            function.__qualname__ = const.co_qualname
+            function.__module__ = obj.__module__
+            return function
+    return None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -196,32 +228,37 @@ def show(target: str, stage: str, types_: str | None, plugin_spec: str | None,
       splice show examples/shapes.py:total_area --stage typed --types "list"
       splice show json:dumps --stage lowered
     """
-    fn = load_function(target, traceback_=traceback_)
+    fn, owner = load_target(target, traceback_=traceback_)
     plugin = _load_plugin(plugin_spec) if plugin_spec else None
     typed_wanted = stage in ("typed", "optimized") or types_ is not None or plugin is not None
     sections: list[tuple[str, str]] = []
+    if typed_wanted and isinstance(fn, types.FunctionType) and owner is not None:
+        code = fn.__code__
+        first = code.co_varnames[0] if code.co_argcount else "self"
+        click.echo(f"# {first}: an instance of {owner.__qualname__} (the class the method "
+                   f"is defined in); --types gives the arguments after it", err=True)
     try:
         if stage in ("lowered", "all"):
             if typed_wanted:
-                instance = _instance(fn, types_, plugin, target)
+                instance = _instance(fn, types_, plugin, target, owner)
                 sections.append(("lowered IR", str(Listing(instance.lowered))))
             else:
                 sections.append(("lowered IR", str(splice.code_lowered(fn))))
         if stage in ("typed", "optimized") or (stage == "all" and typed_wanted):
-            instance = _instance(fn, types_, plugin, target)
+            instance = _instance(fn, types_, plugin, target, owner)
             for name in ("typed", "optimized"):
                 if stage in (name, "all"):
                     listing = TypedListing(instance, name)
                     sections.append((f"{name} IR", str(listing)))
         if stage == "routed":
             if typed_wanted:
-                instance = _instance(fn, types_, plugin, target)
+                instance = _instance(fn, types_, plugin, target, owner)
                 sections.append(("routed IR", str(Listing(instance.routed))))
             else:
                 sections.append(("routed IR", str(splice.code_stage(fn, "finish"))))
         if stage in ("python", "all"):
             if typed_wanted:
-                instance = _instance(fn, types_, plugin, target)
+                instance = _instance(fn, types_, plugin, target, owner)
                 sections.append(("generated Python", instance.source))
             else:
                 sections.append(("regenerated Python",
@@ -245,10 +282,13 @@ def show(target: str, stage: str, types_: str | None, plugin_spec: str | None,
         click.echo(text)
 
 
-def _instance(fn: object, types_: str | None, plugin: splice.Plugin | None, target: str
-              ) -> splice.CodeInstance:
-    """The code instance ``splice show`` displays (compiled once per command)."""
+def _instance(fn: object, types_: str | None, plugin: splice.Plugin | None, target: str,
+              owner: type | None = None) -> splice.CodeInstance:
+    """The code instance ``splice show`` displays (compiled once per command); a method's
+    first parameter is an instance of ``owner``, its class."""
     argtypes = _parse_types(fn, types_) if types_ else ()
+    if owner is not None:
+        argtypes = (owner, *argtypes)
     try:
         return splice.compile(plugin, fn, *argtypes)
     except TypeError as exc:

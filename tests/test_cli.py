@@ -292,3 +292,41 @@ def test_readme_example_runs(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "@fast_sin(i / n)" in done.stdout
+
+
+# --- methods and nested functions ------------------------------------------------------------
+
+MEMO = '''
+class Memo:
+    def fib(self, n):
+        if n < 2:
+            return n
+        return self.fib(n - 1) + self.fib(n - 2)
+
+
+def outer(k):
+    def inner(x):
+        return x * k
+    return inner
+'''
+
+
+def test_types_of_a_method_start_after_self(tmp_path: Path) -> None:
+    path = tmp_path / "memo_program.py"
+    path.write_text(MEMO)
+    result = run("show", f"{path}:Memo.fib", "--types", "int", "--stage", "typed")
+    assert result.exit_code == 0, result.output
+    assert "# self: an instance of Memo" in result.stderr
+    assert "Memo.fib(memo_program.Memo, int)" in result.stdout
+    assert "int, int" not in result.stdout
+
+
+def test_nested_functions_are_addressable(tmp_path: Path) -> None:
+    path = tmp_path / "nested_program.py"
+    path.write_text(MEMO)
+    result = run("show", f"{path}:outer.inner", "--stage", "lowered")
+    assert result.exit_code == 0, result.output
+    assert "def outer.<locals>.inner(x)" in result.stdout
+    assert "binop(mul, x, k)" in result.stdout
+    missing = run("show", f"{path}:outer.nope")
+    assert missing.exit_code == 2 and "no attribute or nested function 'nope'" in missing.stderr
