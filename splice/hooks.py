@@ -32,12 +32,14 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["CALL_HOOKS", "IR_STAGES", "HookTable", "Hooks", "overrides"]
+__all__ = ["CALL_HOOKS", "COMPILE_HOOKS", "IR_STAGES", "HookTable", "Hooks", "overrides"]
 
 #: the hooks that rewrite IR, in the order the pipeline runs them
 IR_STAGES = ("lowered", "typed", "optimized")
 #: the hooks that run around every call under a plugin
 CALL_HOOKS = ("prehook", "posthook", "overdub")
+#: the hooks that observe the compiler
+COMPILE_HOOKS = ("compiled",)
 
 _RETURNS = {stage: f"{stage} hooks return None or a FunctionIR" for stage in IR_STAGES}
 
@@ -87,6 +89,12 @@ class Hooks:
         """A runtime key to specialize this call on (None: types only)."""
         return None
 
+    def compiled(self, fn: Any, start_ns: int, end_ns: int) -> None:
+        """Called after splice compiled ``fn`` (and what that compile built with it) under
+        the plugin, with the ``time.perf_counter_ns`` interval it took, on the thread
+        that compiled it, before ``fn`` runs: a profiler can keep compile time out of
+        the program's."""
+
 
 def overrides(plugin: Any, hook: str) -> bool:
     """Whether ``plugin``'s class overrides ``hook`` (a method name of ``Hooks``)."""
@@ -104,6 +112,8 @@ class HookTable:
     overdubs: tuple[Any, ...]
     #: IR stage -> the plugins overriding its hook, outermost first
     stages: dict[str, tuple[Any, ...]]
+    #: plugins told how long each compile took (``compiled``)
+    compile_observers: tuple[Any, ...]
     #: the outermost plugin that chooses an abstract interpreter (None: none does)
     chooser: Any
     #: no plugin overrides ``recurse``: every function is entered under all of them
@@ -119,6 +129,7 @@ class HookTable:
         return cls(plugins=plugins, prehooks=overriding("prehook"),
                    posthooks=tuple(reversed(overriding("posthook"))),
                    overdubs=overriding("overdub"),
+                   compile_observers=overriding("compiled"),
                    stages={stage: overriding(stage) for stage in IR_STAGES},
                    chooser=chooser,
                    recurse_everywhere=not overriding("recurse"))
@@ -152,6 +163,16 @@ class HookTable:
                                                _RETURNS[stage])
                 ir = result
         return ir
+
+    def report_compile(self, fn: Any, start_ns: int, end_ns: int) -> None:
+        """Tell the plugins that observe the compiler how long compiling ``fn`` took."""
+        for plugin in self.compile_observers:
+            try:
+                plugin.compiled(fn, start_ns, end_ns)
+            except RecursionError:
+                raise
+            except Exception as exc:
+                raise PluginError.raised(plugin, "compiled", describe(fn), exc) from exc
 
     def decide(self, fn: Any) -> tuple[Any, ...]:
         """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""

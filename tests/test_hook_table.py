@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import splice
-from splice.hooks import CALL_HOOKS, IR_STAGES, Hooks, HookTable, overrides
+from splice.hooks import CALL_HOOKS, COMPILE_HOOKS, IR_STAGES, Hooks, HookTable, overrides
 from splice.ir.nodes import FunctionIR
 
 ROOT = Path(splice.__file__).parent
@@ -40,7 +40,8 @@ class Picky(splice.Plugin):
 
 
 def test_every_hook_of_a_plugin_has_a_default_in_the_table() -> None:
-    names = {*IR_STAGES, *CALL_HOOKS, "recurse", "specialize", "interpreter"}
+    names = {*IR_STAGES, *CALL_HOOKS, *COMPILE_HOOKS, "recurse", "specialize",
+             "interpreter"}
     assert names <= set(vars(Hooks))
     # a Plugin adds no hook of its own: its hooks are Hooks' defaults
     assert not {name for name in names if name in vars(splice.Plugin)}
@@ -113,3 +114,41 @@ def test_no_module_but_the_table_decides_what_a_plugin_overrides() -> None:
              if path.name != "hooks.py" and _compares_a_hook_with_plugin(
                  ast.parse(path.read_text()))]
     assert found == []
+
+
+class Timing(splice.Plugin):
+    def __init__(self) -> None:
+        self.compiles: list[tuple[object, int, int]] = []
+
+    def compiled(self, fn: Any, start_ns: int, end_ns: int) -> None:
+        self.compiles.append((fn, start_ns, end_ns))
+
+
+def test_compiles_are_reported_once_each_outermost_first() -> None:
+    def leaf(x: int) -> int:
+        return x + 1
+
+    def top(x: int) -> int:
+        return leaf(x) * 2
+
+    plugin = Timing()
+    assert HookTable.of((plugin,)).compile_observers == (plugin,)
+    assert plugin.run(top, 1) == 4
+    reported = [fn for fn, _, _ in plugin.compiles]
+    assert top in reported and leaf in reported
+    assert all(start <= end for _, start, end in plugin.compiles)
+    count = len(plugin.compiles)
+    assert plugin.run(top, 2) == 6
+    assert len(plugin.compiles) == count  # compiled once: nothing more to report
+
+
+def test_a_failing_compiled_hook_is_a_plugin_error() -> None:
+    class Broken(splice.Plugin):
+        def compiled(self, fn: Any, start_ns: int, end_ns: int) -> None:
+            raise ValueError("broken observer")
+
+    def f() -> int:
+        return 1
+    with pytest.raises(splice.PluginError, match="compiled") as info:
+        Broken().run(f)
+    assert isinstance(info.value.__cause__, ValueError)

@@ -11,10 +11,10 @@ import pytest
 import splice
 import splice.ir
 import splice.plugins
-from splice.hooks import CALL_HOOKS, IR_STAGES, Hooks
+from splice.hooks import CALL_HOOKS, COMPILE_HOOKS, IR_STAGES, Hooks
 
 PAGE = (Path(__file__).resolve().parents[1] / "docs" / "reference.md").read_text()
-HOOKS = ["recurse", *CALL_HOOKS, *IR_STAGES, "specialize"]
+HOOKS = ["recurse", *CALL_HOOKS, *IR_STAGES, "specialize", *COMPILE_HOOKS]
 
 
 def _section(title: str) -> str:

@@ -18,11 +18,13 @@ and ``compile_for`` caches instances per owner and specialization, bounded by th
 from __future__ import annotations
 
 import functools
+import threading
 import types
 import weakref
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from splice.cache.guards import AttributeGuard, CellGuard, FunctionGuard, GlobalGuard, Guard
 from splice.cache.headroom import with_headroom
@@ -52,7 +54,7 @@ from splice.pristine import BUILTINS
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["build_code", "build_instance", "builder_of", "compile_for", "edge_guards",
-           "ir_after"]
+           "ir_after", "reporting"]
 
 
 def _argtypes(fn: types.FunctionType, argtypes: tuple[Any, ...]) -> tuple[Abstract, ...]:
@@ -185,9 +187,12 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
                          callee_instance=functools.partial(_callee_instance, owner),
                          keep=True, params=owner.params,
                          interpreter=interpreter_for(owner.hooks))
-    with using(state.interpreter):
-        run_stages(state)
-    return _instance(owner, state)
+
+    def build() -> CodeInstance:
+        with using(state.interpreter):
+            run_stages(state)
+        return _instance(owner, state)
+    return reporting(owner, fn, build)
 
 
 def build_code(owner: Any, fn: types.FunctionType,
@@ -198,7 +203,7 @@ def build_code(owner: Any, fn: types.FunctionType,
     or why it cannot be."""
     state = CompileState(owner, fn, fn, finish=finish, params=owner.params)
     try:
-        run_stages(state)
+        reporting(owner, fn, functools.partial(run_stages, state))
     except UnsupportedError as exc:
         return exc
     finally:
@@ -209,6 +214,34 @@ def build_code(owner: Any, fn: types.FunctionType,
                 ir.function = None
     assert state.compiled is not None
     return state.compiled
+
+
+class _Depth(threading.local):
+    """How many compiles are under way on this thread (one builds others: callee
+    instances, constructors)."""
+
+    depth = 0
+
+
+_COMPILING = _Depth()
+_T = TypeVar("_T")
+
+
+def reporting(owner: Any, fn: Any, build: Callable[[], _T]) -> _T:
+    """``build()``; if it is the outermost compile on this thread, its interval goes to
+    the owner's plugins that observe the compiler (``Plugin.compiled``), as one span
+    holding every compile it made: a profiler then keeps it out of the program's time."""
+    compiling = _COMPILING
+    outermost = compiling.depth == 0
+    start = perf_counter_ns() if outermost else 0
+    compiling.depth += 1
+    try:
+        result = build()
+    finally:
+        compiling.depth -= 1
+    if outermost and owner.hooks.compile_observers:
+        owner.hooks.report_compile(fn, start, perf_counter_ns())
+    return result
 
 
 def ir_after(owner: Any, fn: types.FunctionType, until: str) -> FunctionIR:

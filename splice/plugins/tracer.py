@@ -39,6 +39,14 @@ Python calls), a ``prehook``/``posthook`` tracer costs about as much as a ``sys.
 one (0.6 to 9 times its overhead; and a posthook never runs for a call that raises), an
 ``overdub`` one with ``try``/``finally`` 1.5 to 16 times, this pass 0.2 to 0.45 times.
 
+splice's compile time
+---------------------
+A function's first call under the Tracer costs splice's compile (lowering, the Tracer's
+pass, codegen) inside its caller's span. The Tracer's ``compiled`` hook records each
+compile as a span of the call it happened in (``Call.compiles``; ``[splice compile]``
+events, category ``splice``, in the Chrome trace), and ``Call.time``, ``Call.self_time``
+and the text tree leave it out: the times shown are the program's.
+
 What is recorded
 ----------------
 * Every call of a Python function that runs under the Tracer: functions, methods, class
@@ -165,15 +173,27 @@ class FunctionInfo:
         return f"<FunctionInfo {self.module}.{self.qualname} at {self.location}>"
 
 
+def _splice_compile() -> None:
+    """Stands for the time splice spent compiling (a span of its own in a trace)."""
+
+
+#: the function of the spans of splice's compile work (``Tracer.compiled``)
+COMPILE = FunctionInfo(_splice_compile.__code__, "[splice compile]", "splice")
+COMPILE.filename, COMPILE.lineno = "<splice>", 0
+
+
 class Call:
     """One recorded call: what was called, when (``perf_counter_ns`` times), what it called.
 
     ``end`` is None for a call still running when the tree was built. ``exception`` is
     ``"Type: message"`` if the call raised; ``args``/``result`` are summaries (strings) when
-    the Tracer records them.
+    the Tracer records them. ``compiles`` are the ``(start, end)`` intervals splice spent
+    compiling inside this call (for the first calls of its callees): they are not the
+    program's time, so :attr:`time` and :attr:`self_time` leave them out.
     """
 
-    __slots__ = ("info", "start", "end", "children", "exception", "args", "result")
+    __slots__ = ("info", "start", "end", "children", "exception", "args", "result",
+                 "compiles")
 
     def __init__(self, info: FunctionInfo, start: int) -> None:
         self.info = info
@@ -183,6 +203,7 @@ class Call:
         self.exception: str | None = None
         self.args: str | None = None
         self.result: str | None = None
+        self.compiles: list[tuple[int, int]] = []
 
     @property
     def name(self) -> str:
@@ -195,17 +216,32 @@ class Call:
 
     @property
     def duration(self) -> int | None:
-        """Wall time in nanoseconds (None while running)."""
+        """Wall time in nanoseconds (None while running), splice's compiles included."""
         return None if self.end is None else self.end - self.start
 
     @property
+    def compile_time(self) -> int:
+        """Nanoseconds splice spent compiling inside this call, outside its recorded
+        callees."""
+        return sum(end - start for start, end in self.compiles)
+
+    @property
+    def time(self) -> int | None:
+        """The program's time in this call and below (nanoseconds; None while running):
+        its wall time without splice's compiles anywhere under it."""
+        if self.end is None:
+            return None
+        return self.end - self.start - sum(c.compile_time for c in self.walk())
+
+    @property
     def self_time(self) -> int | None:
-        """Wall time not spent in recorded callees, in nanoseconds."""
+        """The program's time not spent in recorded callees, in nanoseconds (splice's
+        compiles left out)."""
         if self.end is None:
             return None
         inner = sum((c.end if c.end is not None else self.end) - c.start
                     for c in self.children)
-        return self.end - self.start - inner
+        return self.end - self.start - inner - self.compile_time
 
     def walk(self) -> Iterator[Call]:
         """This call and every call below it, depth first, in order."""
@@ -229,6 +265,8 @@ class ThreadTrace:
     native_id: int
     name: str
     calls: list[Call] = field(default_factory=list)
+    #: splice's compiles outside any recorded call: ``(start, end)`` intervals
+    compiles: list[tuple[int, int]] = field(default_factory=list)
 
     def walk(self) -> Iterator[Call]:
         for call in self.calls:
@@ -508,6 +546,12 @@ class Tracer(splice.Plugin):
 
     # ------------------------------------------------------------------------------ hooks
 
+    def compiled(self, fn: Any, start_ns: int, end_ns: int) -> None:
+        """splice compiled ``fn`` (for its first call) in that interval: recorded as a call
+        of ``[splice compile]`` where it happened, so the caller's self time does not
+        include it."""
+        self._local.events += (COMPILE, start_ns, -end_ns)
+
     def recurse(self, fn: Callable[..., Any]) -> bool:
         # the Tracer's own code (the recording helpers the pass inserts, and its methods
         # called from traced code) runs natively and records nothing
@@ -614,7 +658,7 @@ class Tracer(splice.Plugin):
         found: Counter[types.CodeType] = Counter()
         for log in list(self._logs):
             for item in list(log.events):
-                if type(item) is FunctionInfo:
+                if type(item) is FunctionInfo and item is not COMPILE:
                     found[item.code] += 1
         return dict(found)
 
@@ -622,9 +666,11 @@ class Tracer(splice.Plugin):
         """The recorded calls, per thread (threads that recorded nothing are left out)."""
         out = []
         for log in list(self._logs):
-            calls = _build(list(log.events), self.returns)
+            compiles: list[tuple[int, int]] = []
+            calls = _build(list(log.events), self.returns, compiles)
             if calls:
-                out.append(ThreadTrace(log.ident, log.native_id, log.label(), calls))
+                out.append(ThreadTrace(log.ident, log.native_id, log.label(), calls,
+                                       compiles))
         return out
 
     def roots(self) -> list[Call]:
@@ -647,7 +693,8 @@ class Tracer(splice.Plugin):
         threads = self.threads()
         pid = os.getpid()
         now = perf_counter_ns()
-        starts = [call.start for thread in threads for call in thread.calls]
+        starts = [call.start for thread in threads for call in thread.calls] + \
+            [start for thread in threads for start, _ in thread.compiles]
         origin = min(starts) if starts else now
         events: list[dict[str, Any]] = [
             {"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
@@ -657,6 +704,7 @@ class Tracer(splice.Plugin):
                            "tid": thread.native_id, "args": {"name": thread.name}})
             events.append({"name": "thread_sort_index", "ph": "M", "pid": pid,
                            "tid": thread.native_id, "args": {"sort_index": order}})
+            compiles = list(thread.compiles)
             for call in thread.walk():
                 end = call.end if call.end is not None else now
                 details: dict[str, Any] = {"qualname": f"{call.info.module}.{call.name}",
@@ -674,6 +722,13 @@ class Tracer(splice.Plugin):
                     "name": call.name, "cat": call.info.module or "python", "ph": "X",
                     "ts": (call.start - origin) / 1000, "dur": (end - call.start) / 1000,
                     "pid": pid, "tid": thread.native_id, "args": details})
+                compiles.extend(call.compiles)
+            for start, stop in compiles:
+                events.append({
+                    "name": COMPILE.qualname, "cat": "splice", "ph": "X",
+                    "ts": (start - origin) / 1000, "dur": (stop - start) / 1000,
+                    "pid": pid, "tid": thread.native_id,
+                    "args": {"note": "splice compiling callees on their first call"}})
         return {"traceEvents": events, "displayTimeUnit": "ms",
                 "otherData": {"generator": "splice.plugins.Tracer",
                               "python": sys.version.split()[0]}}
@@ -702,9 +757,13 @@ class Tracer(splice.Plugin):
         """
         lines: list[str] = []
         for thread in self.threads():
-            total = sum(c.duration or 0 for c in thread.calls)
+            total = sum(c.time or 0 for c in thread.calls)
+            compiled = sum(end - start for start, end in thread.compiles) + \
+                sum(c.compile_time for c in thread.walk())
+            note = f" (splice compile {compiled / 1e6:.3f} ms, not counted)" if compiled \
+                else ""
             lines.append(f"{thread.name} (thread {thread.native_id}): "
-                         f"{len(thread.calls)} top-level call(s), {total / 1e6:.3f} ms")
+                         f"{len(thread.calls)} top-level call(s), {total / 1e6:.3f} ms{note}")
             if aggregate:
                 nodes = _aggregate(thread.calls)
                 _format_nodes(nodes, 1, lines, max_depth, min_ms * 1e6, locations)
@@ -735,10 +794,12 @@ def _process_name() -> str:
     return f"{os.path.basename(argv0)} (pid {os.getpid()})"
 
 
-def _build(events: list[Any], returns: bool = False) -> list[Call]:
+def _build(events: list[Any], returns: bool = False,
+           compiles: list[tuple[int, int]] | None = None) -> list[Call]:
     """The call trees recorded in one thread's event list (see :class:`_Local`).
     ``returns``: return values were recorded, so a call that ended without one (and
-    without raising) fell off its end and returned None."""
+    without raising) fell off its end and returned None. A compile span goes to the call
+    it happened in, or to ``compiles`` outside any call."""
     roots: list[Call] = []
     stack: list[Call] = []
     index = 0
@@ -753,6 +814,15 @@ def _build(events: list[Any], returns: bool = False) -> list[Call]:
                         and not call.info.generator:
                     call.result = "None"
             index += 1
+        elif item is COMPILE:
+            if index + 2 >= count:
+                break
+            span = (events[index + 1], -events[index + 2])
+            if stack:
+                stack[-1].compiles.append(span)
+            elif compiles is not None:
+                compiles.append(span)
+            index += 3
         elif type(item) is FunctionInfo:
             if index + 1 >= count:
                 break
@@ -776,19 +846,23 @@ def _build(events: list[Any], returns: bool = False) -> list[Call]:
 class _Node:
     """Calls of one function under one path of callers, merged."""
 
-    __slots__ = ("info", "calls", "total", "inner", "raised", "children")
+    __slots__ = ("info", "calls", "total", "inner", "compile", "raised", "children")
 
     def __init__(self, info: FunctionInfo) -> None:
         self.info = info
         self.calls = 0
+        #: the program's time (splice's compiles left out), in and below these calls
         self.total = 0
         self.inner = 0
+        #: splice's compile time in these calls, outside their callees
+        self.compile = 0
         self.raised = 0
         self.children: dict[FunctionInfo, _Node] = {}
 
 
 def _aggregate(calls: list[Call]) -> list[_Node]:
     now = perf_counter_ns()
+    below = _compiles_below(calls)
     top: dict[FunctionInfo, _Node] = {}
     work: list[tuple[Call, dict[FunctionInfo, _Node]]] = [(c, top) for c in calls]
     while work:
@@ -798,12 +872,31 @@ def _aggregate(calls: list[Call]) -> list[_Node]:
             node = siblings[call.info] = _Node(call.info)
         end = call.end if call.end is not None else now
         node.calls += 1
-        node.total += end - call.start
-        node.inner += sum((c.end if c.end is not None else end) - c.start
-                          for c in call.children)
+        node.total += end - call.start - below.get(id(call), 0)
+        node.inner += sum((c.end if c.end is not None else end) - c.start -
+                          below.get(id(c), 0) for c in call.children)
+        node.compile += call.compile_time
         node.raised += call.exception is not None
         work.extend((child, node.children) for child in call.children)
     return sorted(top.values(), key=lambda n: -n.total)
+
+
+def _compiles_below(calls: list[Call]) -> dict[int, int]:
+    """id(call) -> splice's compile time in the call and below it, for every call under
+    ``calls`` (iteratively, post-order: deep recursions are traced too); empty when
+    nothing was compiled."""
+    below: dict[int, int] = {}
+    if not any(c.compiles for root in calls for c in root.walk()):
+        return below
+    stack: list[tuple[Call, bool]] = [(c, False) for c in calls]
+    while stack:
+        call, done = stack.pop()
+        if done:
+            below[id(call)] = call.compile_time + sum(below[id(c)] for c in call.children)
+        else:
+            stack.append((call, True))
+            stack.extend((c, False) for c in call.children)
+    return below
 
 
 def _format_nodes(nodes: list[_Node], depth: int, lines: list[str], max_depth: int | None,
@@ -817,8 +910,10 @@ def _format_nodes(nodes: list[_Node], depth: int, lines: list[str], max_depth: i
         calls = f" ×{node.calls}" if node.calls != 1 else ""
         raised = f"  raised ×{node.raised}" if node.raised else ""
         where = f"  {node.info.location}" if locations else ""
+        compiled = f", splice compile {node.compile / 1e6:.3f} ms" if node.compile else ""
         lines.append(f"{'  ' * level}{node.total / 1e6:10.3f} ms  {node.info.qualname}{calls}"
-                     f"  (self {(node.total - node.inner) / 1e6:.3f} ms){raised}{where}")
+                     f"  (self {(node.total - node.inner) / 1e6:.3f} ms{compiled}){raised}"
+                     f"{where}")
         if node.children and (max_depth is None or level < max_depth):
             children = sorted(node.children.values(), key=lambda n: -n.total)
             stack.extend((child, level + 1) for child in reversed(children))
@@ -840,6 +935,8 @@ def _format_calls(calls: list[Call], depth: int, lines: list[str], max_depth: in
             text += f" -> {call.result}"
         if call.exception is not None:
             text += f"  !! {call.exception}"
+        if call.compiles:
+            text += f"  (splice compile {call.compile_time / 1e6:.3f} ms)"
         where = f"  {call.info.location}" if locations else ""
         lines.append(f"{'  ' * level}{took}  {text}{where}")
         if call.children and (max_depth is None or level < max_depth):
