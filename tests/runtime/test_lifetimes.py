@@ -350,6 +350,7 @@ PLUGINS: dict[str, Callable[[], splice.Plugin]] = {
 
 
 def events(run: Callable[[], object]) -> list[str]:
+    gc.collect()  # what earlier tests left in cycles (plugins and their contexts) dies now
     LOG.clear()
     gc.disable()  # a collection in the middle would free cycles natively too: none here
     try:
