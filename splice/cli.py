@@ -349,6 +349,12 @@ def _find_program(target: tuple[str, ...]) -> tuple[splice_program.Program, list
         raise CommandError(f"cannot run {first}: {_describe(exc)}") from None
 
 
+def _format_of(path: str) -> str:
+    """The trace format an output file's extension asks for."""
+    suffix = Path(path).suffix.lower()
+    return {".folded": "folded", ".collapsed": "folded", ".txt": "stats"}.get(suffix, "chrome")
+
+
 def _check_output(path: str | None) -> None:
     """Fail before the program runs if ``path`` cannot be written."""
     if path is None:
@@ -501,8 +507,15 @@ def run(plugin_spec: str | None, output: str | None, target: tuple[str, ...]) ->
 
 @main.command(context_settings=_PROGRAM_SETTINGS)
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the trace as Chrome trace-event JSON (open it in "
-              "https://ui.perfetto.dev or chrome://tracing).")
+              help="Write the trace: Chrome trace-event JSON for a .json file (open it in "
+              "https://ui.perfetto.dev or chrome://tracing), collapsed stacks for "
+              ".folded/.collapsed (flame graphs: speedscope, flamegraph.pl), a pstats-like "
+              "table for .txt; --format overrides.")
+@click.option("--format", "format_", type=click.Choice(["chrome", "folded", "stats"]),
+              help="The format of -o (default: from its extension).")
+@click.option("--sort", type=click.Choice(["cumulative", "tottime", "ncalls", "name"]),
+              default="cumulative", show_default=True,
+              help="The order of the stats table (--format stats, or a .txt output).")
 @click.option("--tree", is_flag=True, help="Print the call tree (the default without -o).")
 @click.option("--full", is_flag=True, help="In the tree, every call on its own line "
               "(default: calls merged per path of callers, with counts).")
@@ -520,7 +533,7 @@ def run(plugin_spec: str | None, output: str | None, target: tuple[str, ...]) ->
 @click.option("--min-ms", type=click.FloatRange(min=0), default=0.0,
               help="Hide subtrees faster than this in the printed tree.")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="PROGRAM")
-def trace(output: str | None, tree: bool, full: bool,
+def trace(output: str | None, format_: str | None, sort: str, tree: bool, full: bool,
           include: tuple[str, ...], exclude: tuple[str, ...], record_args: bool,
           implicit: bool, max_depth: int | None, min_ms: float, target: tuple[str, ...]
           ) -> None:
@@ -545,9 +558,15 @@ def trace(output: str | None, tree: bool, full: bool,
     program, args = _find_program(target)
     status = _run_program(tracer, program, args)
     if output is not None:
+        kind = format_ or _format_of(output)
         try:
-            tracer.write_chrome_trace(
-                output, process_name=f"{program.argv0} (pid {os.getpid()})")
+            if kind == "chrome":
+                tracer.write_chrome_trace(
+                    output, process_name=f"{program.argv0} (pid {os.getpid()})")
+            else:
+                text = tracer.collapsed_stacks() if kind == "folded" else \
+                    tracer.format_stats(sort=sort)
+                Path(output).write_text(text + "\n")
         except OSError as exc:
             raise CommandError(f"cannot write {output}: {_describe(exc)}") from None
         calls = sum(tracer.counts().values())

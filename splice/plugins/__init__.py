@@ -21,17 +21,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from splice.plugins.fastmath import FastMath
     from splice.plugins.patch import Patch
-    from splice.plugins.tracer import Call, FunctionInfo, ThreadTrace, Tracer
+    from splice.plugins.tracer import Call, FunctionInfo, FunctionStats, ThreadTrace, Tracer
 
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["Call", "FastMath", "FunctionInfo", "Patch", "ThreadTrace", "Tracer"]
+__all__ = ["Call", "FastMath", "FunctionInfo", "FunctionStats", "Patch", "ThreadTrace",
+           "Tracer"]
 
 _WHERE = {"FastMath": "splice.plugins.fastmath", "Patch": "splice.plugins.patch",
           "Call": "splice.plugins.tracer",
-          "FunctionInfo": "splice.plugins.tracer", "ThreadTrace": "splice.plugins.tracer",
+          "FunctionInfo": "splice.plugins.tracer", "FunctionStats": "splice.plugins.tracer",
+          "ThreadTrace": "splice.plugins.tracer",
           "Tracer": "splice.plugins.tracer"}
 
 

@@ -136,7 +136,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["Call", "FunctionInfo", "ThreadTrace", "Tracer"]
+__all__ = ["Call", "FunctionInfo", "FunctionStats", "ThreadTrace", "Tracer"]
 
 _CO_GENERATOR = 0x20
 _CO_COROUTINE = 0x80
@@ -255,6 +255,16 @@ class Call:
         took = "running" if self.end is None else f"{(self.end - self.start) / 1e6:.3f} ms"
         raised = f", raised {self.exception}" if self.exception else ""
         return f"<Call {self.name} ({took}{raised}), {len(self.children)} callees>"
+
+
+@dataclass
+class FunctionStats:
+    """One function's line of :meth:`Tracer.stats` (seconds)."""
+
+    info: FunctionInfo
+    ncalls: int = 0
+    tottime: float = 0.0
+    cumtime: float = 0.0
 
 
 @dataclass
@@ -742,6 +752,62 @@ class Tracer(splice.Plugin):
             json.dump(trace, out, separators=(",", ":"))
             out.write("\n")
         return target
+
+    # ------------------------------------------------------------- profiles: folded, stats
+
+    def collapsed_stacks(self) -> str:
+        """The calls as collapsed stacks, the input of flame graph tools (speedscope,
+        ``flamegraph.pl``, ``inferno``): one line per path of callers, ``thread;f;g;h N``
+        with ``N`` the self time of the last function on that path, in microseconds
+        (splice's compile time left out). Frames are ``module:qualname``."""
+        weights: Counter[str] = Counter()
+        for thread in self.threads():
+            stack: list[tuple[Call, str]] = [(c, thread.name) for c in reversed(thread.calls)]
+            while stack:
+                call, above = stack.pop()
+                path = f"{above};{call.info.module}:{call.name}"
+                weights[path] += (call.self_time or 0) // 1000
+                stack.extend((child, path) for child in reversed(call.children))
+        return "\n".join(f"{path} {weight}" for path, weight in weights.items() if weight)
+
+    def stats(self) -> list[FunctionStats]:
+        """Per function, as ``cProfile``/``pstats`` count them: calls, total time in the
+        function itself (``tottime``) and cumulative time with what it called
+        (``cumtime``, a recursive call counted once, in its outermost call); seconds,
+        splice's compile time left out. Sorted by cumulative time."""
+        found: dict[FunctionInfo, FunctionStats] = {}
+        for thread in self.threads():
+            # (call, whether the same function is already on the stack above it)
+            stack: list[tuple[Call, frozenset[FunctionInfo]]] = [
+                (c, frozenset()) for c in thread.calls]
+            while stack:
+                call, above = stack.pop()
+                entry = found.get(call.info)
+                if entry is None:
+                    entry = found[call.info] = FunctionStats(call.info)
+                entry.ncalls += 1
+                entry.tottime += (call.self_time or 0) / 1e9
+                if call.info not in above:
+                    entry.cumtime += (call.time or 0) / 1e9
+                inner = above | {call.info}
+                stack.extend((child, inner) for child in call.children)
+        return sorted(found.values(), key=lambda e: -e.cumtime)
+
+    def format_stats(self, *, sort: str = "cumulative", limit: int | None = None) -> str:
+        """:meth:`stats` as ``pstats`` prints them, sorted by ``cumulative``, ``tottime``,
+        ``ncalls`` or ``name``."""
+        keys: dict[str, Callable[[FunctionStats], Any]] = {
+            "cumulative": lambda e: -e.cumtime, "tottime": lambda e: -e.tottime,
+            "ncalls": lambda e: -e.ncalls, "name": lambda e: e.info.qualname}
+        if sort not in keys:
+            raise ValueError(f"sort by one of {', '.join(keys)}, not {sort!r}")
+        rows = sorted(self.stats(), key=keys[sort])[:limit]
+        lines = ["   ncalls  tottime  percall  cumtime  percall filename:lineno(function)"]
+        for e in rows:
+            lines.append(f"{e.ncalls:>9} {e.tottime:8.3f} {e.tottime / e.ncalls:8.3f} "
+                         f"{e.cumtime:8.3f} {e.cumtime / e.ncalls:8.3f} "
+                         f"{e.info.location}({e.info.qualname})")
+        return "\n".join(lines)
 
     # ------------------------------------------------------------------------- text tree
 

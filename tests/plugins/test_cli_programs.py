@@ -378,3 +378,17 @@ def test_trace_implicit_calls(tmp_path: Path) -> None:
     assert plain.exit_code == 0 and "__add__" not in plain.stderr
     implicit = invoke("trace", "--implicit", str(script))
     assert implicit.exit_code == 0 and "Money.__add__" in implicit.stderr
+
+
+@pytest.mark.parametrize(("name", "options", "first"), [
+    ("trace.folded", [], "MainThread;"),
+    ("trace.collapsed", [], "MainThread;"),
+    ("trace.txt", ["--sort", "tottime"], "   ncalls  tottime"),
+    ("trace.out", ["--format", "stats"], "   ncalls  tottime"),
+])
+def test_trace_writes_profiles(tmp_path: Path, name: str, options: list[str],
+                               first: str) -> None:
+    out = tmp_path / name
+    result = invoke("trace", "-o", str(out), *options, str(FIB), "5")
+    assert result.exit_code == 0, result.output
+    assert out.read_text().startswith(first)

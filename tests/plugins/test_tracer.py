@@ -491,3 +491,40 @@ def test_compile_time_is_not_the_programs() -> None:
     tree.run(tracee.main, 4)
     text = tree.format_tree()
     assert "not counted)" in text.splitlines()[0] and "splice compile" in text
+
+
+# --- profiles: collapsed stacks and pstats-like stats ------------------------------------------
+
+
+def test_collapsed_stacks_weigh_each_path_by_self_time() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.main, 4)
+    lines = tracer.collapsed_stacks().splitlines()
+    assert lines, "nothing recorded"
+    [thread] = tracer.threads()
+    total_us = sum((c.self_time or 0) // 1000 for c in thread.walk())
+    weights = 0
+    for line in lines:
+        path, weight = line.rsplit(" ", 1)
+        frames = path.split(";")
+        assert frames[0] == thread.name and frames[1] == "tests.plugins.tracee:main"
+        assert all(":" in frame for frame in frames[1:])
+        weights += int(weight)
+    assert weights == total_us
+
+
+def test_stats_count_calls_and_times_as_pstats_does() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.fib, 6)
+    [fib] = tracer.stats()
+    assert fib.info.code is tracee.fib.__code__ and fib.ncalls == 25
+    [root] = tracer.roots()
+    # cumulative: the outermost call only (recursive calls are inside it)
+    assert fib.cumtime == pytest.approx((root.time or 0) / 1e9)
+    assert fib.tottime == pytest.approx(sum(c.self_time or 0 for c in root.walk()) / 1e9)
+    table = tracer.format_stats(sort="ncalls")
+    assert table.splitlines()[0].split() == ["ncalls", "tottime", "percall", "cumtime",
+                                             "percall", "filename:lineno(function)"]
+    assert "(fib)" in table.splitlines()[1] and table.splitlines()[1].split()[0] == "25"
+    with pytest.raises(ValueError, match="sort by one of"):
+        tracer.format_stats(sort="bogus")
