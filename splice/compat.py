@@ -104,3 +104,10 @@ none."""
 #   statement. The round trip compiles to what each version compiles, as the source does.
 # * C API (3.13): ``_PyObject_GetMethod`` is still exported but no longer declared in the
 #   public headers; ``splice/runtime/_methods.c`` declares it under ``#if PY_VERSION_HEX``.
+
+
+COMMAND_SOURCE_IN_LINECACHE: bool = VERSION >= (3, 13)
+"""Whether ``python -c CODE`` puts CODE in ``linecache`` as ``<string>``, so tracebacks of
+the program show its source lines (from 3.13; earlier versions show none).
+``splice run -c`` does the same where the interpreter does, so its tracebacks equal
+``python -c``'s."""

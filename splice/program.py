@@ -25,6 +25,7 @@ import ast
 import builtins
 import importlib.machinery
 import importlib.util
+import linecache
 import os
 import sys
 import types
@@ -33,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from splice.compat import COMMAND_SOURCE_IN_LINECACHE
 from splice.ir.exec_sources import EXEC_SOURCES
 from splice.plugin import Plugin
 from splice.pristine import BUILTINS
@@ -222,6 +224,9 @@ def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> N
         # no file to read the source from: the functions it defines are lowered from the
         # text (splice.ir.exec_sources), as those of ``python -c`` are
         EXEC_SOURCES.record(code, program.source)
+        if program.argv0 == "-c" and COMMAND_SOURCE_IN_LINECACHE:
+            linecache.cache[program.filename] = (
+                len(program.source), None, program.source.splitlines(True), program.filename)
         namespace.update({"__loader__": importlib.machinery.BuiltinImporter,
                           "__spec__": None, "__package__": None})
     else:
