@@ -53,13 +53,7 @@ def with_hooks(hooks: HookTable, fn: Any, target: Any) -> Any:
             continuation = overdub_step(plugin, fn, continuation)
 
         def splice_call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                for plugin in prehooks:
-                    plugin.prehook(fn, args, kwargs)
-            except RecursionError:
-                raise
-            except Exception as exc:
-                raise _hook_failed(plugin, "prehook", fn, exc) from exc
+            _run_hooks(prehooks, "prehook", fn, (fn, args, kwargs))
             stack = PENDING.stack
             PENDING_ANYWHERE.append(None)
             stack.append((fn, continuation))
@@ -68,37 +62,32 @@ def with_hooks(hooks: HookTable, fn: Any, target: Any) -> Any:
             finally:
                 stack.pop()
                 PENDING_ANYWHERE.pop()
-            try:
-                for plugin in posthooks:
-                    plugin.posthook(result, fn, args, kwargs)
-            except RecursionError:
-                raise
-            except Exception as exc:
-                raise _hook_failed(plugin, "posthook", fn, exc) from exc
+            _run_hooks(posthooks, "posthook", fn, (result, fn, args, kwargs))
             return result
     else:
         def splice_call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                for plugin in prehooks:
-                    plugin.prehook(fn, args, kwargs)
-            except RecursionError:
-                raise
-            except Exception as exc:
-                raise _hook_failed(plugin, "prehook", fn, exc) from exc
+            _run_hooks(prehooks, "prehook", fn, (fn, args, kwargs))
             result = target(*args, **kwargs)
-            try:
-                for plugin in posthooks:
-                    plugin.posthook(result, fn, args, kwargs)
-            except RecursionError:
-                raise
-            except Exception as exc:
-                raise _hook_failed(plugin, "posthook", fn, exc) from exc
+            _run_hooks(posthooks, "posthook", fn, (result, fn, args, kwargs))
             return result
     # argument errors raised by the call name the callee, as natively
     splice_call.__name__ = getattr(fn, "__name__", splice_call.__name__)
     splice_call.__qualname__ = getattr(fn, "__qualname__", splice_call.__qualname__)
     splice_call.__module__ = getattr(fn, "__module__", None)  # type: ignore[assignment]
     return splice_call
+
+
+def _run_hooks(plugins: tuple[Any, ...], hook: str, fn: Any, arguments: tuple[Any, ...]
+               ) -> None:
+    """Call ``hook`` of each of ``plugins`` with ``arguments``; a hook that raises is a
+    ``PluginError`` (the Python form of what ``_hooks.c``'s ``run_hooks`` does)."""
+    for plugin in plugins:
+        try:
+            getattr(plugin, hook)(*arguments)
+        except RecursionError:
+            raise
+        except Exception as exc:
+            raise _hook_failed(plugin, hook, fn, exc) from exc
 
 
 def _hook_failed(plugin: Any, hook: str, fn: Any, exc: Exception) -> PluginError:
