@@ -61,6 +61,14 @@ the class as a method. ``splice.runtime.attributes`` enters the wrapped ``__get_
 where CPython calls it."""
 
 
+TYPE_PARAMETER_SYNTAX: bool = VERSION >= (3, 12)
+"""Generic ``def``/``class`` and ``type`` statements (PEP 695, "What's New In Python 3.12"):
+their annotation scopes are CPython's own, made by regenerating the statements with their
+type parameters (``splice.ir.lower``, ``splice.ir.codegen``). CPython's tests of them
+(``test_type_params``, ``test_type_aliases``) exist from 3.12 and join
+``splice.tools.cpython_tests.DEFAULT`` there."""
+
+
 NO_TYPE_PARAMS: dict[str, Any] = {"type_params": []} if VERSION >= (3, 12) else {}
 """The keyword arguments that make an ``ast.FunctionDef``, ``AsyncFunctionDef`` or
 ``ClassDef`` without type parameters.

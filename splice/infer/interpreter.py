@@ -27,6 +27,7 @@ import re
 import sys
 import time
 import types
+import typing
 from collections.abc import Sequence
 from typing import Any
 
@@ -762,10 +763,17 @@ class AbstractInterpreter(ContainerTracking):
                 self.value(operand, state, frame)
             kind = types.FunctionType if isinstance(stmt, N.FunctionDef) else type
             value = Exact(kind) if not stmt.decorators else ANY
-            if isinstance(stmt, N.FunctionDef) and not stmt.decorators:
+            if isinstance(stmt, N.FunctionDef) and not stmt.decorators \
+                    and not stmt.fn.type_params:  # (a generic one closes over its params)
                 value = self.made_function(stmt.fn, stmt.defaults, stmt.kwdefaults, state,
                                            frame) or value
             self.store(state, frame, stmt.fn.name, value)
+            return state
+        if isinstance(stmt, N.TypeAlias):
+            # (``typing.TypeAliasType``, 3.12+: the only versions that parse the statement)
+            alias_type = getattr(typing, "TypeAliasType", None)
+            self.store(state, frame, stmt.var.name, ANY if alias_type is None
+                       else Exact(alias_type))
             return state
         if isinstance(stmt, (N.Declare, N.Pass, N.AnnotateName)):
             return state

@@ -15,6 +15,7 @@ def _captured_by_inner_functions(ir: N.FunctionIR) -> set[str]:
     inference runs inline)."""
     names: set[str] = set()
     for stmt in ir.walk():
+        names |= _scoped_names(stmt)
         inner: N.FunctionIR | None = None
         if isinstance(stmt, (N.FunctionDef, N.ClassDef)):
             inner = stmt.fn
@@ -27,9 +28,27 @@ def _captured_by_inner_functions(ir: N.FunctionIR) -> set[str]:
     return names
 
 
+def _scoped_names(stmt: N.Stmt) -> set[str]:
+    """Names read by the parts of a statement kept as source AST that run in scopes of their
+    own (PEP 695: type parameters' bounds, a generic definition's annotations, bases and
+    keywords, a ``type`` statement's value), some of them lazily, after the statement."""
+    parts: list[ast.AST] = []
+    if isinstance(stmt, N.TypeAlias):
+        parts = [*stmt.type_params, stmt.value]
+    elif isinstance(stmt, (N.FunctionDef, N.ClassDef)) and stmt.fn.type_params:
+        parts = list(stmt.fn.type_params)
+        if isinstance(stmt, N.FunctionDef):
+            parts += [a for _, a in stmt.annotations if isinstance(a, ast.AST)]
+        else:
+            parts += [*stmt.scoped_bases, *stmt.scoped_keywords]
+    return {node.id for part in parts for node in ast.walk(part)
+            if isinstance(node, ast.Name)}
+
+
 def _all_names(ir: N.FunctionIR) -> set[str]:
     names: set[str] = set(ir.args.names())
     for stmt in ir.walk():
+        names |= _scoped_names(stmt)
         for operand in stmt.operands():
             if isinstance(operand, N.Var):
                 names.add(operand.name)

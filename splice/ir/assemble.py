@@ -171,6 +171,10 @@ class CompiledCode:
         names = [*original_freevars,
                  *(name for name in code.co_freevars if name not in original_freevars)]
         order = [names.index(name) for name in code.co_freevars]
+        if not order:  # a pass removed every read of a free variable
+            def pick_none(cells: tuple[Any, ...]) -> None:
+                return None
+            return cls(code, hidden, (pick_none, cells))
         pick = operator.itemgetter(*order)
         if len(order) == 1:
             def pick_one(cells: tuple[Any, ...], index: int = order[0]) -> tuple[Any, ...]:

@@ -95,6 +95,7 @@ from splice.ir.nodes import (
     Store,
     Temp,
     Try,
+    TypeAlias,
     UnaryOp,
     Unpack,
     Var,
@@ -809,14 +810,22 @@ class ScopeGen:
             for name, a in stmt.annotations
         }
         return [function_node(stmt.fn, self.ctx, decorators, defaults, kwdefaults,
-                              annotations)]
+                              annotations, nested=True)]
 
     def stmt_ClassDef(self, tree: Tree, stmt: ClassDef) -> list[ast.stmt]:
         pos = stmt.pos
         decorators = self.decorators(tree, stmt.decorators, stmt.decorator_pos, pos)
         bases = [self.starred(tree, b, pos) for b in stmt.bases]
+        bases += [copy.deepcopy(b) for b in stmt.scoped_bases]
         keywords = [self.keyword(tree, k, pos) for k in stmt.keywords]
+        keywords += [copy.deepcopy(k) for k in stmt.scoped_keywords]
         return [class_node(stmt.fn, self.ctx, decorators, bases, keywords)]
+
+    def stmt_TypeAlias(self, tree: Tree, stmt: TypeAlias) -> list[ast.stmt]:
+        name = at(ast.Name(stmt.var.name, ast.Store()), either(stmt.var.pos, stmt.pos))
+        node = ast.TypeAlias(name, copy.deepcopy(stmt.type_params),  # type: ignore[attr-defined]
+                             copy.deepcopy(stmt.value))
+        return [at(node, stmt.pos)]
 
     def decorators(self, tree: Tree, operands: list[Operand], positions: list[Pos],
                    pos: Pos) -> list[ast.expr]:
@@ -1619,14 +1628,24 @@ def build_arguments(ir: FunctionIR, defaults: list[ast.expr],
 
 def function_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
                   defaults: list[ast.expr], kwdefaults: list[ast.expr | None],
-                  annotations: dict[str, ast.expr]) -> ast.stmt:
-    """The ``def`` statement for a function scope."""
+                  annotations: dict[str, ast.expr], nested: bool = False) -> ast.stmt:
+    """The ``def`` statement for a function scope. A nested generic function keeps its
+    type parameters (CPython makes their scope); a top-level one gets them from the
+    closure its code is assembled in (``splice.ir.assemble``)."""
     body = scope_body(ir, ctx)
     args = build_arguments(ir, defaults, kwdefaults, annotations)
     returns = annotations.get("return")
     node_type = ast.AsyncFunctionDef if ir.is_async else ast.FunctionDef
-    node = node_type(ir.name, args, body, decorators, returns, None, **NO_TYPE_PARAMS)
+    node = node_type(ir.name, args, body, decorators, returns, None,
+                     **type_params_of(ir, nested))
     return at(node, ir.pos)
+
+
+def type_params_of(ir: FunctionIR, nested: bool) -> dict[str, Any]:
+    """The ``type_params`` keyword of a regenerated ``def``/``class`` (none before 3.12)."""
+    if nested and ir.type_params:
+        return {"type_params": [copy.deepcopy(p) for p in ir.type_params]}
+    return NO_TYPE_PARAMS
 
 
 def class_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
@@ -1638,8 +1657,8 @@ def class_node(ir: FunctionIR, ctx: GenContext, decorators: list[ast.expr],
         body = scope_body(ir, ctx)
     finally:
         ctx.renest = saved
-    return at(ast.ClassDef(ir.name, bases, keywords, body, decorators, **NO_TYPE_PARAMS),
-              ir.pos)
+    return at(ast.ClassDef(ir.name, bases, keywords, body, decorators,
+                           **type_params_of(ir, nested=True)), ir.pos)
 
 
 def scope_body(ir: FunctionIR, ctx: GenContext) -> list[ast.stmt]:

@@ -101,6 +101,7 @@ from splice.ir.nodes import (
     Store,
     Temp,
     Try,
+    TypeAlias,
     UnaryOp,
     Unpack,
     Var,
@@ -146,6 +147,7 @@ def _lower_function(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
         pos=Pos.of(node),
         is_async=isinstance(node, ast.AsyncFunctionDef),
         future_flags=future_flags,
+        type_params=copy.deepcopy(getattr(node, "type_params", None) or []),
     )
     lowerer = Lowerer(ir)
     if isinstance(node, ast.Lambda):
@@ -257,12 +259,6 @@ class Lowerer:
         return block
 
     def stmt(self, node: ast.stmt) -> None:
-        if getattr(node, "type_params", None) or type(node).__name__ == "TypeAlias":
-            # PEP 695 (3.12): the type parameters, and the annotations, bases and values
-            # that may name them, are evaluated in a scope of their own that the IR does
-            # not model yet; refused rather than regenerated without that scope
-            raise self.unsupported(node, "type parameters and `type` statements (PEP 695) "
-                                   "inside a function or class body are not supported")
         method = getattr(self, "stmt_" + type(node).__name__, None)
         if method is None:
             raise self.unsupported(node, f"statement {type(node).__name__} is not supported")
@@ -496,7 +492,11 @@ class Lowerer:
         for name, annotation in _annotations(node.args, node.returns):
             annotation_names.append(name)
             annotation_nodes.append(annotation)
-        if not future:
+        # PEP 695: a generic function's annotations are evaluated in the scope of its type
+        # parameters (they may name them); kept as source AST, so the regenerated ``def``
+        # evaluates them there, at the same point
+        scoped = bool(getattr(node, "type_params", None))
+        if not future and not scoped:
             # ``*args: *Ts`` evaluates ``Ts`` and unpacks exactly one value from it
             items += [("*1", a.value) if isinstance(a, ast.Starred) else a
                       for a in annotation_nodes]
@@ -507,7 +507,7 @@ class Lowerer:
         rest = iter(values[ndec + ndef:])
         kwdefaults: list[Operand | None] = [next(rest) if p else None for p in kw_present]
         annotations: list[tuple[str, Operand | ast.expr]]
-        if future:
+        if future or scoped:
             annotations = [(n, copy.deepcopy(a))
                            for n, a in zip(annotation_names, annotation_nodes, strict=True)]
         else:
@@ -520,25 +520,43 @@ class Lowerer:
     stmt_AsyncFunctionDef = stmt_FunctionDef
 
     def stmt_ClassDef(self, node: ast.ClassDef) -> None:
+        # PEP 695: a generic class evaluates its bases and keywords in the scope of its
+        # type parameters (they may name them): kept as source AST, evaluated there by the
+        # regenerated ``class``
+        type_params = copy.deepcopy(getattr(node, "type_params", None) or [])
+        scoped_bases = [copy.deepcopy(b) for b in node.bases] if type_params else []
+        scoped_keywords = [copy.deepcopy(k) for k in node.keywords] if type_params else []
+        evaluated_bases = [] if type_params else node.bases
+        evaluated_keywords = [] if type_params else node.keywords
         items: list[ast.expr | tuple[str, ast.expr]] = list(node.decorator_list)
         ndec = len(items)
-        items += node.bases
-        items += [kw.value if kw.arg else ("**", kw.value) for kw in node.keywords]
+        items += evaluated_bases
+        items += [kw.value if kw.arg else ("**", kw.value) for kw in evaluated_keywords]
         values = self.sequence(items)
         decorators = values[:ndec]
         bases: list[Operand | Starred] = []
-        for base, value in zip(node.bases, values[ndec:ndec + len(node.bases)], strict=True):
+        for base, value in zip(evaluated_bases, values[ndec:ndec + len(evaluated_bases)],
+                               strict=True):
             bases.append(Starred(value) if isinstance(base, ast.Starred) else value)
         keywords = [Keyword(kw.arg, value) for kw, value in
-                    zip(node.keywords, values[ndec + len(node.bases):], strict=True)]
+                    zip(evaluated_keywords, values[ndec + len(evaluated_bases):], strict=True)]
         body = FunctionIR(
             name=node.name, qualname=self.child_qualname(node.name), kind="class",
             args=Arguments(), body=[], filename=self.ir.filename, pos=Pos.of(node),
-            future_flags=self.ir.future_flags,
+            future_flags=self.ir.future_flags, type_params=type_params,
         )
         Lowerer(body).body(node.body, allow_docstring=True)
         self.emit(ClassDef(body, decorators, bases, keywords, Pos.of(node),
-                           [Pos.of(d) for d in node.decorator_list]))
+                           [Pos.of(d) for d in node.decorator_list],
+                           scoped_bases, scoped_keywords))
+
+    def stmt_TypeAlias(self, node: ast.stmt) -> None:
+        # (``ast.TypeAlias`` exists from 3.12 only; no other version parses the statement)
+        name: ast.Name = node.name  # type: ignore[attr-defined]
+        self.emit(TypeAlias(Var(name.id, Pos.of(name)),
+                            copy.deepcopy(node.type_params),  # type: ignore[attr-defined]
+                            copy.deepcopy(node.value),  # type: ignore[attr-defined]
+                            Pos.of(node)))
 
     def child_qualname(self, name: str) -> str:
         if self.ir.kind == "class":

@@ -28,9 +28,10 @@ import copyreg
 import io
 import itertools
 import pickle
+import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, NamedTuple, TypeAlias, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from splice.pristine import BUILTINS
 
@@ -122,7 +123,7 @@ def _safe_eq(a: object, b: object) -> bool:
         return False
 
 
-Operand: TypeAlias = "Temp | Var | Const"
+Operand: typing.TypeAlias = "Temp | Var | Const"
 
 
 @dataclass(slots=True)
@@ -922,7 +923,11 @@ class FunctionDef(Stmt):
 @dataclass(slots=True, eq=False)
 class ClassDef(Stmt):
     """``class``: evaluates decorators, bases and keywords, runs the body ``fn`` through
-    ``__build_class__``, applies the decorators, binds ``fn.name``."""
+    ``__build_class__``, applies the decorators, binds ``fn.name``.
+
+    A generic class (``class C[T](Base[T])``, PEP 695) evaluates its bases and keywords in
+    the scope of its type parameters, after them: they are kept as source AST in
+    ``scoped_bases`` and ``scoped_keywords`` (``bases`` and ``keywords`` are then empty)."""
 
     fn: FunctionIR
     decorators: list[Operand]
@@ -931,12 +936,27 @@ class ClassDef(Stmt):
     pos: Pos
     #: each decorator's span (the first one's line is the class body's first line)
     decorator_pos: list[Pos] = field(default_factory=list)
+    scoped_bases: list[ast.expr] = field(default_factory=list)
+    scoped_keywords: list[ast.keyword] = field(default_factory=list)
     id: int = field(default_factory=_new_id)
 
     def operands(self) -> Iterator[Operand]:
         yield from self.decorators
         yield from _flatten_operands(self.bases)
         yield from _flatten_operands(self.keywords)
+
+
+@dataclass(slots=True, eq=False)
+class TypeAlias(Stmt):
+    """``type name[params] = value`` (PEP 695): binds ``var`` to a ``TypeAliasType`` whose
+    value (and type parameters' bounds) are evaluated lazily, in scopes of their own; so
+    they are kept as source AST and nothing is evaluated when the statement runs."""
+
+    var: Var
+    type_params: list[ast.AST]
+    value: ast.expr
+    pos: Pos
+    id: int = field(default_factory=_new_id)
 
 
 # --------------------------------------------------------------------------------- scopes
@@ -999,6 +1019,9 @@ class FunctionIR:
     origin: Any = None
     #: the function object this scope was lowered from (top-level scopes only)
     function: Any = None
+    #: PEP 695 type parameters (``def f[T]``, ``class C[T]``), as source AST: a nested
+    #: generic definition is regenerated with them, so CPython makes their annotation scope
+    type_params: list[ast.AST] = field(default_factory=list)
     _next_temp: int = 1
 
     def new_temp(self) -> Temp:

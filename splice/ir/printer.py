@@ -32,6 +32,7 @@ from splice.ir.nodes import (
     Stmt,
     Store,
     Try,
+    TypeAlias,
     Unpack,
     While,
     With,
@@ -188,10 +189,15 @@ class Printer:
                 self.block(case.body, depth + 2)
             self.add(line, depth, "end")
         elif isinstance(stmt, (FunctionDef, ClassDef)):
-            operands = ", ".join(repr(o) for o in stmt.operands())
+            operands = ", ".join([*(repr(o) for o in stmt.operands()),
+                                  *(_scoped_parts(stmt) if isinstance(stmt, ClassDef) else [])])
             word = "def" if isinstance(stmt, FunctionDef) else "class"
-            self.add(line, depth, f"{word} {stmt.fn.name}({operands})")
+            self.add(line, depth,
+                     f"{word} {stmt.fn.name}{_type_params(stmt.fn.type_params)}({operands})")
             self.function(stmt.fn, depth + 1)
+        elif isinstance(stmt, TypeAlias):
+            self.add(line, depth, f"type {stmt.var.name}{_type_params(stmt.type_params)}"
+                                  f" = lazy {ast.unparse(stmt.value)}")
         elif isinstance(stmt, (Import, ImportFrom)):
             names = ", ".join(n if a is None else f"{n} as {a}" for n, a in stmt.names)
             if isinstance(stmt, ImportFrom):
@@ -235,3 +241,14 @@ class Listing:
 
     def _repr_html_(self) -> str:
         return f"<pre>{html.escape(str(self))}</pre>"
+
+
+def _type_params(params: list[ast.AST]) -> str:
+    """``[T, *Ts]``: PEP 695 type parameters as written (evaluated lazily, so shown as
+    source), or nothing."""
+    return f"[{', '.join(ast.unparse(p) for p in params)}]" if params else ""
+
+
+def _scoped_parts(stmt: ClassDef) -> list[str]:
+    """A generic class's bases and keywords, evaluated in its type parameters' scope."""
+    return [ast.unparse(part) for part in [*stmt.scoped_bases, *stmt.scoped_keywords]]

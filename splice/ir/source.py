@@ -115,6 +115,10 @@ class _Definition:
     body: Span
     #: the outermost scopes in the body, sorted by extent (their extents are disjoint)
     nested: tuple[_Scope, ...]
+    #: defined in a generic class's header (type parameters, bases, keywords: PEP 695),
+    #: whose scope mangles private names by version-specific rules (3.12: the type
+    #: parameters only; 3.13: every name), which a regenerated copy would not reproduce
+    in_generic_class_header: bool = False
 
 
 @dataclass(slots=True)
@@ -187,6 +191,10 @@ def find_source(fn: types.FunctionType) -> FunctionSource:
             where,
         )
     found = candidates[0]
+    if found.in_generic_class_header:
+        raise UnsupportedError(
+            describe(fn), "it is defined in the type parameters, bases or keywords of a "
+            "generic class (PEP 695), whose private-name mangling is not modelled", where)
     return FunctionSource(found.node, found.enclosing, filename,
                           code.co_flags & FUTURE_FLAGS_MASK, parsed.imports)
 
@@ -327,25 +335,29 @@ _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def _index(node: ast.AST, enclosing: tuple[ScopeNode, ...],
-           by_line: dict[tuple[str, int], list[_Definition]]) -> list[_Scope]:
+           by_line: dict[tuple[str, int], list[_Definition]],
+           in_generic_class_header: bool = False) -> list[_Scope]:
     """Index the functions and lambdas in ``node`` (``node`` included); return the
     outermost scopes (functions, lambdas, classes) in it, which the code evaluating
     ``node`` defines."""
     if not isinstance(node, _SCOPE_NODES):
         scopes: list[_Scope] = []
         for child in ast.iter_child_nodes(node):
-            scopes += _index(child, enclosing, by_line)
+            scopes += _index(child, enclosing, by_line, in_generic_class_header)
         return scopes
     # the body is evaluated in the scope; the rest (decorators, default values,
     # annotations, bases) in the enclosing scope, and may hold scopes of their own
     statements: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
     inside: list[_Scope] = []
     windows: list[tuple[Span, tuple[_Scope, ...]]] = []
+    generic_class = isinstance(node, ast.ClassDef) and bool(getattr(node, "type_params", None))
     for child in ast.iter_child_nodes(node):
         if any(child is statement for statement in statements):
             inside += _index(child, (*enclosing, node), by_line)
         else:
-            windows += _windows(child, enclosing, by_line)
+            header = in_generic_class_header or (generic_class and not any(
+                child is decorator for decorator in node.decorator_list))  # type: ignore[union-attr]
+            windows += _windows(child, enclosing, by_line, header)
     if not isinstance(node, ast.ClassDef):
         if isinstance(node, ast.Lambda):
             key = ("<lambda>", node.lineno)
@@ -353,7 +365,8 @@ def _index(node: ast.AST, enclosing: tuple[ScopeNode, ...],
             first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
             key = (node.name, first)
         by_line.setdefault(key, []).append(
-            _Definition(node, enclosing, _body_span(node), tuple(sorted(inside, key=_start))))
+            _Definition(node, enclosing, _body_span(node), tuple(sorted(inside, key=_start)),
+                        in_generic_class_header))
     span = _span(node)
     decorators = [] if isinstance(node, ast.Lambda) else node.decorator_list
     start = min([span[:2], *(_span(d)[:2] for d in decorators)])
@@ -361,15 +374,17 @@ def _index(node: ast.AST, enclosing: tuple[ScopeNode, ...],
 
 
 def _windows(node: ast.AST, enclosing: tuple[ScopeNode, ...],
-             by_line: dict[tuple[str, int], list[_Definition]]
+             by_line: dict[tuple[str, int], list[_Definition]],
+             in_generic_class_header: bool = False
              ) -> list[tuple[Span, tuple[_Scope, ...]]]:
     """The positioned nodes under a scope's header part ``node`` (``arguments`` has no
     position: its ``arg`` nodes and default values do), each with the scopes in it."""
     if "lineno" in node._attributes:
-        return [(_span(node), tuple(sorted(_index(node, enclosing, by_line), key=_start)))]
+        inner = _index(node, enclosing, by_line, in_generic_class_header)
+        return [(_span(node), tuple(sorted(inner, key=_start)))]
     windows: list[tuple[Span, tuple[_Scope, ...]]] = []
     for child in ast.iter_child_nodes(node):
-        windows += _windows(child, enclosing, by_line)
+        windows += _windows(child, enclosing, by_line, in_generic_class_header)
     return windows
 
 

@@ -43,6 +43,7 @@ from splice.ir.nodes import (
     Stmt,
     Store,
     Temp,
+    TypeAlias,
     Var,
     Walrus,
     With,
@@ -144,7 +145,7 @@ def local_names(ir: FunctionIR) -> set[str]:
     ``global``/``nonlocal`` ones: the names a call cannot resolve statically."""
     names = set(ir.args.names())
     for stmt in walk(ir):
-        if isinstance(stmt, (Store, DeleteVar)):
+        if isinstance(stmt, (Store, DeleteVar, TypeAlias)):
             names.add(stmt.var.name)
         elif isinstance(stmt, Assign) and isinstance(stmt.op, Walrus):
             names.add(stmt.op.var.name)

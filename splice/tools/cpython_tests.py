@@ -100,6 +100,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import splice
+from splice.compat import TYPE_PARAMETER_SYNTAX
 
 #: the modules a test module exercises (rebuilt before it runs); default: name minus "test_"
 TARGETS: dict[str, list[str]] = {
@@ -155,6 +156,8 @@ DEFAULT = [
     "test_tempfile", "test_pathlib", "test_linecache", "test_pkgutil", "test_runpy",
     "test_copyreg", "test_shelve", "test_dbm", "test_codecs", "test_hmac", "test_getpass",
     "test_rlcompleter", "test_zoneinfo",
+    # the syntax of the running version
+    *(["test_type_params", "test_type_aliases"] if TYPE_PARAMETER_SYNTAX else []),
 ]
 
 #: identical too, but slow (over 5 s) or timing-sensitive: run with ``--all``

@@ -64,3 +64,23 @@ def test_augmented_assignments(renest: bool) -> None:
     assert new(*fresh(), 1) == cases.augmented_everywhere(*fresh(), 1)
     if renest:  # re-nested code is the source again: no hidden temporaries
         assert "%" not in splice.ir.generate(splice.ir.lower(cases.augmented_everywhere))
+
+
+def test_code_that_reads_none_of_the_original_cells() -> None:
+    """A pass may remove every read of a closure variable (a cell folded to a constant):
+    the code then runs without a closure instead of failing to plan one."""
+    from splice.ir.assemble import CompiledCode, instantiate
+
+    def outer() -> types.FunctionType:
+        x = 5
+
+        def inner() -> int:
+            return x
+
+        return inner  # type: ignore[return-value]
+
+    original = outer()
+    folded = (lambda: 5).__code__.replace(co_name="inner")
+    compiled = CompiledCode.of(folded, {}, original.__code__.co_freevars)
+    made = instantiate(compiled, original)
+    assert made() == 5 and made.__closure__ is None

@@ -11,22 +11,28 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import tempfile
 import types
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 import splice.ir
 import tests.ir.cases as cases_package
+from splice.compat import TYPE_PARAMETER_SYNTAX
 from splice.errors import UnsupportedError
 from splice.infer import AbstractInterpreter
 from splice.ir import nodes
 from splice.ir.nodes import FunctionIR, Op, Stmt
 from splice.ir.tools import walk
+from tests.modules import load
 
 #: classes no lowering produces, with why
 NOT_LOWERED: dict[type, str] = {
     nodes.Copy: "made by compiler passes (direct calls, routing), not by lowering",
+    **({} if TYPE_PARAMETER_SYNTAX else {
+        nodes.TypeAlias: "the `type` statement is syntax from 3.12 on"}),
 }
 
 
@@ -43,9 +49,21 @@ def _case_functions() -> Iterator[types.FunctionType]:
                 yield value
 
 
+def _new_syntax_functions() -> Iterator[types.FunctionType]:
+    """The cases of syntax the running version added (the case modules must parse on
+    3.11), from tests/ir/test_new_syntax.py."""
+    if not TYPE_PARAMETER_SYNTAX:
+        return
+    from tests.ir.test_new_syntax import EVALUATION_ORDER, NESTED_SCOPES
+
+    folder = Path(tempfile.mkdtemp(prefix="splice-op-coverage-"))
+    for index, source in enumerate([NESTED_SCOPES, EVALUATION_ORDER]):
+        yield load(folder, f"new_syntax_{index}", source).main
+
+
 def _lowered() -> list[FunctionIR]:
     found = []
-    for fn in _case_functions():
+    for fn in [*_case_functions(), *_new_syntax_functions()]:
         try:
             found.append(splice.ir.lower(fn))
         except UnsupportedError:
