@@ -174,6 +174,32 @@ class Plugin(Hooks):
                     found[target] = name
         cls._splice_intercepts = found
 
+    # ------------------------------------------------------------------------- caching
+
+    def cache_token(self) -> Hashable:
+        """A hashable value naming everything this plugin's compile-time hooks read
+        (``lowered``, ``typed``, ``optimized``, ``recurse``, ``specialize``, the intercepts
+        and class attributes such as ``implicit_calls``), or None (the default).
+
+        Plugins of the same class with equal tokens share their compiled code: a new
+        plugin object configured like an earlier one compiles nothing the earlier one
+        compiled. The token is read each time a run starts, so a plugin whose
+        configuration changed gets code for its new configuration. What a hook reads at
+        run time (a list it appends events to, counters) is not part of the token, and
+        must not be inserted into the code as a constant other than as an attribute of the
+        plugin (those are rebound to each plugin's own). None: this plugin object owns its
+        code, built again for every new plugin object (call ``invalidate`` after changing
+        what its hooks read)."""
+        return None
+
+    def invalidate(self) -> None:
+        """Drop the code compiled under this plugin (and the compositions holding it), so
+        that the next run compiles for its current configuration: for a plugin without a
+        ``cache_token`` whose hooks now behave differently. (A plugin with a token needs
+        none: a changed token selects other code; code shared with equal tokens stays.)"""
+        self.__dict__["_splice_generation"] = self.__dict__.get("_splice_generation", 0) + 1
+        self.__dict__.pop("_splice_contexts", None)
+
     # ------------------------------------------------------------------------- running
 
     @property

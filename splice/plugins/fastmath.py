@@ -24,7 +24,7 @@ being rewritten into calling itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +66,11 @@ class FastMath(Plugin):
             for original, replacement in replacements.items()}
         self._replacement_ids = frozenset(id(r) for _, r in self.replacements.values())
         self.rewrites: list[Rewrite] = []
+
+    def cache_token(self) -> Hashable:
+        """The mapping (by identity: a tuple compares functions by ``is``) and
+        ``world_age``: what ``typed`` and ``recurse`` read. (``rewrites`` is a record.)"""
+        return (tuple(self.replacements.values()), self.world_age)
 
     def recurse(self, fn: Callable[..., Any]) -> bool:
         """Every function is entered except the replacements (they stay as written)."""

@@ -154,6 +154,11 @@ class Patch(splice.Plugin):
                                                "_splice_own_class": True})
         return super().__new__(cls)
 
+    def cache_token(self) -> None:
+        """None: a Patch owns its code. Each Patch is a class of its own (its intercepts),
+        and what it replaces can change between runs (``replace``, ``restore``)."""
+        return None
+
     def __init__(self, replacements: Mapping[Any, Any] | None = None) -> None:
         self._lock = threading.Lock()
         self._serial = 0
@@ -249,16 +254,9 @@ class Patch(splice.Plugin):
         return patched
 
     def _changed(self) -> None:
-        """A new target or attribute: contexts made before it do not know it. Drops those
-        the patch keeps (``splice.runtime.context.context_of``): its own, and those of
-        compositions in which it is the newest plugin."""
-        contexts = self.__dict__.get("_splice_contexts")
-        if contexts:
-            before = self.context
-            contexts.clear()
-            if self.context is before:  # pragma: no cover (the runtime changed)
-                raise RuntimeError("cannot add a replacement to a Patch that has run; "
-                                   "use a new Patch")
+        """A new target or attribute: code compiled before it does not know it, so the
+        next run (alone or composed) compiles again (``Plugin.invalidate``)."""
+        self.invalidate()
 
     def lowered(self, ir: FunctionIR) -> FunctionIR | None:
         """Rewrite reads of patched attributes (``setattr``) to read the patched value."""

@@ -103,7 +103,7 @@ import sys
 import threading
 import types
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter_ns
@@ -530,6 +530,12 @@ class Tracer(splice.Plugin):
         self._local = _Local(self._logs)
         self._infos: dict[types.CodeType, FunctionInfo] = {}
         self._lock = threading.Lock()
+
+    def cache_token(self) -> Hashable:
+        """What the instrumentation depends on: the options (``follow_threads`` is read
+        when a thread starts). Tracers with equal options share their compiled code; the
+        event lists are each Tracer's own (its ``_local``, rebound per Tracer)."""
+        return (self.include, self.exclude, self.args, self.returns, self.implicit_calls)
 
     def __repr__(self) -> str:
         parts = []

@@ -35,13 +35,14 @@ import sys
 import threading
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from splice.cache.code_cache import CodeCache
 from splice.cache.guards import lookup_global
 from splice.cache.instances import InstanceCache
+from splice.cache.owners import Owner, SharedCode, owner_for
 from splice.cache.world import watch
 from splice.compiler.constructors import constructor_ir, sentinel_defaults
 from splice.compiler.params import CompileParams
@@ -66,6 +67,7 @@ from splice.runtime.hooked import with_hooks
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
 from splice.runtime.native import CHOSEN, INSTANTIATOR
 from splice.runtime.pending import PENDING, PENDING_ANYWHERE, continuation_for, get_hashed
+from splice.runtime.sharing import bind, share
 from splice.runtime.sites import Site
 from splice.runtime.specializing import SpecializingEntry
 from splice.runtime.table import DispatchTable
@@ -110,7 +112,8 @@ class Context:
     #: (``_instantiate_steps`` driven by C code, splice.runtime.dunders.drive)
     instantiate: Callable[..., Any]
 
-    def __init__(self, plugins: tuple[Plugin, ...]) -> None:
+    def __init__(self, plugins: tuple[Plugin, ...],
+                 tokens: tuple[Hashable, ...] | None = None) -> None:
         self.plugins = plugins
         #: which plugins override which hook (``splice.hooks``)
         self.hooks = hooks = HookTable.of(plugins)
@@ -161,6 +164,21 @@ class Context:
         if routed:
             # ``super().__setattr__(...)``: object's slots reach descriptors' Python code
             self.routed_names |= {"__getattribute__", "__setattr__", "__delattr__"}
+        #: the owner of the code this context shares with the contexts of equally
+        #: configured plugins (``splice.cache.owners``); None: the context owns its code
+        self.owner = self._owner(tokens)
+
+    def _owner(self, tokens: tuple[Hashable, ...] | None) -> Owner | None:
+        """The owner of the stacks of these plugins' classes with these tokens and this
+        context's compile switches, if every plugin has a token. (Contexts with typed
+        stages keep their code instances themselves, for now.)"""
+        if tokens is None or any(t is None for t in tokens) or self.typed_stages:
+            return None
+        switches = (self.implicit is not None, self.strict, self.hooked,
+                    self.direct_builtin_methods, self.plain_functions, self.routed_names,
+                    self.params)
+        classes = tuple(zip((type(p) for p in self.plugins), tokens, strict=True))
+        return owner_for((classes, switches))
 
     def __repr__(self) -> str:
         return f"<splice context {' ∘ '.join(type(p).__name__ for p in self.plugins)}>"
@@ -415,8 +433,26 @@ class Context:
     def _build(self, fn: types.FunctionType,
                finish: Callable[[FunctionIR], FunctionIR] | None = None
                ) -> CompiledCode | UnsupportedError:
-        """``fn``'s code transformed under this context (``splice.compiler.pipeline``)."""
-        return build_code(self, fn, finish)
+        """``fn``'s code transformed under this context (``splice.compiler.pipeline``):
+        built, or bound from the code its owner keeps (``splice.runtime.sharing``)."""
+        owner = self.owner
+        if owner is None:
+            return build_code(self, fn, finish)
+        built: list[CompiledCode | UnsupportedError] = []
+
+        def build(function: types.FunctionType) -> SharedCode | UnsupportedError:
+            compiled = build_code(self, function, finish)
+            built.append(compiled)
+            return share(compiled, self, function.__code__.co_freevars)
+
+        cache = owner.code if finish is None else owner.constructors
+        shared = cache.get(fn, build)
+        if built:
+            return built[0]
+        if not isinstance(shared, SharedCode):
+            return shared
+        bound = bind(shared, self)
+        return bound if bound is not None else build_code(self, fn, finish)
 
     def _build_constructor(self, init: types.FunctionType) -> CompiledCode | UnsupportedError:
         """``init`` compiled as a constructor (``splice.runtime.constructors``)."""
@@ -718,7 +754,8 @@ def keeper_of(plugins: tuple[Plugin, ...]) -> Plugin:
 
 
 def context_of(plugins: tuple[Plugin, ...]) -> Context:
-    """The context of a stack of plugins: one per stack, while its plugins live.
+    """The context of a stack of plugins: one per stack and configuration, while its
+    plugins live.
 
     A context holds its plugins (its hooks call them), so whatever holds a context keeps all
     of its plugins alive. It is kept by one plugin of the stack only, its newest
@@ -729,16 +766,37 @@ def context_of(plugins: tuple[Plugin, ...]) -> Context:
     the call, however many times it is made. (An older plugin dropped by the program lives
     on, with the context, as long as the newest plugin of the stack does.) The key is the
     ids of the stack's plugins: they cannot be reused while the entry exists, since its
-    context holds those plugins."""
+    context holds those plugins.
+
+    The plugins' configurations are read here, each time (``Plugin.cache_token``, and the
+    count of ``Plugin.invalidate`` calls of a plugin without a token): a stack whose
+    configuration changed gets a new context, with the code of its new configuration
+    (shared with equally configured stacks through their owner when every plugin has a
+    token)."""
     keeper = keeper_of(plugins)
-    cache: dict[tuple[int, ...], Context] | None = keeper.__dict__.get("_splice_contexts")
+    cache: dict[tuple[int, ...], tuple[Hashable, Context]] | None = \
+        keeper.__dict__.get("_splice_contexts")
     if cache is None:
         cache = keeper.__dict__.setdefault("_splice_contexts", {})
     key = tuple(id(p) for p in plugins)
-    context = cache.get(key)
-    if context is None:
+    tokens = tuple(_token(p) for p in plugins)
+    configuration = (tokens, tuple(p.__dict__.get("_splice_generation", 0) for p in plugins))
+    found = cache.get(key)
+    if found is None or found[0] != configuration:
         with _contexts_lock:
-            context = cache.get(key)
-            if context is None:
-                context = cache[key] = Context(plugins)
-    return context
+            found = cache.get(key)
+            if found is None or found[0] != configuration:
+                found = cache[key] = (configuration, Context(plugins, tokens))
+    return found[1]
+
+
+def _token(plugin: Plugin) -> Hashable:
+    """``plugin.cache_token()``, checked: a hashable value or None."""
+    token = plugin.cache_token()
+    try:
+        hash(token)
+    except TypeError:
+        raise TypeError(f"{type(plugin).__qualname__}.cache_token() must return a hashable "
+                        f"value (or None), not {type(token).__name__}: {token!r} (use "
+                        "tuples and frozensets instead of lists, sets and dicts)") from None
+    return token
