@@ -118,6 +118,8 @@ class HookTable:
     chooser: Any
     #: no plugin overrides ``recurse``: every function is entered under all of them
     recurse_everywhere: bool
+    #: plugins giving runtime keys (``specialize``), outermost first
+    specializers: tuple[Any, ...] = ()
 
     @classmethod
     def of(cls, plugins: tuple[Any, ...]) -> HookTable:
@@ -132,7 +134,8 @@ class HookTable:
                    compile_observers=overriding("compiled"),
                    stages={stage: overriding(stage) for stage in IR_STAGES},
                    chooser=chooser,
-                   recurse_everywhere=not overriding("recurse"))
+                   recurse_everywhere=not overriding("recurse"),
+                   specializers=overriding("specialize"))
 
     @property
     def hooked(self) -> bool:
@@ -143,9 +146,31 @@ class HookTable:
     @property
     def typed_stages(self) -> bool:
         """Whether the typed stages are worth running: some plugin has a ``typed`` or
-        ``optimized`` hook or chooses an ``interpreter``."""
+        ``optimized`` hook, chooses an ``interpreter`` or gives runtime keys (code
+        instances are what a key selects)."""
         return bool(self.stages["typed"] or self.stages["optimized"]
-                    or self.chooser is not None)
+                    or self.chooser is not None or self.specializers)
+
+    def key_of(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable:
+        """The runtime key of a call of ``fn``: the ``specialize`` result of the one plugin
+        that gives keys, a tuple of them for several (None: no key, when all say None)."""
+        keys = []
+        for plugin in self.specializers:
+            try:
+                key = plugin.specialize(fn, args, kwargs)
+            except RecursionError:
+                raise
+            except Exception as exc:
+                raise PluginError.raised(plugin, "specialize", describe(fn), exc) from exc
+            try:
+                hash(key)
+            except Exception as exc:
+                raise PluginError.returned(plugin, "specialize", describe(fn), key,
+                                           "it returns a hashable key or None") from exc
+            keys.append(key)
+        if all(k is None for k in keys):
+            return None
+        return keys[0] if len(keys) == 1 else tuple(keys)
 
     def run_stage(self, stage: str, ir: FunctionIR, fn: Any) -> FunctionIR:
         """``ir`` (of the function ``fn``) through the ``stage`` hooks (each rewrites it in

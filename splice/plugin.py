@@ -348,7 +348,13 @@ def compile(plugin: Plugin | None, fn: Any, /, *argtypes: Any, key: Hashable = N
                         f"splice.compile({plugin.__name__}(), fn, ...)")
     if not isinstance(plugin, Plugin):
         raise TypeError(f"compile() takes a plugin (or None), not {type(plugin).__name__}")
-    return compile_for(plugin.context, function_of(fn), argtypes, key)
+    context = plugin.context
+    if key is not None and not context.hooks.specializers:
+        raise TypeError(f"compile(..., key={key!r}): {type(plugin).__name__} defines no "
+                        "specialize hook, so no call would ever have that key and the "
+                        "instance could never be invoked; define specialize(fn, args, "
+                        "kwargs) to give calls their keys, or leave out key=")
+    return compile_for(context, function_of(fn), argtypes, key)
 
 
 @functools.cache

@@ -40,9 +40,8 @@ from typing import Any, Protocol
 
 from splice.cache.guards import Guard
 from splice.cache.world import add_backedge, advance, world
-from splice.errors import ArgumentTypeError, InvalidatedError, PluginError
+from splice.errors import ArgumentTypeError, InvalidatedError
 from splice.ir.nodes import FunctionIR
-from splice.ir.source import describe
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -57,6 +56,7 @@ class Owner(Protocol):
 
     plugins: tuple[Any, ...]
     instances: InstanceCache
+    hooks: Any  # splice.hooks.HookTable (its ``key_of``)
 
 
 #: ``max_world`` of an instance that has not been invalidated
@@ -396,7 +396,7 @@ class CodeInstance:
                         f"specialized for {expected}")
         key = self.specialization.key
         if key is not None:
-            now = _key_of(self.owner, self.fn, tuple(args), kwargs)
+            now = self.owner.hooks.key_of(self.fn, tuple(args), kwargs)
             if now != key:
                 return (f"{self.builder.__qualname__}(): the runtime key is {now!r}, but this "
                         f"instance is specialized for key {key!r}")
@@ -425,30 +425,6 @@ def erase_sites(value: Any) -> Any:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _key_of(owner: Owner, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-            ) -> Hashable:
-    """The runtime key of a call: the plugins' ``specialize`` results (None if none)."""
-    keys = []
-    for plugin in owner.plugins:
-        specialize = getattr(plugin, "specialize", None)
-        if specialize is not None:
-            try:
-                key = specialize(fn, args, kwargs)
-            except RecursionError:
-                raise
-            except Exception as exc:
-                raise PluginError.raised(plugin, "specialize", describe(fn), exc) from exc
-            try:
-                hash(key)
-            except Exception as exc:
-                raise PluginError.returned(plugin, "specialize", describe(fn), key,
-                                           "it returns a hashable key or None") from exc
-            keys.append(key)
-    if not keys or all(k is None for k in keys):
-        return None
-    return keys[0] if len(keys) == 1 else tuple(keys)
 
 
 def invoke(ci: CodeInstance, /, *args: Any, **kwargs: Any) -> Any:

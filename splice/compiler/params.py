@@ -28,6 +28,8 @@ class CompileParams:
     generic instance (every argument ``Any``). ``max_variants``: instances of one
     specialization for function objects that differ in what inference read from them
     (cells, defaults) before one that reads no cell is built for all of them.
+    ``max_keys``: runtime keys (``Plugin.specialize``) of one function in one specializing
+    entry before its calls use the instances without a key (key None).
     ``verify_stages``: check the IR (``splice.ir.verify``) after every stage that changes
     it, naming the stage that broke it (a debug switch: the environment variable
     ``SPLICE_VERIFY_STAGES=1`` turns it on for every context).
@@ -35,4 +37,5 @@ class CompileParams:
 
     max_specializations: int = 8
     max_variants: int = 4
+    max_keys: int = 8
     verify_stages: bool = field(default_factory=_verify_from_environment)

@@ -315,19 +315,20 @@ def _connect(ci: CodeInstance, fn: types.FunctionType, callees: list[Any]) -> No
 
 
 def _callee_instance(owner: Any, function: types.FunctionType,
-                     types_: tuple[Abstract, ...]) -> CodeInstance:
+                     types_: tuple[Abstract, ...], key: Hashable = None) -> CodeInstance:
     """The instance a direct call runs (or a specializing entry uses): specialised on
-    ``types_``, or the generic one (every argument ``Any``) once ``function``'s code has
-    ``max_specializations`` instances of other specialisations (``owner.params``)."""
+    ``types_`` (and the runtime ``key``), or the generic one (every argument ``Any``) once
+    ``function``'s code has ``max_specializations`` instances of other specialisations
+    (``owner.params``)."""
     cache = cache_of(owner)
     code = function.__code__
-    found = cache.find(Specialization(code, types_), function)
+    found = cache.find(Specialization(code, types_, key), function)
     if found is not None and found.check():
         return found
     if types_ and len({ci.argtypes for ci in cache.of_code(code)} - {()}) >= \
             owner.params.max_specializations:
         types_ = ()
-    return _compile_owner(owner, function, types_)
+    return _compile_owner(owner, function, types_, key)
 
 
 def _compile_owner(owner: Any, function: types.FunctionType, types_: tuple[Abstract, ...],

@@ -157,6 +157,7 @@ def _lower(state: CompileState) -> None:
         raise lowered
     state.ir = lowered.copy()
     state.ir.function = state.builder
+    state.ir.key = state.key
 
 
 def _hooks(stage: str) -> Callable[[CompileState], None]:
@@ -178,6 +179,7 @@ def _infer(state: CompileState) -> None:
     state.first_inference = state.inference = inference
     state.ir = inference.ir
     state.ir.function = state.builder
+    state.ir.key = state.key
 
 
 def _typed(state: CompileState) -> None:

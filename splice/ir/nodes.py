@@ -1022,6 +1022,8 @@ class FunctionIR:
     #: PEP 695 type parameters (``def f[T]``, ``class C[T]``), as source AST: a nested
     #: generic definition is regenerated with them, so CPython makes their annotation scope
     type_params: list[ast.AST] = field(default_factory=list)
+    #: the runtime key of the code instance being built (``Plugin.specialize``; None: none)
+    key: Any = None
     _next_temp: int = 1
 
     def new_temp(self) -> Temp:

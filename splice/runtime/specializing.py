@@ -8,6 +8,13 @@ that, calls with keywords and calls whose instance cannot be specialised run the
 instance (every argument ``Any``). An instance is used only while it is valid and its
 guards hold (checked on every call: 3.11 has no dict watchers), else it is rebuilt.
 
+Under plugins that give runtime keys (``Plugin.specialize``), a call whose key is not None
+runs the instance for its classes *and* key (the stage hooks see the key as ``ir.key``), up
+to ``max_keys`` keys per function (``CompileParams``); later keys run the key-less
+instances. A keyed instance relies on what its key-less counterpart relies on (the same
+inference, the same edges), so it is invalidated by the same changes. Plugins without
+``specialize`` pay nothing: no key is asked for.
+
 Specialising on exact classes is sound: every argument's class is exactly the one the
 instance was inferred for. The cost per call is a tuple of the argument classes, a dict
 lookup and the instance's guard checks; that is why a context should use this entry only
@@ -60,6 +67,11 @@ class SpecializingEntry:
         # without typed stages) where the interpreter failed
         self._runners: dict[tuple[type, ...], _Runner] = {}
         self._generic: _Runner | None = None
+        #: (classes, runtime key) -> runner, for plugins that give keys (``specialize``);
+        #: None when no plugin does (then no call asks for a key)
+        self._keyed: dict[tuple[tuple[type, ...], Any], _Runner] | None = \
+            {} if owner.hooks.specializers else None
+        self._keys: set[Any] = set()
         # the generic instance while no call needed its function yet
         self._generic_instance: CodeInstance | None = None
         self._lock = threading.RLock()
@@ -79,18 +91,18 @@ class SpecializingEntry:
         return ci is None or ci.max_world == MAX_WORLD and (
             not ci.guards or ci.check()) and (not ci.cells or ci.cells_hold(self.fn))
 
-    def _runner(self, types_: tuple[Any, ...]) -> _Runner:
+    def _runner(self, types_: tuple[Any, ...], key: Any = None) -> _Runner:
         try:
-            ci = self._instance(types_)
+            ci = self._instance(types_, key)
         except InterpreterError as exc:
             # the plugin's interpreter failed: the owner runs fn untyped (or raises, strict)
             return None, self.owner.untyped(self.fn, exc, types_)
         return ci, ci.function_for(self.fn)
 
-    def _instance(self, types_: tuple[Any, ...]) -> CodeInstance:
+    def _instance(self, types_: tuple[Any, ...], key: Any = None) -> CodeInstance:
         from splice.compiler.pipeline import _callee_instance
 
-        return _callee_instance(self.owner, self.fn, types_)
+        return _callee_instance(self.owner, self.fn, types_, key)
 
     def generic(self) -> CodeInstance:
         """The instance for arguments of any type."""
@@ -138,10 +150,34 @@ class SpecializingEntry:
                 self.instances[classes] = runner[0]
             return runner
 
+    def _keyed_runner(self, classes: tuple[type, ...], key: Any) -> _Runner:
+        """The runner for ``classes`` and runtime ``key``: its own instance, while the
+        function has fewer than ``max_keys`` keys (then the key-less one)."""
+        assert self._keyed is not None
+        runner = self._keyed.get((classes, key))
+        if runner is not None and self._usable(runner[0]):
+            return runner
+        from splice.infer.lattice import Exact
+
+        with self._lock:
+            if key not in self._keys and len(self._keys) >= self.owner.params.max_keys:
+                return self._runner_for(classes) if classes else self._generic_runner()
+            self._keys.add(key)
+            specialized = len(classes) <= self.fn.__code__.co_argcount and \
+                len({c for c, _ in self._keyed} - {()}) < self.max_specializations
+            types_ = tuple(Exact(c) for c in classes) if specialized else ()
+            runner = self._runner(types_, key)
+            self._keyed[(classes, key)] = runner
+            return runner
+
     def choose(self, /, *args: Any, **kwargs: Any) -> types.FunctionType:
         """The function that runs a call with these arguments (without calling it: the
         context's table holds ``Chosen(entry.choose, fn)``, C code that calls what this
         returns, so no frame of the entry's is on the stack while ``fn`` runs)."""
+        if self._keyed is not None:
+            key = self.owner.hooks.key_of(self.fn, args, kwargs)
+            if key is not None:
+                return self._keyed_runner(() if kwargs else tuple(map(type, args)), key)[1]
         # positional-only: a keyword argument named ``self`` is the callee's
         if kwargs:
             return self._generic_runner()[1]
