@@ -104,7 +104,7 @@ def release_temps(node: ast.stmt | ast.expr, base_exception: str, released: str)
 
 
 def _nested_scopes(node: ast.AST) -> Iterator[ast.AST]:
-    for child in ast.iter_child_nodes(node):
+    for child in _children(node):
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             yield child
         yield from _nested_scopes(child)
@@ -133,6 +133,8 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
                    parameters: set[str]) -> None:
     scope = _Scope()
     _visit_block(scope, body, ())
+    if all(temp.nested for temp in scope.temps.values()):
+        return  # nothing of this scope's to release (a third of scopes: skip the walks)
     releases: dict[tuple[int, int], list[ast.stmt]] = {}  # (block, index) -> after it
     before: dict[int, list[ast.stmt]] = {}  # id of a jump -> statements before it
     handlers: dict[int, list[str]] = {}  # id of a try -> temps dead in its handlers
@@ -140,7 +142,7 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
     entered: dict[int, tuple[ast.stmt, list[str]]] = {}  # id of a statement -> its temps
     #: id of a ``with`` -> the temps its first manager's expression alone uses
     hoisted: dict[int, tuple[ast.With | ast.AsyncWith, list[ast.stmt], list[str]]] = {}
-    inert = _inert(scope, body, parameters)
+    inert = _lazy(lambda: _inert(scope, body, parameters))
     for name, temp in scope.temps.items():
         if temp.nested:
             continue
@@ -199,6 +201,18 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
                                                   released_as)]
     if base_exception is not None:
         _wrap(body, released, base_exception, released_as)
+
+
+def _lazy(make: Callable[[], Callable[[str, list[ast.stmt]], bool]]
+          ) -> Callable[[str, list[ast.stmt]], bool]:
+    """``make()``'s predicate, made on its first call (many scopes never ask)."""
+    made: list[Callable[[str, list[ast.stmt]], bool]] = []
+
+    def predicate(name: str, span: list[ast.stmt]) -> bool:
+        if not made:
+            made.append(make())
+        return made[0](name, span)
+    return predicate
 
 
 def _inert(scope: _Scope, body: list[ast.stmt], parameters: set[str]
@@ -292,7 +306,7 @@ def _stable_locals(body: list[ast.stmt], parameters: set[str]) -> set[str]:
         elif isinstance(node, ast.Global | ast.Nonlocal):
             declared.update(node.names)
         stack.extend((child, inside or isinstance(node, _SCOPES))
-                     for child in ast.iter_child_nodes(node))
+                     for child in _children(node))
     return bound - declared - nested
 
 
@@ -445,7 +459,7 @@ def _own_names(statement: ast.stmt) -> Iterator[tuple[str, bool]]:
             roots.extend((child, True) for child in _walk_except(node, outermost))
             continue
         inner = nested or isinstance(node, _SCOPES)
-        roots.extend((child, inner) for child in ast.iter_child_nodes(node))
+        roots.extend((child, inner) for child in _children(node))
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -468,17 +482,33 @@ def _free_temps(body: list[ast.stmt]) -> set[str]:
                 and is_temp(node.name):
             bound.add(node.name)
         inner = own and not isinstance(node, _SCOPES)
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        stack.extend((child, inner) for child in _children(node))
     return read - bound
 
 
 def _walk_except(node: ast.AST, skipped: ast.AST) -> Iterator[ast.AST]:
     """The children of ``node`` and of its ``comprehension`` nodes, but ``skipped``."""
-    for child in ast.iter_child_nodes(node):
+    for child in _children(node):
         if isinstance(child, ast.comprehension):
-            yield from (c for c in ast.iter_child_nodes(child) if c is not skipped)
+            yield from (c for c in _children(child) if c is not skipped)
         elif child is not skipped:
             yield child
+
+
+_AST = ast.AST
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes(node)`` as a list, without its generators (this pass walks
+    every node of the generated code several times: the cost of a first call)."""
+    found: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            found.extend(item for item in value if isinstance(item, _AST))
+        elif isinstance(value, _AST):
+            found.append(value)
+    return found
 
 
 def _walk(node: ast.AST) -> Iterator[ast.AST]:
@@ -488,7 +518,7 @@ def _walk(node: ast.AST) -> Iterator[ast.AST]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(ast.iter_child_nodes(current))
+        stack.extend(_children(current))
 
 
 def _temps_in(node: ast.AST) -> set[str]:
