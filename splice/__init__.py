@@ -7,6 +7,7 @@ optimize -> codegen -> code object; plugins run a whole call graph through it
 
 from __future__ import annotations
 
+from splice._version import __version__  # (pyproject.toml reads it from there)
 from splice.cache.instances import CodeInstance, invoke
 from splice.cache.world import invalidate, world
 from splice.errors import (
@@ -21,9 +22,6 @@ from splice.infer import AbstractInterpreter
 from splice.ir.verify import VerifyError
 from splice.plugin import Plugin, compile, compose, explain, intercept
 from splice.reflection import code_lowered, code_python, code_stage, code_typed
-
-#: the package's version (pyproject.toml reads it from here)
-__version__ = "0.1.0"
 
 __all__ = ["AbstractInterpreter", "ArgumentTypeError", "CodeInstance", "InterpreterError",
            "InvalidatedError", "Plugin", "PluginError", "SpliceError", "UnsupportedError",

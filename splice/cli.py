@@ -17,6 +17,7 @@ import importlib.metadata
 import importlib.util
 import linecache
 import os
+import re
 import sys
 import traceback
 import types
@@ -575,6 +576,62 @@ def trace(output: str | None, format_: str | None, sort: str, tree: bool, full: 
         click.echo(tracer.format_tree(aggregate=not full, max_depth=max_depth,
                                       min_ms=min_ms), err=True)
     sys.exit(status)
+
+
+#: the folders of the cache's root that splice made (``splice.cache.disk.VERSION_TAG``)
+_VERSION_FOLDER = re.compile(r"py\d+\.\d+-[0-9a-f]+-splice[\w.+-]+")
+
+
+@main.group()
+def cache() -> None:
+    """The code cache on disk (docs/cache.md): what is in it, and emptying it."""
+
+
+@cache.command("info")
+def cache_info() -> None:
+    """Where the cache is and what it holds: entries and bytes per interpreter and splice
+    version, and per owner (one per plugin configuration)."""
+    from splice.cache.disk import VERSION_TAG, cache_root
+
+    root = cache_root()
+    if root is None:
+        click.echo("splice: the code cache is off (SPLICE_CACHE=0)")
+        return
+    click.echo(f"cache: {root}")
+    if not root.is_dir():
+        click.echo("  (empty: nothing written yet)")
+        return
+    for version in sorted(p for p in root.iterdir()
+                          if p.is_dir() and _VERSION_FOLDER.fullmatch(p.name)):
+        owners = sorted(p for p in version.iterdir() if p.is_dir())
+        entries = [e for o in owners for e in o.glob("*.entry")]
+        size = sum(e.stat().st_size for e in entries)
+        mark = " (this interpreter and splice)" if version.name == VERSION_TAG else ""
+        click.echo(f"  {version.name}{mark}: {len(entries)} entries, {size / 1024:.0f} KiB, "
+                   f"{len(owners)} owners")
+        for owner in owners:
+            found = list(owner.glob("*.entry"))
+            click.echo(f"    {owner.name}: {len(found)} entries, "
+                       f"{sum(e.stat().st_size for e in found) / 1024:.0f} KiB")
+
+
+@cache.command("clear")
+def cache_clear() -> None:
+    """Delete every entry of the cache (entries are rebuilt when next needed)."""
+    import shutil
+
+    from splice.cache.disk import cache_root
+
+    root = cache_root()
+    if root is None or not root.is_dir():
+        click.echo("splice: nothing to clear")
+        return
+    removed = 0
+    # only splice's own folders: the root may be a folder the user keeps other things in
+    for version in [p for p in root.iterdir() if p.is_dir() and _VERSION_FOLDER.fullmatch(p.name)]:
+        removed += sum(1 for _ in version.glob("*/*.entry"))
+        shutil.rmtree(version)
+    click.echo(f"splice: removed {removed} entries from {root}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,7 +4,14 @@ generation modes, ``renest`` (temporaries folded back: the production mode) and 
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# The code cache on disk stays off for the suite (subprocesses inherit it): a test's result
+# must not depend on what an earlier test or run wrote. The cache's own tests turn it on,
+# each in a folder of its own (tests/cache/test_disk_cache.py).
+os.environ["SPLICE_CACHE"] = "0"
 
 pytest.register_assert_rewrite("tests.differential")
 

@@ -26,6 +26,11 @@ as in every ``CodeCache``, so they go with the functions.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import inspect
+import json
+import os
 import threading
 import types
 from collections.abc import Hashable
@@ -33,6 +38,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from splice.cache.code_cache import CodeCache
+from splice.cache.disk import DiskStore, Entry, cache_root, code_fingerprint
+from splice.cache.references import (
+    NotStorable,
+    decode,
+    encode,
+    join_constants,
+    split_constants,
+)
 from splice.errors import UnsupportedError
 from splice.pristine import BUILTINS
 
@@ -60,7 +73,8 @@ class SharedCode:
 
 
 class Owner:
-    """The code shared by the contexts of one ``OwnerKey``."""
+    """The code shared by the contexts of one ``OwnerKey``, in the process and, where the
+    owner can be named across processes, on disk (``splice.cache.disk``)."""
 
     def __init__(self, key: OwnerKey) -> None:
         self.key = key
@@ -68,6 +82,125 @@ class Owner:
         self.code = CodeCache[SharedCode | UnsupportedError]()
         #: ``__init__`` code object -> its code compiled as a constructor
         self.constructors = CodeCache[SharedCode | UnsupportedError]()
+        self._disk: DiskStore | None | bool = False  # False: not looked at yet
+        #: functions compiled for this owner in this process (not loaded from disk)
+        self.compiles = 0
+
+    @property
+    def disk(self) -> DiskStore | None:
+        """This owner's entries on disk (None: the cache is off, or the owner cannot be
+        named across processes: a plugin class without source, a token that cannot be
+        written)."""
+        if self._disk is False:
+            root = cache_root()
+            name = None if root is None else owner_fingerprint(self.key)
+            self._disk = None if root is None or name is None else DiskStore(root, name)
+        return self._disk  # type: ignore[return-value]
+
+    def load(self, fn: types.FunctionType, kind: str) -> SharedCode | str | None:
+        """``fn``'s code of ``kind`` (``code`` or ``constructor``) from disk, None if there
+        is none, or why the entry there was ignored."""
+        disk = self.disk
+        if disk is None:
+            return None
+        own = fn.__code__
+        found = disk.read(_entry_name(own, kind))
+        if not isinstance(found, Entry):
+            return found
+        header = found.header
+        try:
+            if tuple(header["freevars"]) != own.co_freevars:
+                raise NotStorable("written for other free variables")
+            code = join_constants(found.code, header["constants"], own)
+            template: dict[str, tuple[Any, ...]] = {}
+            for name, entry in header["template"].items():
+                if entry[0] == "value":
+                    template[name] = ("value", decode(entry[1], own))
+                else:
+                    template[name] = _untuple(entry)
+        except (NotStorable, KeyError, TypeError, IndexError, ValueError) as exc:
+            disk.loaded -= 1
+            why = f"its objects cannot be found in this program ({exc})"
+            disk.ignored.append((str(disk.path(_entry_name(own, kind))), why))
+            return why
+        return SharedCode(code, own.co_freevars, template)
+
+    def save(self, fn: types.FunctionType, kind: str, shared: SharedCode) -> None:
+        """Write ``shared`` (built for ``fn``) to disk, if it can be written: without any
+        hook or inference (what was built is written as it is)."""
+        disk = self.disk
+        if disk is None or shared.template is None:
+            return
+        own = fn.__code__
+        try:
+            code, constants = split_constants(shared.code, own)
+            template = {name: ["value", encode(entry[1], own)] if entry[0] == "value"
+                        else list(entry) for name, entry in shared.template.items()}
+        except NotStorable:
+            return
+        header = {"freevars": list(own.co_freevars), "constants": constants,
+                  "template": template, "qualname": own.co_qualname,
+                  "filename": own.co_filename, "line": own.co_firstlineno}
+        disk.write(_entry_name(own, kind), header, code)
+
+
+def _entry_name(code: types.CodeType, kind: str) -> str:
+    return f"{code_fingerprint(code)}-{kind}"
+
+
+def _untuple(entry: list[Any]) -> tuple[Any, ...]:
+    """A template entry read from JSON (lists) as ``splice.runtime.sharing`` made it."""
+    return tuple(tuple(part) if isinstance(part, list) else part for part in entry)
+
+
+def owner_fingerprint(key: OwnerKey) -> str | None:
+    """A name for ``key`` that another process computes alike (None: it has none): the
+    plugins' classes with the source files they are defined in (every class of their MRO
+    but ``object``), their tokens, the context's switches, and splice's own source."""
+    classes, switches = key
+    described: list[Any] = [_splice_source()]
+    try:
+        for cls, token in classes:
+            files = []
+            for klass in cls.__mro__[:-1]:
+                source = inspect.getsourcefile(klass)
+                if source is None or not os.path.exists(source):
+                    return None
+                files.append(_file_digest(source))
+            described.append([cls.__module__, cls.__qualname__, files, encode(token)])
+    except (NotStorable, TypeError, OSError):
+        return None
+    assert isinstance(switches, tuple)
+    described.append([repr(s) if isinstance(s, (bool, int, str)) or s is None
+                      else sorted(map(repr, s)) if isinstance(s, frozenset) else repr(s)
+                      for s in switches])
+    text = json.dumps(described, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@functools.cache
+def _file_digest(path: str) -> str:
+    with open(path, "rb") as file:
+        return hashlib.sha256(file.read()).hexdigest()
+
+
+@functools.cache
+def _splice_source() -> str:
+    """splice's own files (names, sizes, modification times): code built by an edited
+    splice is never read by another (the version alone would not say)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found: list[str] = []
+    folders = [package]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        folders.append(entry.path)
+                elif entry.name.endswith((".py", ".so", ".c")):
+                    info = entry.stat()
+                    found.append(f"{entry.path}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.sha256("\n".join(sorted(found)).encode()).hexdigest()
 
     def __repr__(self) -> str:
         names = ", ".join(cls.__name__ for cls, _ in self.key[0])

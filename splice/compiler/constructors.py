@@ -93,6 +93,14 @@ class Sentinel:
     def __repr__(self) -> str:
         return f"<default of {self.name}>"
 
+    def __splice_persist__(self) -> tuple[str]:
+        """Written to the code cache by name, and made again as the shared sentinel."""
+        return (self.name,)
+
+    @classmethod
+    def __splice_make__(cls, name: str) -> Sentinel:
+        return cls.of(name)
+
 
 def constructor_ir(ir: FunctionIR, fallback: Any) -> FunctionIR:
     """Rewrite ``ir`` (an ``__init__``, routed) in place into its constructor (module

@@ -164,6 +164,10 @@ class FunctionInfo:
         #: a generator function: each resume is recorded as a call of its own
         self.generator = bool(code.co_flags & _CO_GENERATOR)
 
+    def __splice_persist__(self) -> tuple[Any, ...]:
+        """How the code cache makes this info again in another process (its arguments)."""
+        return (self.code, self.qualname, self.module)
+
     @property
     def location(self) -> str:
         """``file:line``, the file relative to the working directory when it is below it."""

@@ -167,6 +167,8 @@ class Context:
         #: the owner of the code this context shares with the contexts of equally
         #: configured plugins (``splice.cache.owners``); None: the context owns its code
         self.owner = self._owner(tokens)
+        #: id of a code object -> why its entry in the disk cache was ignored (explain)
+        self._cache_notes: dict[int, str] = {}
 
     def _owner(self, tokens: tuple[Hashable, ...] | None) -> Owner | None:
         """The owner of the stacks of these plugins' classes with these tokens and this
@@ -390,7 +392,9 @@ class Context:
             if self.strict:
                 raise compiled
             return fn
-        self._record(fn, True, "transformed")
+        note = self._cache_notes.get(id(code)) if self._cache_notes else None
+        self._record(fn, True, "transformed" if note is None
+                     else f"transformed, its cache entry ignored: {note}")
         return instantiate(compiled, fn, share_kwdefaults=True, code=code)
 
     def _specializing(self, fn: types.FunctionType) -> Any:
@@ -439,11 +443,21 @@ class Context:
         if owner is None:
             return build_code(self, fn, finish)
         built: list[CompiledCode | UnsupportedError] = []
+        kind = "code" if finish is None else "constructor"
 
         def build(function: types.FunctionType) -> SharedCode | UnsupportedError:
+            loaded = owner.load(function, kind)
+            if isinstance(loaded, SharedCode):
+                return loaded
+            if loaded is not None:  # why the entry on disk was not used
+                self._cache_notes[id(function.__code__)] = loaded
             compiled = build_code(self, function, finish)
+            owner.compiles += 1
             built.append(compiled)
-            return share(compiled, self, function.__code__.co_freevars)
+            shared = share(compiled, self, function.__code__.co_freevars)
+            if isinstance(shared, SharedCode):
+                owner.save(function, kind, shared)
+            return shared
 
         cache = owner.code if finish is None else owner.constructors
         shared = cache.get(fn, build)

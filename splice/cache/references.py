@@ -1,0 +1,180 @@
+"""Objects written to the code cache as data, never as pickles.
+
+Code that splice stores refers to objects: the program's functions and classes, builtins,
+splice's helpers, constants a plugin inserted. ``encode`` writes each as JSON-able data:
+
+* a plain value (None, bool, int, float, str, bytes, tuples and frozensets of them) as it
+  is: ``["const", ...]``;
+* an object that a module holds under its qualified name (``json.dumps``,
+  ``builtins.len``, ``time.perf_counter_ns``, a class) as that reference:
+  ``["ref", module, qualname]``; the object found there must be the object itself;
+* an object whose class opts in with ``__splice_persist__`` (returning the arguments to
+  make it again, themselves encodable), as the class's reference and the arguments; it is
+  made again by the class's ``__splice_make__`` if it has one (to share an existing
+  object), else by calling the class;
+* the code object of the function being compiled as ``["own code"]``.
+
+Anything else cannot be written, and the entry holding it is not stored. ``decode`` reverses
+it: references are looked up in ``sys.modules`` only (loading never imports, so it never
+runs a module's code) and must resolve; a class is called with the arguments only if it
+defines ``__splice_persist__``. Code objects are written with ``marshal`` after their
+constants that ``marshal`` cannot write are replaced by placeholder strings
+(``split_constants``; ``join_constants`` puts the decoded objects back).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["NotStorable", "decode", "encode", "join_constants", "split_constants"]
+
+_PLACEHOLDER = "\x00splice-stored-"
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+
+class NotStorable(Exception):
+    """A value that cannot be written to (or read back from) the code cache."""
+
+
+def encode(value: Any, own_code: types.CodeType | None = None) -> Any:
+    """``value`` as JSON-able data (``NotStorable`` if it cannot be)."""
+    if own_code is not None and _same_code(value, own_code):
+        return ["own code"]
+    kind = type(value)
+    if kind in _PLAIN:
+        if kind is bytes:
+            return ["bytes", value.hex()]
+        if kind is complex:
+            return ["complex", value.real, value.imag]
+        if kind is float and value != value:  # NaN: JSON has none
+            return ["nan"]
+        return ["const", value]
+    if kind is tuple or kind is frozenset:
+        items = [encode(v, own_code) for v in value]
+        if kind is frozenset:
+            items.sort(key=repr)
+        return ["tuple" if kind is tuple else "frozenset", items]
+    if value is Ellipsis:
+        return ["ellipsis"]
+    persist = getattr(kind, "__splice_persist__", None)
+    if persist is not None and not isinstance(value, type):
+        args = persist(value)
+        return ["made", _reference(kind), [encode(a, own_code) for a in args]]
+    return ["ref", *_reference(value)]
+
+
+def _same_code(value: Any, own: types.CodeType) -> bool:
+    """``value`` is the compiled function's code, or a copy of it (a constructor's builder
+    runs a copy with other defaults)."""
+    return value is own or (type(value) is types.CodeType and value == own
+                            and value.co_filename == own.co_filename
+                            and value.co_qualname == own.co_qualname
+                            and value.co_firstlineno == own.co_firstlineno)
+
+
+def _reference(value: Any) -> list[str]:
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if isinstance(value, types.BuiltinFunctionType) and module is None:
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, types.ModuleType):
+            module = owner.__name__
+        elif isinstance(owner, type):  # ``object.__new__``
+            module = owner.__module__
+            qualname = f"{owner.__qualname__}.{value.__name__}"
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+        raise NotStorable(f"{value!r} is not reachable by a module and a qualified name")
+    if _lookup(module, qualname) is not value:
+        raise NotStorable(f"{module}.{qualname} is not {value!r}")
+    return [module, qualname]
+
+
+def _lookup(module: str, qualname: str) -> Any:
+    found: Any = sys.modules.get(module)
+    if found is None:
+        raise NotStorable(f"module {module} is not imported")
+    for part in qualname.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise NotStorable(f"{module}.{qualname} does not exist") from None
+    return found
+
+
+def decode(data: Any, own_code: types.CodeType | None = None) -> Any:
+    """The object ``encode`` wrote as ``data`` (``NotStorable`` if it cannot be made)."""
+    if not isinstance(data, list) or not data or not isinstance(data[0], str):
+        raise NotStorable(f"malformed value {data!r}")
+    kind = data[0]
+    if kind == "const" and len(data) == 2 and type(data[1]) in _PLAIN:
+        return data[1]
+    if kind == "own code" and own_code is not None:
+        return own_code
+    if kind == "bytes":
+        return bytes.fromhex(data[1])
+    if kind == "complex":
+        return complex(data[1], data[2])
+    if kind == "nan":
+        return float("nan")
+    if kind == "ellipsis":
+        return Ellipsis
+    if kind in ("tuple", "frozenset") and isinstance(data[1], list):
+        items = [decode(item, own_code) for item in data[1]]
+        return tuple(items) if kind == "tuple" else frozenset(items)
+    if kind == "ref" and len(data) == 3:
+        return _lookup(str(data[1]), str(data[2]))
+    if kind == "made" and len(data) == 3:
+        cls = _lookup(*map(str, data[1]))
+        if not isinstance(cls, type) or not hasattr(cls, "__splice_persist__"):
+            raise NotStorable(f"{data[1]} does not opt in to being made from the cache")
+        make = getattr(cls, "__splice_make__", cls)  # (a class may share its objects)
+        return make(*(decode(a, own_code) for a in data[2]))
+    raise NotStorable(f"malformed value {data!r}")
+
+
+def _marshalable(value: Any) -> bool:
+    kind = type(value)
+    if kind in _PLAIN or value is Ellipsis or kind is types.CodeType:
+        return True
+    if kind is tuple or kind is frozenset:
+        return all(_marshalable(v) for v in value)
+    return False
+
+
+def split_constants(code: types.CodeType, own_code: types.CodeType | None = None
+                    ) -> tuple[types.CodeType, dict[str, Any]]:
+    """``code`` with each constant ``marshal`` cannot write (in nested code too) replaced by
+    a placeholder string, and the placeholders' encoded objects."""
+    stored: dict[str, Any] = {}
+
+    def split(code: types.CodeType) -> types.CodeType:
+        consts = []
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                const = split(const)
+            elif not _marshalable(const):
+                placeholder = f"{_PLACEHOLDER}{len(stored)}"
+                stored[placeholder] = encode(const, own_code)
+                const = placeholder
+            consts.append(const)
+        return code.replace(co_consts=tuple(consts))
+    return split(code), stored
+
+
+def join_constants(code: types.CodeType, stored: dict[str, Any],
+                   own_code: types.CodeType | None = None) -> types.CodeType:
+    """``split_constants`` undone: the placeholders of ``code`` replaced by their objects."""
+    objects = {name: decode(data, own_code) for name, data in stored.items()}
+
+    def join(code: types.CodeType) -> types.CodeType:
+        consts = tuple(join(c) if isinstance(c, types.CodeType)
+                       else objects[c] if type(c) is str and c in objects else c
+                       for c in code.co_consts)
+        return code.replace(co_consts=consts)
+    return join(code) if objects else code

@@ -1,0 +1,266 @@
+"""The code cache on disk (splice/cache/disk.py, references.py, owners.py): code built in
+one process is loaded by the next; a bad file is never executed and never fatal; writers do
+not corrupt each other; an edited function is rebuilt; nothing is pickled, imported or
+hooked while loading or saving."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from splice.cache.disk import MAGIC, VERSION_TAG, DiskStore, Entry, cache_root
+
+PROGRAM = """
+    class Point:
+        def __init__(self, x, y=2):
+            self.x = x
+            self.y = y
+
+        def norm(self):
+            return abs(self.x) + abs(self.y)
+
+    def leaf(x):
+        return x * 2
+
+    def main(n):
+        return sum(leaf(i) for i in range(n)) + Point(n).norm()
+"""
+
+#: runs the program under a fresh Tracer and reports what the owner did, as JSON
+DRIVER = """
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    import splice
+    from splice.plugins import Tracer
+    import prog
+
+    class Counting(Tracer):
+        lowered_calls = 0
+
+        def lowered(self, ir):
+            type(self).lowered_calls += 1
+            return super().lowered(ir)
+
+    tracer = Counting()
+    result = tracer.run(prog.main, 5)
+    owner = tracer.context.owner
+    disk = owner.disk
+    print(json.dumps({
+        "result": result, "native": prog.main(5), "compiles": owner.compiles,
+        "loaded": disk.loaded if disk else None, "written": disk.written if disk else None,
+        "ignored": [why for _, why in disk.ignored] if disk else [],
+        "hooks": Counting.lowered_calls,
+        "calls": sorted(c.name for c in tracer.calls()),
+        "explain": str(splice.explain(tracer)),
+    }))
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> dict[str, Path]:
+    program = tmp_path / "program"
+    program.mkdir()
+    (program / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    (tmp_path / "driver.py").write_text(textwrap.dedent(DRIVER))
+    cache = tmp_path / "cache"
+    return {"program": program, "driver": tmp_path / "driver.py", "cache": cache}
+
+
+def _run(workspace: dict[str, Path], **env: str) -> dict[str, Any]:
+    environment = {**os.environ, "SPLICE_CACHE": "1",
+                   "SPLICE_CACHE_DIR": str(workspace["cache"]), **env}
+    done = subprocess.run([sys.executable, str(workspace["driver"]),
+                           str(workspace["program"])],
+                          capture_output=True, text=True, env=environment, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    assert report["result"] == report["native"]
+    return report
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(cache.glob(f"{VERSION_TAG}/*/*.entry"))
+
+
+def test_a_second_process_loads_what_the_first_built(workspace: dict[str, Path]) -> None:
+    first = _run(workspace)
+    assert first["compiles"] >= 4 and first["written"] == first["compiles"]
+    assert first["loaded"] == 0 and first["hooks"] > 0
+    second = _run(workspace)
+    assert second["compiles"] == 0, "everything came from the cache"
+    assert second["loaded"] == first["written"]
+    assert second["hooks"] == 0, "no hook ran: the code was loaded, not built"
+    assert second["calls"] == first["calls"], "the loaded code records the same calls"
+    assert second["written"] == 0
+
+
+def test_the_cache_can_be_turned_off(workspace: dict[str, Path]) -> None:
+    report = _run(workspace, SPLICE_CACHE="0")
+    assert report["loaded"] is None and not workspace["cache"].exists()
+
+
+def test_an_edited_function_is_rebuilt(workspace: dict[str, Path]) -> None:
+    _run(workspace)
+    source = workspace["program"] / "prog.py"
+    source.write_text(source.read_text().replace("return x * 2", "return x * 3"))
+    report = _run(workspace)
+    assert report["result"] == report["native"]
+    assert report["compiles"] >= 1, "leaf changed: built again"
+    assert report["loaded"] >= 1, "what did not change still loads"
+
+
+def _one_entry(workspace: dict[str, Path]) -> Path:
+    _run(workspace)
+    entries = _entries(workspace["cache"])
+    assert entries
+    return max(entries, key=lambda p: p.stat().st_size)
+
+
+def _store_of(entry: Path) -> DiskStore:
+    return DiskStore(entry.parents[2], entry.parent.name)
+
+
+def test_every_truncation_and_flipped_byte_is_refused(workspace: dict[str, Path]) -> None:
+    entry = _one_entry(workspace)
+    data = entry.read_bytes()
+    store = _store_of(entry)
+    name = entry.name[:-len(".entry")]
+    assert isinstance(store.read(name), Entry)
+    for size in range(len(data)):
+        entry.write_bytes(data[:size])
+        assert isinstance(store.read(name), str), f"truncated to {size} bytes was read"
+    for offset in range(0, len(data), max(1, len(data) // 200)):
+        flipped = bytearray(data)
+        flipped[offset] ^= 0x40
+        entry.write_bytes(bytes(flipped))
+        assert isinstance(store.read(name), str), f"byte {offset} flipped was read"
+    entry.write_bytes(data)
+    assert isinstance(store.read(name), Entry)
+
+
+def _rewrite_header(entry: Path, change: dict[str, Any]) -> None:
+    """A well-formed entry (its digest right) whose header says something else."""
+    data = entry.read_bytes()
+    body = data[len(MAGIC) + 32:]
+    size = int.from_bytes(body[:4], "little")
+    header = json.loads(body[4:4 + size])
+    header.update(change)
+    text = json.dumps(header).encode()
+    body = len(text).to_bytes(4, "little") + text + body[4 + size:]
+    entry.write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
+
+
+@pytest.mark.parametrize("change", [{"version": "py3.99-00-splice9"}, {"owner": "someone"},
+                                    {"function": "other"}],
+                         ids=["version", "owner", "function"])
+def test_an_entry_for_something_else_is_refused(workspace: dict[str, Path],
+                                                change: dict[str, Any]) -> None:
+    entry = _one_entry(workspace)
+    _rewrite_header(entry, change)
+    why = _store_of(entry).read(entry.name[:-len(".entry")])
+    assert isinstance(why, str) and "written for another" in why
+
+
+def test_bad_files_are_ignored_reported_and_the_run_stays_right(
+        workspace: dict[str, Path]) -> None:
+    _run(workspace)
+    for entry in _entries(workspace["cache"]):
+        entry.write_bytes(entry.read_bytes()[:-7])
+    report = _run(workspace)
+    assert report["loaded"] == 0 and report["compiles"] >= 4
+    assert report["ignored"] and all("digest" in why for why in report["ignored"])
+    assert "cache entry ignored" in report["explain"]
+    again = _run(workspace)  # the rebuilt entries replaced the bad ones
+    assert again["compiles"] == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_files_others_can_write_are_never_read(workspace: dict[str, Path]) -> None:
+    entry = _one_entry(workspace)
+    entry.chmod(0o666)
+    why = _store_of(entry).read(entry.name[:-len(".entry")])
+    assert isinstance(why, str) and "writable by other users" in why
+    entry.chmod(0o600)
+    entry.parent.chmod(0o777)
+    why = _store_of(entry).read(entry.name[:-len(".entry")])
+    assert isinstance(why, str) and "writable by other users" in why
+    entry.parent.chmod(0o700)
+    report = _run(workspace)
+    assert report["loaded"] >= 1
+
+
+def test_processes_writing_at_once_lose_nothing(workspace: dict[str, Path]) -> None:
+    environment = {**os.environ, "SPLICE_CACHE": "1",
+                   "SPLICE_CACHE_DIR": str(workspace["cache"])}
+    command = [sys.executable, str(workspace["driver"]), str(workspace["program"])]
+    running = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=environment) for _ in range(4)]
+    for process in running:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        report = json.loads(out.splitlines()[-1])
+        assert report["result"] == report["native"]
+    for entry in _entries(workspace["cache"]):
+        assert isinstance(_store_of(entry).read(entry.name[:-len(".entry")]), Entry)
+    assert not list(workspace["cache"].glob("**/*.tmp")), "no temporary file left"
+    assert _run(workspace)["compiles"] == 0
+
+
+def test_plugins_without_a_token_write_nothing(workspace: dict[str, Path],
+                                               tmp_path: Path) -> None:
+    script = tmp_path / "untokened.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        import splice, prog
+
+        class Plain(splice.Plugin):
+            pass
+
+        assert Plain().run(prog.main, 5) == prog.main(5)
+    """))
+    environment = {**os.environ, "SPLICE_CACHE": "1",
+                   "SPLICE_CACHE_DIR": str(workspace["cache"])}
+    subprocess.run([sys.executable, str(script), str(workspace["program"])], check=True,
+                   env=environment, timeout=120)
+    assert _entries(workspace["cache"]) == []
+
+
+def test_where_the_cache_is(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("SPLICE_CACHE_DIR", raising=False)
+    monkeypatch.setenv("SPLICE_CACHE", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_root() == tmp_path / "splice"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache_root() == Path.home() / ".cache" / "splice"
+    monkeypatch.setenv("SPLICE_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache_root() == tmp_path / "mine"
+    monkeypatch.setenv("SPLICE_CACHE", "0")
+    assert cache_root() is None
+
+
+def test_cache_commands(workspace: dict[str, Path], tmp_path: Path) -> None:
+    _run(workspace)
+    (workspace["cache"] / "keep-me").mkdir()  # not splice's: clear leaves it
+    environment = {**os.environ, "SPLICE_CACHE": "1",
+                   "SPLICE_CACHE_DIR": str(workspace["cache"])}
+
+    def splice_cli(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "splice.cli", "cache", *args],
+                              capture_output=True, text=True, env=environment, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    info = splice_cli("info")
+    assert VERSION_TAG in info and "entries" in info
+    assert "removed" in splice_cli("clear")
+    assert _entries(workspace["cache"]) == []
+    assert (workspace["cache"] / "keep-me").is_dir()
