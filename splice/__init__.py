@@ -20,11 +20,11 @@ from splice.errors import (
 )
 from splice.infer import AbstractInterpreter
 from splice.ir.verify import VerifyError
-from splice.plugin import Plugin, compile, compose, explain, intercept
+from splice.plugin import Plugin, compile, compose, explain, intercept, precompile
 from splice.reflection import code_lowered, code_python, code_stage, code_typed
 
 __all__ = ["AbstractInterpreter", "ArgumentTypeError", "CodeInstance", "InterpreterError",
            "InvalidatedError", "Plugin", "PluginError", "SpliceError", "UnsupportedError",
            "VerifyError", "__version__", "code_lowered", "code_python", "code_stage",
            "code_typed", "compile", "compose", "explain", "intercept", "invalidate",
-           "invoke", "world"]
+           "invoke", "precompile", "world"]

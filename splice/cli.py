@@ -615,6 +615,59 @@ def cache_info() -> None:
                        f"{sum(e.stat().st_size for e in found) / 1024:.0f} KiB")
 
 
+@cache.command("precompile")
+@click.argument("target")
+@click.option("-p", "--plugin", "plugin_spec", required=True, metavar="MODULE:CLASS[(ARGS)]",
+              help="The plugin to compile for (its options as a run would give them).")
+def cache_precompile(target: str, plugin_spec: str) -> None:
+    """Compile every function and method that TARGET (a .py file or a module name)
+    defines, under a plugin, ahead of a run; with a cache token, the plugin's code is
+    written to the cache for later runs that import TARGET (a script run as ``__main__``
+    fills the cache on its first run). The file's top-level code runs (it is imported)."""
+    from splice.cache.disk import cache_root
+
+    plugin = _load_plugin(plugin_spec)
+    module = _import_file(target, False) if target.endswith(".py") or "/" in target \
+        else _import_module(target, False)
+    functions = _defined_functions(module)
+    ready = 0
+    with click.progressbar(functions, label=f"compiling {len(functions)} functions",
+                           file=sys.stderr) as bar:
+        for function in bar:
+            try:
+                ready += bool(splice.precompile(plugin, function))
+            except SpliceError:
+                continue
+    owner = plugin.context.owner
+    disk = None if owner is None else owner.disk
+    if disk is None:
+        why = "the cache is off" if cache_root() is None else \
+            f"{type(plugin).__name__} has no cache token" if owner is None else \
+            "the plugin has no name across processes (docs/cache.md)"
+        click.echo(f"splice: {ready} of {len(functions)} functions compiled; nothing written "
+                   f"({why})")
+    else:
+        click.echo(f"splice: {ready} of {len(functions)} functions compiled; {disk.written} "
+                   f"entries written to {disk.folder}")
+
+
+def _defined_functions(module: types.ModuleType) -> list[types.FunctionType]:
+    """The functions ``module`` defines, and the methods (property accessors, static and
+    class methods) of the classes it defines, in definition order."""
+    found: list[types.FunctionType] = []
+    name = module.__name__
+    for value in list(vars(module).values()):
+        if isinstance(value, types.FunctionType) and value.__module__ == name:
+            found.append(value)
+        elif isinstance(value, type) and value.__module__ == name:
+            for member in vars(value).values():
+                for part in (member, getattr(member, "__func__", None),
+                             getattr(member, "fget", None), getattr(member, "fset", None)):
+                    if isinstance(part, types.FunctionType) and part.__module__ == name:
+                        found.append(part)
+    return list(dict.fromkeys(found))
+
+
 @cache.command("clear")
 def cache_clear() -> None:
     """Delete every entry of the cache (entries are rebuilt when next needed)."""

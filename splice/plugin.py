@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, Self, TypeVar
 
 from splice.cache.instances import CodeInstance
 from splice.compiler.pipeline import compile_for
+from splice.errors import SpliceError
 from splice.hooks import Hooks
+from splice.ir.nodes import Assign, MakeComprehension, MakeLambda
 from splice.ir.source import function_of
 from splice.pristine import BUILTINS
 from splice.runtime import dynamic
@@ -17,7 +20,7 @@ from splice.runtime.pending import PENDING, PENDING_ANYWHERE, get_hashed
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["Plugin", "compile", "compose", "explain", "intercept"]
+__all__ = ["Plugin", "compile", "compose", "explain", "intercept", "precompile"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -355,6 +358,54 @@ def compile(plugin: Plugin | None, fn: Any, /, *argtypes: Any, key: Hashable = N
                         "instance could never be invoked; define specialize(fn, args, "
                         "kwargs) to give calls their keys, or leave out key=")
     return compile_for(context, function_of(fn), argtypes, key)
+
+
+def precompile(plugin: Plugin, fn: Any, /, *argtypes: Any) -> list[str]:
+    """Build ``fn``'s code under ``plugin``, and that of the functions and classes it calls
+    by name, ahead of a run (like Julia's ``precompile``): the first call then finds them
+    built, and an owner with a cache token writes them to the code cache on disk
+    (docs/cache.md). Under typed stages, ``fn``'s instance for ``argtypes`` is built (as
+    ``splice.compile``) and the generic instances of the Python functions its typed IR
+    calls. Returns the names of what was made ready; what cannot be transformed is left
+    out (``splice.explain`` says why)."""
+    from splice.compiler.lowered import lowered
+    from splice.ir.source import describe
+
+    if not isinstance(plugin, Plugin):
+        raise TypeError(f"precompile() takes a plugin object, not {type(plugin).__name__}")
+    function = function_of(fn)
+    context = plugin.context
+    ready: list[str] = []
+    if context.typed_stages:
+        instance = compile_for(context, function, argtypes)
+        ready.append(describe(function))
+        for site in instance.typed.calls():
+            callee = site.op.callee
+            if type(callee) is types.FunctionType and callee is not function:
+                try:
+                    compile_for(context, callee, ())
+                except SpliceError:
+                    continue
+                ready.append(describe(callee))
+        return list(dict.fromkeys(ready))
+    targets: list[Any] = [function]
+    ir = lowered(function)
+    if not isinstance(ir, SpliceError):
+        ir = ir.copy()  # (the shared lowered IR names no function: callees resolve in it)
+        scopes = [ir]
+        while scopes:  # the function and its comprehensions and lambdas (its own code)
+            scope = scopes.pop()
+            scope.function = function
+            scopes += [stmt.op.fn for stmt in scope.walk() if isinstance(stmt, Assign)
+                       and isinstance(stmt.op, (MakeComprehension, MakeLambda))]
+            for site in scope.calls():
+                callee = site.callee
+                if isinstance(callee, (types.FunctionType, type)) and callee is not function:
+                    targets.append(callee)
+    for target in dict.fromkeys(targets):
+        if context.table[target] is not target:  # (itself: it runs natively)
+            ready.append(describe(target))
+    return ready
 
 
 @functools.cache

@@ -104,7 +104,7 @@ class Owner:
         if disk is None:
             return None
         own = fn.__code__
-        found = disk.read(_entry_name(own, kind))
+        found = disk.read(_entry_name(fn, kind))
         if not isinstance(found, Entry):
             return found
         header = found.header
@@ -121,7 +121,7 @@ class Owner:
         except (NotStorable, KeyError, TypeError, IndexError, ValueError) as exc:
             disk.loaded -= 1
             why = f"its objects cannot be found in this program ({exc})"
-            disk.ignored.append((str(disk.path(_entry_name(own, kind))), why))
+            disk.ignored.append((str(disk.path(_entry_name(fn, kind))), why))
             return why
         return SharedCode(code, own.co_freevars, template)
 
@@ -141,11 +141,15 @@ class Owner:
         header = {"freevars": list(own.co_freevars), "constants": constants,
                   "template": template, "qualname": own.co_qualname,
                   "filename": own.co_filename, "line": own.co_firstlineno}
-        disk.write(_entry_name(own, kind), header, code)
+        disk.write(_entry_name(fn, kind), header, code)
 
 
-def _entry_name(code: types.CodeType, kind: str) -> str:
-    return f"{code_fingerprint(code)}-{kind}"
+def _entry_name(fn: types.FunctionType, kind: str) -> str:
+    """The function's code and module (a hook may read either: ``Tracer`` records the
+    module), and what was built of it."""
+    module = fn.__module__ if isinstance(fn.__module__, str) else ""
+    tag = hashlib.sha256(module.encode()).hexdigest()[:8]
+    return f"{code_fingerprint(fn.__code__)}-{tag}-{kind}"
 
 
 def _untuple(entry: list[Any]) -> tuple[Any, ...]:
