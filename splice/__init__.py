@@ -28,3 +28,11 @@ __all__ = ["AbstractInterpreter", "ArgumentTypeError", "CodeInstance", "Interpre
            "VerifyError", "__version__", "code_lowered", "code_python", "code_stage",
            "code_typed", "compile", "compose", "explain", "intercept", "invalidate",
            "invoke", "precompile", "world"]
+
+
+def load_ipython_extension(shell: object) -> None:
+    """``%load_ext splice`` in IPython or Jupyter: the ``%splice_show``, ``%%splice_run``
+    and ``%%splice_trace`` magics (``splice.integrations.ipython``)."""
+    from splice.integrations.ipython import load_ipython_extension as load
+
+    load(shell)

@@ -43,7 +43,7 @@ from splice.runtime.native import CHOSEN
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["CALL_NAME", "Program", "find_code", "find_module", "find_script", "find_stdin",
-           "instrument", "run_program"]
+           "instrument", "route_top_level_calls", "run_program", "top_level_caller"]
 
 #: the module global through which instrumented top-level code calls
 CALL_NAME = "splice:call"
@@ -160,16 +160,23 @@ class _CallsAtTopLevel(ast.NodeTransformer):
         return ast.copy_location(ast.Call(helper, [func, *node.args], node.keywords), node)
 
 
+def route_top_level_calls(tree: ast.Module) -> ast.Module:
+    """``tree`` (a module's syntax) with its top-level calls made through ``CALL_NAME``,
+    in place."""
+    routed: ast.Module = _CallsAtTopLevel().visit(tree)
+    ast.fix_missing_locations(routed)
+    return routed
+
+
 def instrument(source: str, filename: str) -> types.CodeType:
     """The module code of ``source`` with its top-level calls made through ``CALL_NAME``."""
-    tree = ast.parse(source, filename)
-    tree = _CallsAtTopLevel().visit(tree)
-    ast.fix_missing_locations(tree)
+    tree = route_top_level_calls(ast.parse(source, filename))
     code: types.CodeType = compile(tree, filename, "exec", dont_inherit=True)
     return code
 
 
-def _caller(plugin: Plugin) -> Callable[..., Any]:
+def top_level_caller(plugin: Plugin) -> Callable[..., Any]:
+    """What ``CALL_NAME`` must be bound to for top-level code run under ``plugin``."""
     enter = plugin.context.enter
     plain = (types.FunctionType, types.BuiltinFunctionType, type, types.MethodType)
 
@@ -219,7 +226,7 @@ def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> N
     code = instrument(program.source, program.filename)
     module = types.ModuleType("__main__")
     namespace = module.__dict__
-    namespace.update({"__builtins__": builtins, CALL_NAME: _caller(plugin)})
+    namespace.update({"__builtins__": builtins, CALL_NAME: top_level_caller(plugin)})
     if not program.has_file:
         # no file to read the source from: the functions it defines are lowered from the
         # text (splice.ir.exec_sources), as those of ``python -c`` are

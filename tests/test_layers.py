@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("splice.runtime",),
     ("splice.plugin", "splice.reflection"),
     ("splice.plugins", "splice.program", "splice.cli", "splice.__main__", "splice"),
-    ("splice.tools",),
+    ("splice.tools", "splice.integrations"),
 ]
 
 #: (importing module, imported module) -> why it still goes against the order
@@ -42,6 +42,9 @@ KNOWN: dict[tuple[str, str], str] = {
                                                        "belong above infer",
     ("splice.infer.objects", "splice.cache.world"): "issue 12: the world age belongs below "
                                                     "infer (its caches drop when it moves)",
+    ("splice", "splice.integrations.ipython"): "%load_ext splice finds its function on the "
+                                               "package itself (imported only when IPython "
+                                               "loads the extension)",
 }
 
 

@@ -1,0 +1,1 @@
+"""splice in other tools' environments: IPython and Jupyter (``ipython``)."""
