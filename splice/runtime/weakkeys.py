@@ -57,6 +57,9 @@ except ImportError:  # built without a compiler
 
 
 def is_nested(fn: Any) -> bool:
-    """Whether the function ``fn`` was made inside another function (its qualified name
-    says so), so the program may make and drop many of them."""
-    return "<locals>" in fn.__qualname__
+    """Whether the function ``fn`` was made inside another function (its code's qualified
+    name says so), so the program may make and drop many of them. (The code's, not the
+    function's: ``functools.wraps`` gives a wrapper the wrapped function's name, and a
+    wrapper made per object, as ``tempfile``'s file wrapper makes them, must not be kept
+    alive by the table.)"""
+    return "<locals>" in fn.__code__.co_qualname
