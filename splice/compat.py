@@ -11,6 +11,7 @@ a comment (splice/runtime/_methods.c, _recurse.c, _hooks.c).
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 #: the running interpreter's (major, minor)
@@ -67,6 +68,21 @@ their annotation scopes are CPython's own, made by regenerating the statements w
 type parameters (``splice.ir.lower``, ``splice.ir.codegen``). CPython's tests of them
 (``test_type_params``, ``test_type_aliases``) exist from 3.12 and join
 ``splice.tools.cpython_tests.DEFAULT`` there."""
+
+
+AST_CONVERSION_LOCK = threading.RLock()
+"""Held around splice's own conversions between syntax trees and Python objects
+(``ast.parse``, ``compile`` of a tree).
+
+CPython 3.11 keeps the converters' recursion counter in the ``_ast`` module's state, shared
+by every thread, and resets it at the start of each conversion: a conversion that starts
+while another thread's is under way (the GIL switches during allocation) leaves the other's
+count off, which fails it with ``SystemError: AST constructor recursion depth mismatch``
+(seen when splice compiled a function on a fresh thread, ``splice.cache.headroom``, while
+another thread compiled too, in the generated-program tests). The lock costs nothing
+measurable next to a conversion, so it is taken on every version rather than switched
+(which later versions still share that state has not been checked). Re-entrant: a
+finaliser that runs during a conversion may make splice compile on the same thread."""
 
 
 NO_TYPE_PARAMS: dict[str, Any] = {"type_params": []} if VERSION >= (3, 12) else {}
