@@ -10,8 +10,11 @@ a comment (splice/runtime/_methods.c, _recurse.c, _hooks.c).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 #: the running interpreter's (major, minor)
@@ -71,18 +74,33 @@ type parameters (``splice.ir.lower``, ``splice.ir.codegen``). CPython's tests of
 
 
 AST_CONVERSION_LOCK = threading.RLock()
-"""Held around splice's own conversions between syntax trees and Python objects
-(``ast.parse``, ``compile`` of a tree).
 
-CPython 3.11 keeps the converters' recursion counter in the ``_ast`` module's state, shared
-by every thread, and resets it at the start of each conversion: a conversion that starts
-while another thread's is under way (the GIL switches during allocation) leaves the other's
-count off, which fails it with ``SystemError: AST constructor recursion depth mismatch``
-(seen when splice compiled a function on a fresh thread, ``splice.cache.headroom``, while
-another thread compiled too, in the generated-program tests). The lock costs nothing
-measurable next to a conversion, so it is taken on every version rather than switched
-(which later versions still share that state has not been checked). Re-entrant: a
-finaliser that runs during a conversion may make splice compile on the same thread."""
+
+@contextlib.contextmanager
+def ast_conversion() -> Iterator[None]:
+    """Around splice's own conversions between syntax trees and Python objects
+    (``ast.parse``, ``compile`` of a tree): one at a time, and no garbage collection during
+    one.
+
+    CPython 3.11 keeps the converters' recursion counter in the ``_ast`` module's state and
+    sets it at the start of each conversion, so a conversion that starts while another is
+    under way leaves the other's count off, which fails it with ``SystemError: AST
+    constructor recursion depth mismatch`` (seen twice in a full test run, from splice's
+    source lookup). Another thread can start one (the GIL switches during allocation), and
+    so can the same thread: a collection during the conversion runs finalisers, and a
+    finaliser entered under a plugin for the first time makes splice parse its source. So
+    the conversions take a lock and run with the collector paused (a collection due then
+    runs right after; natively no conversion runs at that point at all). Taken on every
+    version: it costs nothing measurable next to a conversion, and which later versions
+    still share the counter has not been checked."""
+    with AST_CONVERSION_LOCK:
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            if collecting:
+                gc.enable()
 
 
 NO_TYPE_PARAMS: dict[str, Any] = {"type_params": []} if VERSION >= (3, 12) else {}

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from splice.compat import AST_CONVERSION_LOCK, COMMAND_SOURCE_IN_LINECACHE
+from splice.compat import COMMAND_SOURCE_IN_LINECACHE, ast_conversion
 from splice.ir.exec_sources import EXEC_SOURCES
 from splice.plugin import Plugin
 from splice.pristine import BUILTINS
@@ -170,7 +170,7 @@ def route_top_level_calls(tree: ast.Module) -> ast.Module:
 
 def instrument(source: str, filename: str) -> types.CodeType:
     """The module code of ``source`` with its top-level calls made through ``CALL_NAME``."""
-    with AST_CONVERSION_LOCK:
+    with ast_conversion():
         tree = route_top_level_calls(ast.parse(source, filename))
         code: types.CodeType = compile(tree, filename, "exec", dont_inherit=True)
     return code

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from splice.compat import AST_CONVERSION_LOCK, NO_TYPE_PARAMS
+from splice.compat import NO_TYPE_PARAMS, ast_conversion
 from splice.errors import UnsupportedError
 from splice.ir.codegen import GenContext, fix_locations, generate_function
 from splice.ir.hidden import substitute, to_constants
@@ -82,13 +82,13 @@ def _compile_quietly(module: ast.Module, filename: str, flags: int) -> types.Cod
     filters = getattr(sys.modules.get("warnings"), "filters", None)
     code: types.CodeType
     if not isinstance(filters, list):
-        with AST_CONVERSION_LOCK:
+        with ast_conversion():
             code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
         return code
     entry = _QUIET
     filters.insert(0, entry)
     try:
-        with AST_CONVERSION_LOCK:
+        with ast_conversion():
             code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
         return code
     finally:

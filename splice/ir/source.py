@@ -61,7 +61,7 @@ import linecache
 import types
 from dataclasses import dataclass
 
-from splice.compat import AST_CONVERSION_LOCK, RETURN_CONST_UNLOCATED
+from splice.compat import RETURN_CONST_UNLOCATED, ast_conversion
 from splice.errors import UnsupportedError
 from splice.ir.exec_sources import EXEC_SOURCES, command_text
 from splice.pristine import BUILTINS
@@ -320,7 +320,7 @@ def _parse(filename: str, module_globals: dict[str, object], fn: types.FunctionT
     if cached is not None and cached.text == text:
         return cached
     try:
-        with AST_CONVERSION_LOCK:
+        with ast_conversion():
             tree = ast.parse(text, filename)
     except SyntaxError as exc:
         raise UnsupportedError(describe(fn), f"its source file does not parse: {exc}",
