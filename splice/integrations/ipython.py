@@ -23,7 +23,10 @@ import shlex
 from typing import Any
 
 import splice
+from splice.pristine import BUILTINS
 from splice.program import CALL_NAME, route_top_level_calls, top_level_caller
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["load_ipython_extension"]
 
