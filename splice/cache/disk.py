@@ -111,7 +111,8 @@ class DiskStore:
         self.root = root
         self.folder = root / VERSION_TAG / owner
         self.owner = owner
-        #: what happened: entries loaded, written, ignored (with why), not storable
+        #: what happened: entries loaded (counted by their reader, ``Owner.load``), written,
+        #: ignored (with why)
         self.loaded = 0
         self.written = 0
         self.ignored: list[tuple[str, str]] = []
@@ -153,7 +154,6 @@ class DiskStore:
             if header.get(name) != value:
                 return self._ignore(path, f"written for another {name} "
                                           f"({header.get(name)!r}, not {value!r})")
-        self.loaded += 1
         return Entry(header, code)
 
     def write(self, function: str, header: dict[str, Any], code: types.CodeType) -> None:
@@ -201,6 +201,11 @@ class DiskStore:
         # without being their owner, which the check excludes)
         self._folders_checked = True
         return None
+
+    def ignore(self, function: str, why: str) -> str:
+        """Record that the entry of ``function`` was not used, and why (a reader found
+        more than ``read`` checks: objects it names that the program does not have)."""
+        return self._ignore(self.path(function), why)
 
     def _ignore(self, path: Path, why: str) -> str:
         self.ignored.append((str(path), why))

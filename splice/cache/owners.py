@@ -86,6 +86,10 @@ class Owner:
         #: functions compiled for this owner in this process (not loaded from disk)
         self.compiles = 0
 
+    def __repr__(self) -> str:
+        names = ", ".join(cls.__name__ for cls, _ in self.key[0])
+        return f"<splice owner {names}: {len(self.code)} functions>"
+
     @property
     def disk(self) -> DiskStore | None:
         """This owner's entries on disk (None: the cache is off, or the owner cannot be
@@ -104,7 +108,8 @@ class Owner:
         if disk is None:
             return None
         own = fn.__code__
-        found = disk.read(_entry_name(fn, kind))
+        name = _entry_name(fn, kind)
+        found = disk.read(name)
         if not isinstance(found, Entry):
             return found
         header = found.header
@@ -113,16 +118,14 @@ class Owner:
                 raise NotStorable("written for other free variables")
             code = join_constants(found.code, header["constants"], own)
             template: dict[str, tuple[Any, ...]] = {}
-            for name, entry in header["template"].items():
+            for cell, entry in header["template"].items():
                 if entry[0] == "value":
-                    template[name] = ("value", decode(entry[1], own))
+                    template[cell] = ("value", decode(entry[1], own))
                 else:
-                    template[name] = _untuple(entry)
+                    template[cell] = _untuple(entry)
         except (NotStorable, KeyError, TypeError, IndexError, ValueError) as exc:
-            disk.loaded -= 1
-            why = f"its objects cannot be found in this program ({exc})"
-            disk.ignored.append((str(disk.path(_entry_name(fn, kind))), why))
-            return why
+            return disk.ignore(name, f"its objects cannot be found in this program ({exc})")
+        disk.loaded += 1
         return SharedCode(code, own.co_freevars, template)
 
     def save(self, fn: types.FunctionType, kind: str, shared: SharedCode) -> None:
@@ -206,10 +209,6 @@ def _splice_source() -> str:
                     found.append(f"{entry.path}:{info.st_size}:{info.st_mtime_ns}")
     return hashlib.sha256("\n".join(sorted(found)).encode()).hexdigest()
 
-    def __repr__(self) -> str:
-        names = ", ".join(cls.__name__ for cls, _ in self.key[0])
-        return f"<splice owner {names}: {len(self.code)} functions>"
-
 
 class _Registry:
     """Every owner of the process, by key."""
@@ -225,16 +224,6 @@ class _Registry:
                 owner = self._owners.setdefault(key, Owner(key))
         return owner
 
-    def clear(self, classes: tuple[type, ...] = ()) -> None:
-        """Forget the owners (of stacks holding any of ``classes``; all without)."""
-        with self._lock:
-            for key in list(self._owners):
-                if not classes or any(cls in classes for cls, _ in key[0]):
-                    del self._owners[key]
-
-    def __len__(self) -> int:
-        return len(self._owners)
-
 
 _registry = _Registry()
 
@@ -242,9 +231,3 @@ _registry = _Registry()
 def owner_for(key: OwnerKey) -> Owner:
     """The owner of ``key`` (made on first use; kept for the process)."""
     return _registry.get(key)
-
-
-def forget_owners(classes: tuple[type, ...] = ()) -> None:
-    """Drop the shared code of the owners of stacks holding any of ``classes`` (of every
-    owner without), for example after a plugin class's hooks were changed at run time."""
-    _registry.clear(classes)
