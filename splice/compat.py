@@ -132,9 +132,9 @@ none."""
 #   ("What's New In Python 3.12", sys: the recursion limit now applies only to Python
 #   code; gh-91079). 3.12.1's budget (``Py_C_RECURSION_LIMIT`` 1500, two units a level)
 #   stops recursion through any C callable between Python frames (``functools.partial``,
-#   ``operator.call``, splice's ``_hooks.c``) at about 750 levels, below the limit of 1000
-#   (gh-112215, raised in later releases). Under per-call hooks a program recurses as deep
-#   as natively through a C callable; nothing to switch.
+#   ``operator.call``) at about 750 levels, below the limit of 1000 (gh-112215, raised in
+#   later releases); 3.13's is 10000. splice's own C callables give back what they spend
+#   and guard the C stack themselves: that switch is C, in ``splice/runtime/_cstack.h``.
 # * f-string parts (PEP 701, 3.12): the constants and fields of an f-string and of a format
 #   spec carry spans of their own inside the f-string's (3.11: every part has the whole
 #   f-string's span). ``splice.ir.lower`` loads a lone constant part at its own span, which

@@ -1,6 +1,7 @@
 /* Calls under a context without a frame of splice's on the program's stack: per-call hooks
    (``Hooked``), class instantiation (``Instantiator``), a specializing entry's choice of
-   code (``Chosen``) and implicit-call protocols written as generators (``Driven``).
+   code (``Chosen``), implicit-call protocols written as generators (``Driven``) and
+   constructors (``Constructing``). Each guards the C stack (_cstack.h).
 
    ``Hooked(fn, target, prehooks, posthooks, overdub, continuation, pending, anywhere,
    failed)`` is what the dispatch table gives for ``fn`` under a context with per-call
@@ -26,6 +27,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+
+#include "_cstack.h"
 
 typedef struct {
     PyObject_HEAD
@@ -132,7 +135,7 @@ call_overdub(Hooked *h, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
-hooked_vectorcall(Hooked *h, PyObject *const *stack, size_t nargsf, PyObject *kwnames)
+hooked_vectorcall_body(Hooked *h, PyObject *const *stack, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *args = PyTuple_New(nargs);
@@ -165,6 +168,17 @@ hooked_vectorcall(Hooked *h, PyObject *const *stack, size_t nargsf, PyObject *kw
 done:
     Py_DECREF(args);
     Py_DECREF(kwargs);
+    return result;
+}
+
+/* the C stack guard and the C budget around each call (_cstack.h) */
+static PyObject *
+hooked_vectorcall(Hooked *h, PyObject *const *stack, size_t nargsf, PyObject *kwnames)
+{
+    int units;
+    if (splice_enter_call(&units) < 0) return NULL;
+    PyObject *result = hooked_vectorcall_body(h, stack, nargsf, kwnames);
+    splice_leave_call(units);
     return result;
 }
 
@@ -320,7 +334,7 @@ call_with_first(PyObject *fn, PyObject *first, PyObject *const *args, Py_ssize_t
 }
 
 static PyObject *
-instantiator_vectorcall(Instantiator *in, PyObject *const *args, size_t nargsf,
+instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nargsf,
                         PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -365,6 +379,22 @@ instantiator_vectorcall(Instantiator *in, PyObject *const *args, size_t nargsf,
     }
     Py_DECREF(result);
     return obj;
+}
+
+/* the C stack guard, and the unit ``type.__call__`` spends natively (_cstack.h) */
+static PyObject *
+instantiator_vectorcall(Instantiator *in, PyObject *const *args, size_t nargsf,
+                        PyObject *kwnames)
+{
+    if (splice_check_stack() < 0) return NULL;
+#if SPLICE_COUNT_INSTANTIATION
+    if (Py_EnterRecursiveCall(" while calling a Python object")) return NULL;
+#endif
+    PyObject *result = instantiator_vectorcall_body(in, args, nargsf, kwnames);
+#if SPLICE_COUNT_INSTANTIATION
+    Py_LeaveRecursiveCall();
+#endif
+    return result;
 }
 
 static int
@@ -454,7 +484,7 @@ typedef struct {
 } Chosen;
 
 static PyObject *
-chosen_vectorcall(Chosen *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+chosen_vectorcall_body(Chosen *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (nargs < c->skip) {
@@ -466,6 +496,17 @@ chosen_vectorcall(Chosen *c, PyObject *const *args, size_t nargsf, PyObject *kwn
     if (target == NULL) return NULL;
     PyObject *result = PyObject_Vectorcall(target, args + c->skip, nargs - c->skip, kwnames);
     Py_DECREF(target);
+    return result;
+}
+
+/* the C stack guard and the C budget around each call (_cstack.h) */
+static PyObject *
+chosen_vectorcall(Chosen *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    int units;
+    if (splice_enter_call(&units) < 0) return NULL;
+    PyObject *result = chosen_vectorcall_body(c, args, nargsf, kwnames);
+    splice_leave_call(units);
     return result;
 }
 
@@ -562,6 +603,104 @@ static PyTypeObject ChosenType = {
     .tp_new = chosen_new,
 };
 
+/* ``Constructing(constructor, spec)``: a class's entry when its ``__init__`` is compiled as
+   a constructor (splice/runtime/constructors.py's ``constructor_for``):
+   ``constructor(spec, *args, **kwargs)``, as ``functools.partial`` would call it, but
+   spending the recursion unit ``type.__call__`` spends natively and behind the C stack
+   guard (_cstack.h), so a recursion through instantiation stops where it stops natively.
+   ``func`` and ``args`` read as a partial's. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *constructor;
+    PyObject *spec;
+    vectorcallfunc vectorcall;
+} Constructing;
+
+static PyObject *
+constructing_vectorcall(Constructing *c, PyObject *const *args, size_t nargsf,
+                        PyObject *kwnames)
+{
+    if (splice_check_stack() < 0) return NULL;
+#if SPLICE_COUNT_INSTANTIATION
+    if (Py_EnterRecursiveCall(" while calling a Python object")) return NULL;
+#endif
+    PyObject *result = call_with_first(c->constructor, c->spec, args,
+                                       PyVectorcall_NARGS(nargsf), kwnames);
+#if SPLICE_COUNT_INSTANTIATION
+    Py_LeaveRecursiveCall();
+#endif
+    return result;
+}
+
+static int
+constructing_traverse(Constructing *c, visitproc visit, void *arg)
+{
+    Py_VISIT(c->constructor); Py_VISIT(c->spec);
+    return 0;
+}
+
+static int
+constructing_clear(Constructing *c)
+{
+    Py_CLEAR(c->constructor); Py_CLEAR(c->spec);
+    return 0;
+}
+
+static void
+constructing_dealloc(Constructing *c)
+{
+    PyObject_GC_UnTrack(c);
+    constructing_clear(c);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyObject *
+constructing_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *constructor, *spec;
+    if (!PyArg_ParseTuple(args, "OO:Constructing", &constructor, &spec)) return NULL;
+    Constructing *c = (Constructing *)type->tp_alloc(type, 0);
+    if (c == NULL) return NULL;
+    Py_INCREF(constructor); c->constructor = constructor;
+    Py_INCREF(spec); c->spec = spec;
+    c->vectorcall = (vectorcallfunc)constructing_vectorcall;
+    return (PyObject *)c;
+}
+
+static PyObject *
+constructing_get_func(Constructing *c, void *closure)
+{
+    Py_INCREF(c->constructor);
+    return c->constructor;
+}
+
+static PyObject *
+constructing_get_args(Constructing *c, void *closure)
+{
+    return PyTuple_Pack(1, c->spec);
+}
+
+static PyGetSetDef constructing_getset[] = {
+    {"func", (getter)constructing_get_func, NULL, "the constructor", NULL},
+    {"args", (getter)constructing_get_args, NULL, "(spec,): what it is called with first",
+     NULL},
+    {NULL},
+};
+
+static PyTypeObject ConstructingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._hooks.Constructing",
+    .tp_basicsize = sizeof(Constructing),
+    .tp_dealloc = (destructor)constructing_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Constructing, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)constructing_traverse,
+    .tp_clear = (inquiry)constructing_clear,
+    .tp_getset = constructing_getset,
+    .tp_new = constructing_new,
+};
+
 /* ``Driven(plan)``: a protocol written as a generator, run with no frame of its own on the
    stack while the code it reaches runs (splice/runtime/implicit.py's operators, truth,
    subscripts, formatting). A call makes the generator ``plan(*args, **kwargs)`` and steps
@@ -597,7 +736,7 @@ call_step(PyObject *step)
 }
 
 static PyObject *
-driven_vectorcall(Driven *d, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+driven_vectorcall_body(Driven *d, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     PyObject *gen = PyObject_Vectorcall(d->plan, args, nargsf, kwnames);
     if (gen == NULL) return NULL;
@@ -661,6 +800,15 @@ driven_vectorcall(Driven *d, PyObject *const *args, size_t nargsf, PyObject *kwn
     PyErr_Restore(type, value, tb);
     Py_XDECREF(thrown); Py_XDECREF(thrown_tb);
     return NULL;
+}
+
+/* the C stack guard around each call (_cstack.h): the protocol's native form (a slot
+   calling a Python method) spends the budget as this does */
+static PyObject *
+driven_vectorcall(Driven *d, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (splice_check_stack() < 0) return NULL;
+    return driven_vectorcall_body(d, args, nargsf, kwnames);
 }
 
 static int
@@ -834,7 +982,8 @@ PyInit__hooks(void)
     str_value = PyUnicode_InternFromString("value");
     if (str_throw == NULL || str_value == NULL) return NULL;
     if (PyType_Ready(&HookedType) < 0 || PyType_Ready(&InstantiatorType) < 0 ||
-        PyType_Ready(&ChosenType) < 0 || PyType_Ready(&DrivenType) < 0) return NULL;
+        PyType_Ready(&ChosenType) < 0 || PyType_Ready(&DrivenType) < 0 ||
+        PyType_Ready(&ConstructingType) < 0) return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     Py_INCREF(&HookedType);
@@ -845,5 +994,8 @@ PyInit__hooks(void)
     if (PyModule_AddObject(mod, "Chosen", (PyObject *)&ChosenType) < 0) return NULL;
     Py_INCREF(&DrivenType);
     if (PyModule_AddObject(mod, "Driven", (PyObject *)&DrivenType) < 0) return NULL;
+    Py_INCREF(&ConstructingType);
+    if (PyModule_AddObject(mod, "Constructing", (PyObject *)&ConstructingType) < 0)
+        return NULL;
     return mod;
 }

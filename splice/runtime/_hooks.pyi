@@ -52,6 +52,17 @@ class Driven:
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
+class Constructing:
+    """``constructor(spec, *args, **kwargs)``, spending the recursion unit
+    ``type.__call__`` spends (splice/runtime/_hooks.c)."""
+
+    func: Callable[..., Any]
+    args: tuple[Any]
+
+    def __init__(self, constructor: Callable[..., Any], spec: Any, /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
 def watch_compiles(record: Callable[[Any, str | bytes], object], /) -> None:
     """Call ``record(code, source)`` for each code object run by exec/eval right after its
     text was compiled (an audit hook, installed once; splice/runtime/_hooks.c)."""

@@ -14,6 +14,8 @@
 #include <Python.h>
 #include <stddef.h>
 
+#include "_cstack.h"
+
 typedef struct {
     PyObject_HEAD
     PyObject *function;   /* the Python method this one stands for */
@@ -87,7 +89,7 @@ done:
 }
 
 static PyObject *
-recurse_vectorcall(RecurseCall *r, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+recurse_vectorcall_body(RecurseCall *r, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (nargs < 2) {
@@ -139,6 +141,17 @@ recurse_vectorcall(RecurseCall *r, PyObject *const *args, size_t nargsf, PyObjec
     Py_DECREF(bypass);
     if (PyErr_Occurred()) return NULL;
     return context_call(self, fn, rest, nrest, kwnames);
+}
+
+/* the C stack guard and the C budget around each call (_cstack.h) */
+static PyObject *
+recurse_vectorcall(RecurseCall *r, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    int units;
+    if (splice_enter_call(&units) < 0) return NULL;
+    PyObject *result = recurse_vectorcall_body(r, args, nargsf, kwnames);
+    splice_leave_call(units);
+    return result;
 }
 
 static PyObject *

@@ -14,10 +14,14 @@ from typing import Any
 from splice.compiler.constructors import CO_GENERATOR_LIKE, INIT, Sentinel
 from splice.pristine import BUILTINS
 from splice.runtime.dunders import special
+from splice.runtime.native import CONSTRUCTING
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["constructor_for", "eligible_init", "reconstruct"]
+__all__ = ["CONSTRUCTOR_ENTRY", "constructor_for", "eligible_init", "reconstruct"]
+
+CONSTRUCTOR_ENTRY: Any = CONSTRUCTING if CONSTRUCTING is not None else functools.partial
+"""The class of a constructor's entry (``func`` and ``args`` as a partial's)."""
 
 _HEAPTYPE = 1 << 9
 _ABSTRACT = 1 << 20
@@ -75,10 +79,11 @@ def _rebinds(code: types.CodeType, name: str) -> bool:
 
 def constructor_for(constructor: types.FunctionType, cls: type, init: types.FunctionType,
                     defaults: tuple[Any, ...] | None, kwdefaults: dict[str, Any] | None
-                    ) -> functools.partial[Any]:
-    """The entry of ``cls``: ``constructor`` (made for ``init``) with its spec bound."""
+                    ) -> Any:
+    """The entry of ``cls``: ``constructor`` (made for ``init``) with its spec bound (in C,
+    counted in the recursion limit as ``type.__call__`` is, when built)."""
     spec = (cls, defaults or (), init, type(cls), kwdefaults or {})
-    return functools.partial(constructor, spec)
+    return CONSTRUCTOR_ENTRY(constructor, spec)
 
 
 def reconstruct(spec: tuple[Any, ...], positional: tuple[Any, ...], varargs: tuple[Any, ...],

@@ -22,6 +22,7 @@ from typing import Any
 from splice.compiler.pipeline import reporting
 from splice.pristine import BUILTINS
 from splice.runtime import native
+from splice.runtime.constructors import CONSTRUCTOR_ENTRY
 from splice.runtime.sites import Site
 from splice.runtime.weakkeys import WeakKey, is_nested
 
@@ -215,7 +216,7 @@ def _references_held(entry: Any, callee: Any) -> int:
     held = 2
     if entry is callee:
         held += 2
-    if type(entry) is functools.partial:  # a constructor: its spec holds the class
+    if type(entry) is CONSTRUCTOR_ENTRY:  # a constructor: its spec holds the class
         for arg in entry.args:
             held += arg is callee or (type(arg) is tuple and any(a is callee for a in arg))
     # hooks in C hold what they wrap

@@ -1,6 +1,6 @@
 """Instantiation under a context without a splice frame (``splice.runtime.constructors``):
 each case runs natively and under an identity plugin and compares, and checks which classes
-get a constructor (a ``functools.partial`` entry) and which keep the general path."""
+get a constructor (a ``CONSTRUCTOR_ENTRY``) and which keep the general path."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import splice
+from splice.runtime.constructors import CONSTRUCTOR_ENTRY
 from splice.runtime.native import INSTANTIATOR
 
 
@@ -30,7 +31,7 @@ def both(fn: Any, *args: Any) -> Any:
 
 def entry_kind(plugin: splice.Plugin, cls: type) -> str:
     entry = plugin.context.table.get(cls)
-    return "constructor" if type(entry) is functools.partial else "general"
+    return "constructor" if type(entry) is CONSTRUCTOR_ENTRY else "general"
 
 
 class Signature:

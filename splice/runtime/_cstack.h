@@ -1,0 +1,143 @@
+/* The C stack under splice's C calls, and the recursion budget they spend.
+
+   Natively a Python function calling a Python function costs no C stack (3.11 on: the
+   interpreter pushes the callee's frame and goes on in the same C loop), so a program that
+   raises ``sys.setrecursionlimit`` to 20000 recurses 20000 deep. Through one of splice's C
+   callables (per-call hooks, a specializing entry's choice, ``recurse_call``) each level
+   re-enters the interpreter from C: it costs C stack, and from 3.12 on it also spends
+   CPython's C recursion budget (about 1500 units on 3.12.1, 10000 on 3.13), which a native
+   Python recursion never touches. Unchecked, the first ends in a segmentation fault (3.11
+   has no C budget) and the second stops a recursion of a few hundred levels, that runs
+   natively, with a ``RecursionError``.
+
+   ``splice_enter_call`` and ``splice_leave_call`` bracket each such C call:
+
+   - **The stack guard.** When less than a margin (an eighth of this thread's stack, kept
+     between 64 KiB and 1 MiB) is left below the current stack pointer, the call raises
+     ``RecursionError`` instead of going on: the program sees the exception it would see at
+     its recursion limit, never a crash. The stack's bounds come from the thread's
+     attributes (Linux, macOS); where they are unknown no guard is made, as before.
+   - **The C budget (3.12 on).** While less than half of the stack is used, the call gives
+     back the units its own re-entry spends (``SPLICE_C_UNITS_PER_CALL``), so a recursion
+     through the hooks stops at ``sys.getrecursionlimit()`` as natively. Past half, nothing
+     is given back: the deeper levels spend the budget as CPython counts it, and what the
+     shallow levels did not spend still protects the C code below them. Sound because the
+     guard above bounds the levels that were given units back by the stack they really use.
+
+   Everything here that depends on the Python version is in this file. */
+
+#ifndef SPLICE_CSTACK_H
+#define SPLICE_CSTACK_H
+
+#include <Python.h>
+
+#if defined(__linux__) || defined(__APPLE__)
+#include <pthread.h>
+#define SPLICE_STACK_BOUNDS 1
+#endif
+
+#if PY_VERSION_HEX >= 0x030C0000
+/* what one re-entry of the interpreter from splice's C costs on 3.12 and 3.13: the
+   frame's entry and the vectorcall from C each count one unit */
+#define SPLICE_C_UNITS_PER_CALL 2
+#else
+#define SPLICE_C_UNITS_PER_CALL 0   /* 3.11: one budget, the recursion limit, for both */
+#endif
+
+/* Natively ``type.__call__`` spends a unit of the recursion limit (3.11) or of the C budget
+   (3.12) on top of what the ``__init__`` it calls spends; splice's instantiation, a
+   vectorcall, spends the same by counting it itself. (On 3.13 it already spends more C
+   budget than natively, and no Python unit can be spent from C.) */
+#if PY_VERSION_HEX < 0x030D0000
+#define SPLICE_COUNT_INSTANTIATION 1
+#else
+#define SPLICE_COUNT_INSTANTIATION 0
+#endif
+
+#ifdef SPLICE_STACK_BOUNDS
+static _Thread_local char *splice_stack_margin;  /* below this: RecursionError */
+static _Thread_local char *splice_stack_half;    /* below this: no budget given back */
+static _Thread_local int splice_stack_known;     /* 0 unknown, 1 known, -1 unavailable */
+
+static void
+splice_find_stack(void)
+{
+    char *low = NULL, *high = NULL;
+#if defined(__linux__)
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *address;
+        size_t size;
+        if (pthread_attr_getstack(&attr, &address, &size) == 0) {
+            low = (char *)address;
+            high = low + size;
+        }
+        pthread_attr_destroy(&attr);
+    }
+#else
+    high = (char *)pthread_get_stackaddr_np(pthread_self());
+    low = high - pthread_get_stacksize_np(pthread_self());
+#endif
+    char here;
+    if (low == NULL || high <= low || &here <= low || &here > high) {
+        splice_stack_known = -1;
+        return;
+    }
+    size_t size = (size_t)(high - low);
+    size_t margin = size / 8;
+    if (margin < 64 * 1024) margin = 64 * 1024;
+    if (margin > 1024 * 1024) margin = 1024 * 1024;
+    if (margin > size / 2) margin = size / 2;
+    splice_stack_margin = low + margin;
+    splice_stack_half = low + size / 2;
+    splice_stack_known = 1;
+}
+#endif
+
+/* -1 with RecursionError set when the stack is nearly used up, else 0 */
+static inline int
+splice_check_stack(void)
+{
+#ifdef SPLICE_STACK_BOUNDS
+    if (splice_stack_known == 0) splice_find_stack();
+    char here;
+    if (splice_stack_known > 0 && &here < splice_stack_margin) {
+        PyErr_SetString(PyExc_RecursionError,
+                        "maximum recursion depth exceeded (the C stack is nearly full: under "
+                        "splice each Python call through its C calls also uses C stack; "
+                        "lower sys.setrecursionlimit)");
+        return -1;
+    }
+#endif
+    return 0;
+}
+
+/* Before a C call that re-enters the interpreter where native code would not: -1 with
+   RecursionError set when the stack is nearly used up; otherwise 0, and ``*units`` is what
+   to hand to ``splice_leave_call``. */
+static inline int
+splice_enter_call(int *units)
+{
+    *units = 0;
+    if (splice_check_stack() < 0) return -1;
+#if defined(SPLICE_STACK_BOUNDS) && SPLICE_C_UNITS_PER_CALL > 0
+    char here;
+    if (splice_stack_known > 0 && &here >= splice_stack_half) {
+        *units = SPLICE_C_UNITS_PER_CALL;
+        PyThreadState_Get()->c_recursion_remaining += *units;
+    }
+#endif
+    return 0;
+}
+
+static inline void
+splice_leave_call(int units)
+{
+#if SPLICE_C_UNITS_PER_CALL > 0
+    if (units) PyThreadState_Get()->c_recursion_remaining -= units;
+#else
+    (void)units;
+#endif
+}
+
+#endif
