@@ -470,6 +470,10 @@ class Implicit(Dunders):
         return _checked_str((yield self._step(method, obj)), "__repr__")
 
     def format_steps(self, value: Any, spec: Any = "") -> Steps:
+        if not isinstance(spec, builtins.str):
+            # the builtin's argument check, before any __format__ runs
+            kind = "None" if spec is None else type(spec).__name__
+            raise TypeError(f"format() argument 2 must be str, not {kind}")
         method = special(type(value), "__format__")
         if method is _OBJECT_FORMAT and type(spec) is builtins.str and not spec:
             return (yield from self.str_steps(value))  # object.__format__(x, "") is str(x)

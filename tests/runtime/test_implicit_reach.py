@@ -48,6 +48,15 @@ def read_chain(obj):
     return obj.a.b.c
 
 
+class Formats:
+    def __format__(self, spec):
+        return f"Formats.__format__({spec!r})"
+
+
+def format_with(obj, spec):
+    return format(obj, spec)
+
+
 def _raised(run: Any, *args: Any) -> BaseException:
     try:
         run(*args)
@@ -206,3 +215,13 @@ def test_identity_plugin_does_not_enter_properties() -> None:
     names: list[str] = []
     assert Identity().run(read_property, WithProperty()) == 3
     assert names == ["read_property"]
+
+
+@pytest.mark.parametrize("spec", [None, 3, b"x"])
+def test_format_checks_its_spec_before_any_format_method(spec: Any) -> None:
+    # format()'s own argument check comes first: __format__ never sees a spec that is not
+    # a str (Fraction's would take None for "")
+    native = _raised(format_with, Formats(), spec)
+    hooked = _raised(Seen().run, format_with, Formats(), spec)
+    assert (type(hooked), str(hooked)) == (type(native), str(native))
+    assert _frames(hooked)[-1] == _frames(native)[-1]   # raised at the program's line
