@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from splice.ir import nodes as N
+from splice.ir.walk import walk
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -41,7 +42,7 @@ def _scoped_names(stmt: N.Stmt) -> set[str]:
             parts += [a for _, a in stmt.annotations if isinstance(a, ast.AST)]
         else:
             parts += [*stmt.scoped_bases, *stmt.scoped_keywords]
-    return {node.id for part in parts for node in ast.walk(part)
+    return {node.id for part in parts for node in walk(part)
             if isinstance(node, ast.Name)}
 
 
@@ -85,7 +86,7 @@ def _rebound_by_inner_scopes(ir: N.FunctionIR) -> set[str]:
 
 def _pattern_names(pattern: ast.pattern) -> list[str]:
     names = []
-    for node in ast.walk(pattern):
+    for node in walk(pattern):
         name = getattr(node, "name", None) or getattr(node, "rest", None)
         if isinstance(name, str):
             names.append(name)

@@ -58,6 +58,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from splice.ir.takes import take_last_reads
+from splice.ir.walk import children, walk
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -104,7 +105,7 @@ def release_temps(node: ast.stmt | ast.expr, base_exception: str, released: str)
 
 
 def _nested_scopes(node: ast.AST) -> Iterator[ast.AST]:
-    for child in _children(node):
+    for child in children(node):
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             yield child
         yield from _nested_scopes(child)
@@ -236,7 +237,7 @@ def _inert(scope: _Scope, body: list[ast.stmt], parameters: set[str]
                 elif isinstance(node, ast.Assign):
                     kind = _value_kind(node.value)
                     for target in node.targets:
-                        for named in _walk(target):
+                        for named in walk(target):
                             if isinstance(named, ast.Name) and is_temp(named.id):
                                 solo = target is named
                                 kinds.setdefault(named.id, set()).add(kind if solo else "other")
@@ -260,7 +261,7 @@ def _inert(scope: _Scope, body: list[ast.stmt], parameters: set[str]
 
 
 def _value_kind(value: ast.expr) -> str:
-    if all(not isinstance(n, ast.Name) or n.id.startswith("@") for n in _walk(value)):
+    if all(not isinstance(n, ast.Name) or n.id.startswith("@") for n in walk(value)):
         return "hidden"
     if isinstance(value, ast.Subscript) and _hidden(value.value, "@dict") and \
             _variable(value.slice) or \
@@ -306,12 +307,12 @@ def _stable_locals(body: list[ast.stmt], parameters: set[str]) -> set[str]:
         elif isinstance(node, ast.Global | ast.Nonlocal):
             declared.update(node.names)
         stack.extend((child, inside or isinstance(node, _SCOPES))
-                     for child in _children(node))
+                     for child in children(node))
     return bound - declared - nested
 
 
 def _stored_in(statement: ast.stmt) -> set[str]:
-    return {n.id for n in _walk(statement) if isinstance(n, ast.Name)
+    return {n.id for n in walk(statement) if isinstance(n, ast.Name)
             and not isinstance(n.ctx, ast.Load)}
 
 
@@ -385,7 +386,7 @@ def _assigned_first(block: list[ast.stmt], name: str, released_as: str) -> bool:
             return _binds(statement, name) and isinstance(statement, ast.Assign) and \
                 name not in _temps_in(statement.value) and not (
                     isinstance(statement.value, ast.Name) and statement.value.id == released_as)
-        if any(isinstance(node, _JUMPS) for node in _walk(statement)):
+        if any(isinstance(node, _JUMPS) for node in walk(statement)):
             return False
     return False
 
@@ -459,7 +460,7 @@ def _own_names(statement: ast.stmt) -> Iterator[tuple[str, bool]]:
             roots.extend((child, True) for child in _walk_except(node, outermost))
             continue
         inner = nested or isinstance(node, _SCOPES)
-        roots.extend((child, inner) for child in _children(node))
+        roots.extend((child, inner) for child in children(node))
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -482,47 +483,21 @@ def _free_temps(body: list[ast.stmt]) -> set[str]:
                 and is_temp(node.name):
             bound.add(node.name)
         inner = own and not isinstance(node, _SCOPES)
-        stack.extend((child, inner) for child in _children(node))
+        stack.extend((child, inner) for child in children(node))
     return read - bound
 
 
 def _walk_except(node: ast.AST, skipped: ast.AST) -> Iterator[ast.AST]:
     """The children of ``node`` and of its ``comprehension`` nodes, but ``skipped``."""
-    for child in _children(node):
+    for child in children(node):
         if isinstance(child, ast.comprehension):
-            yield from (c for c in _children(child) if c is not skipped)
+            yield from (c for c in children(child) if c is not skipped)
         elif child is not skipped:
             yield child
 
 
-_AST = ast.AST
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    """``ast.iter_child_nodes(node)`` as a list, without its generators (this pass walks
-    every node of the generated code several times: the cost of a first call)."""
-    found: list[ast.AST] = []
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if type(value) is list:
-            found.extend(item for item in value if isinstance(item, _AST))
-        elif isinstance(value, _AST):
-            found.append(value)
-    return found
-
-
-def _walk(node: ast.AST) -> Iterator[ast.AST]:
-    """``node`` and every node under it (``ast.walk`` imports ``collections`` when called,
-    which a program under test may have replaced in ``sys.modules``: test_ast does)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(_children(current))
-
-
 def _temps_in(node: ast.AST) -> set[str]:
-    return {n.id for n in _walk(node) if isinstance(n, ast.Name) and is_temp(n.id)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and is_temp(n.id)}
 
 
 def _made_by_manager_only(statement: ast.With | ast.AsyncWith, name: str) -> bool:
@@ -625,7 +600,7 @@ def _take_at_yield(statement: ast.stmt, name: str, released_as: str) -> bool:
     leaves the generator's stack as it is yielded."""
     found: list[ast.Yield] = []
     uses = 0
-    for node in _walk(statement):
+    for node in walk(statement):
         if isinstance(node, ast.Name) and node.id == name:
             uses += 1
         elif isinstance(node, ast.Yield) and isinstance(node.value, ast.Name) and \
@@ -640,7 +615,7 @@ def _take_at_yield(statement: ast.stmt, name: str, released_as: str) -> bool:
     clear = ast.NamedExpr(ast.Name(name, ast.Store()), ast.Name(released_as, ast.Load()))
     taken = ast.Subscript(ast.Tuple([ast.Name(name, ast.Load()), clear], ast.Load()),
                           ast.Constant(0), ast.Load())
-    for node in _walk(taken):
+    for node in walk(taken):
         ast.copy_location(node, value)
     found[0].value = taken
     return True
@@ -660,7 +635,7 @@ def _located(node: ast.stmt, where: ast.stmt) -> ast.stmt:
     line = getattr(where, "end_lineno", None) or getattr(where, "lineno", None)
     column = getattr(where, "end_col_offset", None) or 0
     if line is not None:
-        for child in _walk(node):
+        for child in walk(node):
             if "lineno" in type(child)._attributes:
                 child.lineno = child.end_lineno = line  # type: ignore[attr-defined]
                 child.col_offset = child.end_col_offset = column  # type: ignore[attr-defined]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 
+from splice.ir.walk import walk
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -225,7 +226,7 @@ def _take(read: ast.Name, released_as: str) -> ast.expr:
     taken = ast.Subscript(ast.Tuple([ast.Name(read.id, ast.Load()), clear], ast.Load()),
                           ast.Constant(0), ast.Load())
     setattr(taken, _TAKE, True)
-    for node in ast.walk(taken):
+    for node in walk(taken):
         ast.copy_location(node, read)
     return taken
 

@@ -59,3 +59,26 @@ def test_replaced_len_is_not_called_by_splice(plugin_class: type[splice.Plugin])
     finally:
         builtins.len = original
     assert calls == native_calls  # the program's own calls, and no call of splice's
+
+
+def not_in(member: Any, container: Any) -> str:
+    if member in container:
+        raise AssertionError(f"{member!r} found in {container!r}")
+    return "ok"
+
+
+def with_import_replaced() -> str:
+    # test_ast.test_sys_modules: an __import__ that returns a dummy; the callee's first
+    # call, and so its compile, happens while it is in place
+    saved = builtins.__import__
+    builtins.__import__ = lambda name, *args, **kwargs: object()
+    try:
+        return not_in("_ast", {})
+    finally:
+        builtins.__import__ = saved
+
+
+@pytest.mark.parametrize("plugin_class", [splice.Plugin, Hooked], ids=["identity", "hooked"])
+def test_a_replaced_import_is_not_used_by_splices_compile(
+        plugin_class: type[splice.Plugin]) -> None:
+    assert plugin_class().run(with_import_replaced) == with_import_replaced() == "ok"
