@@ -338,8 +338,11 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
                         PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *init = PyObject_GetAttr(in->cls, str_init);
-    if (init == NULL) return NULL;
+    /* __init__ as type's slot finds it: unbound, so a staticmethod is not a function */
+    PyObject *init = PyType_Check(in->cls) ?
+        _PyType_Lookup((PyTypeObject *)in->cls, str_init) : NULL;
+    if (init == NULL) return PyObject_Vectorcall(in->general, args, nargsf, kwnames);
+    Py_INCREF(init);
     PyObject *new = PyObject_GetAttr(in->cls, str_new);
     if (new == NULL) { Py_DECREF(init); return NULL; }
     if (!PyFunction_Check(init) || PyFunction_Check(new)) {
@@ -355,10 +358,18 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
             Py_DECREF(init);
             return obj;
         }
-        Py_SETREF(init, PyObject_GetAttr((PyObject *)kind, str_init));
-        if (init == NULL) { Py_DECREF(obj); return NULL; }
+        Py_SETREF(init, _PyType_Lookup(kind, str_init));
+        if (init == NULL) { Py_DECREF(obj); return PyErr_Format(PyExc_TypeError,
+            "splice: %.200s has no __init__", kind->tp_name); }
+        Py_INCREF(init);
         if (!PyFunction_Check(init)) {
-            PyObject *result = call_with_first(init, obj, args, nargs, kwnames);
+            /* bound through its descriptor, as type's slot calls it */
+            descrgetfunc get = Py_TYPE(init)->tp_descr_get;
+            if (get != NULL) {
+                Py_SETREF(init, get(init, obj, (PyObject *)kind));
+                if (init == NULL) { Py_DECREF(obj); return NULL; }
+            }
+            PyObject *result = PyObject_Vectorcall(init, args, nargs, kwnames);
             Py_DECREF(init);
             if (result == NULL) { Py_DECREF(obj); return NULL; }
             Py_DECREF(result);

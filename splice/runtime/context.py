@@ -96,6 +96,7 @@ class Reached:
     reason: str
 
 
+_TYPE_CALL = type.__dict__["__call__"]
 _BuiltinMethodType = types.BuiltinMethodType
 _FunctionType = types.FunctionType
 _MethodWrapperType = types.MethodWrapperType
@@ -514,6 +515,10 @@ class Context:
         if type(call) is types.FunctionType:
             entry = types.MethodType(self.table[call], cls)
             return self._wrap(cls, entry), False, 0
+        if call is not _TYPE_CALL:
+            # a metaclass __call__ that is a staticmethod, classmethod, partialmethod,
+            # bound or builtin method: the class's call runs it as type's slot binds it
+            return self._wrap(cls, cls), True, int(self.hooked)
         if meta is type and all(immutable(kind) for kind in cls.__mro__):
             # a builtin or C extension class (static or immutable heap type, as 3.12's
             # typing.TypeVar): its __new__/__init__ are C code, called from the program's
@@ -564,7 +569,7 @@ class Context:
         partial = functools.partial
 
         def instance_steps(*args: Any, **kwargs: Any) -> Steps:
-            init: Any = getattr(cls, "__init__")  # noqa: B009 (mypy: no unsound access)
+            init: Any = special(cls, "__init__")  # as type's slot finds it, unbound
             new: Any = cls.__new__
             if type(init) is function:
                 if type(new) is not function:
@@ -576,9 +581,9 @@ class Context:
                     if kind is not cls and cls not in kind.__mro__:
                         return obj
                     if kind is not cls:
-                        init = getattr(kind, "__init__")  # noqa: B009
+                        init = special(kind, "__init__")
                         if type(init) is not function:
-                            yield (partial(init, obj, *args, **kwargs),)
+                            yield (partial(init.__get__(obj, kind), *args, **kwargs),)
                             return obj
                     result = yield (partial(table[init], obj, *args, **kwargs),)
                     if result is not None:

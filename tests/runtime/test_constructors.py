@@ -375,3 +375,70 @@ def metaclass_namespace_properties() -> tuple[Any, ...]:
 
 def test_metaclass_namespace_properties_are_not_run() -> None:
     both(metaclass_namespace_properties)
+
+
+# ---------------------------------------------- metaclass __call__ and __init__ descriptors
+
+class _Calls:
+    def call(self, a):
+        return a
+
+
+def _metaclass_with(call: Any) -> type:
+    class CallingMeta(type):
+        __call__ = call
+
+    class Made(metaclass=CallingMeta):
+        def __init__(self, b):
+            pass
+    return Made
+
+
+def _static_init() -> str:
+    class StaticInit:
+        @staticmethod
+        def __init__(b):   # bound by type's slot as a staticmethod: no self
+            pass
+
+    class Sub(StaticInit):
+        def __new__(cls, *args):
+            return object.__new__(StaticInitChild)
+
+    class StaticInitChild(Sub):
+        pass
+    try:
+        StaticInit(1)
+        first = "ok"
+    except TypeError as e:
+        first = f"TypeError: {e}"
+    return f"{first}, {type(Sub(2)).__name__}"
+
+
+class _Hooked(splice.Plugin):
+    def prehook(self, fn, args, kwargs):  # type: ignore[no-untyped-def]
+        pass
+
+
+class _Typed(splice.Plugin):
+    def typed(self, ir):  # type: ignore[no-untyped-def]
+        return ir
+
+
+def descriptor_calls() -> dict[str, Any]:
+    return {
+        "staticmethod": _metaclass_with(staticmethod(lambda a: a))(1),
+        "classmethod": _metaclass_with(classmethod(lambda cls, a: a))(1),
+        "bound method": _metaclass_with(_Calls().call)(1),
+        "partialmethod": _metaclass_with(
+            functools.partialmethod(lambda self, x, a: (x, a), 2))(1),
+        "builtin method": _metaclass_with(":".join)(["a", "bc"]),
+        "method-wrapper": _metaclass_with((2).__pow__)(3),
+        "staticmethod __init__": _static_init(),
+    }
+
+
+@pytest.mark.parametrize("mode", ["identity", "hooked", "typed"])
+def test_metaclass_call_and_init_bound_as_type_binds_them(mode: str) -> None:
+    # 3.13's test_inspect: natively type's slots bind these through their descriptors
+    plugin = {"identity": splice.Plugin, "hooked": _Hooked, "typed": _Typed}[mode]()
+    assert plugin.run(descriptor_calls) == descriptor_calls()
