@@ -25,6 +25,7 @@ import splice.ir as splice_ir
 from splice.infer.lattice import ANY, NEVER, Abstract, Exact
 from splice.infer.results import Inference, InferenceParams
 from splice.ir import nodes as N
+from splice.ir.stand_ins import stands_for
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -378,6 +379,7 @@ def check_run(inference: Inference, fn: Any, *args: Any, **kwargs: Any) -> Repor
             code = _instrument(function, infs, checker)
             if code is not None and code.co_freevars == function.__code__.co_freevars:
                 saved[function] = function.__code__
+                stands_for(code, function.__code__)
                 function.__code__ = code
                 report.instrumented += 1
         try:

@@ -40,11 +40,22 @@ match is made on the source spans code objects carry from Python 3.11 on
   it is matched to the lambdas whose body is that constant, and of several equal ones
   (interchangeable: a constant does not see its scope) to the first.
 
-This holds for the source the code was compiled from, which is what splice reads for a
-module compiled from source once splice is imported (its text is recorded then,
-``splice.ir.exec_sources``). For one loaded from its ``.pyc`` the file is read as it is now:
-a file edited since is caught when a position leaves the region of its definition (a
-definition moved by a column usually is), not always: reload the module after editing it.
+The match found is then **verified**: the text is compiled (once per file and set of future
+flags) and the function's code must equal a code object of that compile with its name and
+first line (``==`` on code objects: names, flags, bytecode, constants, positions and
+exception table). So a function whose ``__code__`` was replaced (``code.replace``, a
+bytecode tool) or whose file was edited since it was imported (a module loaded from its
+``.pyc`` is read as the file is now) is refused and runs natively, where a copy made from the
+source would do something else. Three other compiles of the same text are accepted, as they
+run the same source: statement by statement (IPython and the REPL compile each top-level
+statement alone, so a module imported in one statement is not known as one in the next:
+``LOAD_METHOD`` where a whole-module compile has ``LOAD_ATTR``), pytest's assertion
+rewriting of a module it loaded (splice's copy has plain asserts: their failure messages lack
+pytest's introspection under a plugin), and ``types.coroutine``'s flag
+(``CO_ITERABLE_COROUTINE``, set on the code by ``code.replace``). Code splice itself put in
+place of a function's (the dynamic scope's prologue, the oracle's checks) is verified as the
+code it stands for (``splice.ir.stand_ins``). What this cannot see: code equal to what the
+text compiles to but made otherwise, which then behaves as that text does.
 
 A definition's enclosing scopes are those whose body holds it: a lambda in a decorator or a
 default value belongs to the scope around the ``def`` or ``class`` (no name mangling by
@@ -58,12 +69,14 @@ import ast
 import bisect
 import dis
 import linecache
+import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from splice.compat import RETURN_CONST_UNLOCATED, ast_conversion
 from splice.errors import UnsupportedError
 from splice.ir.exec_sources import EXEC_SOURCES, command_text
+from splice.ir.stand_ins import original_of
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -124,8 +137,80 @@ class _Definition:
 @dataclass(slots=True)
 class _ParsedFile:
     text: str
+    tree: ast.Module
     by_line: dict[tuple[str, int], list[_Definition]]
     imports: frozenset[str]
+    #: the code objects the text compiles to, by how it was compiled and future flags,
+    #: then by name and first line
+    compiled: dict[tuple[str, int], dict[tuple[str, int], list[types.CodeType]]] = field(
+        default_factory=dict)
+
+    def compiles_to(self, code: types.CodeType, filename: str,
+                    module_globals: dict[str, object]) -> bool:
+        """Whether ``code`` is what the text compiles to (equal names, flags, bytecode,
+        constants, positions and exception table), compiled as a module, or statement by
+        statement (as IPython and the REPL compile cells: a module imported in an earlier
+        statement makes no ``LOAD_ATTR`` of the later ones), or by pytest's assertion
+        rewriting of its module (whose messages splice's copy does not reproduce)."""
+        flags = code.co_flags & FUTURE_FLAGS_MASK
+        return any(_compiled_as(made, code)
+                   for how in ("module", "statements", "pytest")
+                   for made in self._compiled(how, flags, filename, module_globals).get(
+                       (code.co_name, code.co_firstlineno), ()))
+
+    def _compiled(self, how: str, flags: int, filename: str, module_globals: dict[str, object]
+                  ) -> dict[tuple[str, int], list[types.CodeType]]:
+        found = self.compiled.get((how, flags))
+        if found is not None:
+            return found
+        found = self.compiled[how, flags] = {}
+        trees: list[ast.Module] = [self.tree]
+        if how == "statements":
+            trees = [ast.Module([statement], []) for statement in self.tree.body]
+        elif how == "pytest":
+            rewritten = _rewritten_by_pytest(self.text, filename, module_globals)
+            trees = [rewritten] if rewritten is not None else []
+        pending: list[types.CodeType] = []
+        for tree in trees:
+            try:
+                with ast_conversion():
+                    pending.append(compile(tree, filename, "exec", flags=flags,
+                                           dont_inherit=True))
+            except (SyntaxError, ValueError):  # not how it was compiled
+                pass
+        while pending:
+            made = pending.pop()
+            found.setdefault((made.co_name, made.co_firstlineno), []).append(made)
+            pending.extend(c for c in made.co_consts if type(c) is types.CodeType)
+        return found
+
+
+#: ``types.coroutine`` sets it on a generator function's code (``code.replace``): the code
+#: is still the source's
+CO_ITERABLE_COROUTINE = 0x100
+
+
+def _compiled_as(made: types.CodeType, code: types.CodeType) -> bool:
+    if made.co_flags ^ code.co_flags == CO_ITERABLE_COROUTINE:
+        made = made.replace(co_flags=code.co_flags)
+    return made == code
+
+
+def _rewritten_by_pytest(text: str, filename: str, module_globals: dict[str, object]
+                         ) -> ast.Module | None:
+    """The syntax tree pytest compiled a module it loaded from (its assertion rewriting),
+    or None for a module it did not load."""
+    loader = module_globals.get("__loader__")
+    rewrite = sys.modules.get(type(loader).__module__)
+    if type(loader).__name__ != "AssertionRewritingHook" or rewrite is None:
+        return None
+    try:
+        with ast_conversion():
+            tree = ast.parse(text, filename)
+        rewrite.rewrite_asserts(tree, text.encode(), filename, getattr(loader, "config", None))
+    except Exception:  # noqa: BLE001 - another pytest: not verified that way
+        return None
+    return tree
 
 
 #: parsed sources by file name (by file name and text for texts run by exec/eval)
@@ -191,6 +276,14 @@ def find_source(fn: types.FunctionType) -> FunctionSource:
             where,
         )
     found = candidates[0]
+    if not parsed.compiles_to(original_of(code), filename, fn.__globals__):
+        raise UnsupportedError(
+            describe(fn),
+            "its code is not what its source compiles to (replaced by code.replace or a "
+            "bytecode tool, or compiled from a rewritten syntax tree); a copy made from the "
+            "source would do something else",
+            where,
+        )
     if found.in_generic_class_header:
         raise UnsupportedError(
             describe(fn), "it is defined in the type parameters, bases or keywords of a "
@@ -327,7 +420,7 @@ def _parse(filename: str, module_globals: dict[str, object], fn: types.FunctionT
                                filename) from None
     by_line: dict[tuple[str, int], list[_Definition]] = {}
     _index(tree, (), by_line)
-    result = _ParsedFile(text, by_line, frozenset(_top_level_imports(tree)))
+    result = _ParsedFile(text, tree, by_line, frozenset(_top_level_imports(tree)))
     _parsed[key] = result
     return result
 

@@ -54,6 +54,7 @@ from splice.ir.nodes import (
     Var,
 )
 from splice.ir.source import describe
+from splice.ir.stand_ins import stands_for
 from splice.pristine import BUILTINS
 
 if TYPE_CHECKING:
@@ -206,6 +207,7 @@ def _patched(function: types.FunctionType) -> _Patched:
         raise SpliceError(f"dynamic_scope cannot intercept {describe(function)}: its "
                           "regenerated code needs other free variables")
     patched = substitute(restore_nested_code(compiled.code, code), {placeholder: var})
+    stands_for(patched, code)  # still the source's code, for a context entered in the scope
     known = _built[function] = _Patched(code, patched, var)
     return known
 

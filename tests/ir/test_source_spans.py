@@ -222,22 +222,61 @@ def test_a_changed_file_is_refused_and_runs_natively(tmp_path: Path) -> None:
         found = find_source(fn).node
         assert isinstance(found, ast.Lambda)
     assert splice.Plugin().run(module.make)() == "handled"
-    # without the record (a module loaded from its .pyc, or before splice): the file is read
+    # without the record (a module loaded from its .pyc, or before splice): the file is read,
+    # and what it compiles to now is not the functions' code
     for fn in (module.make, module.inner):
         EXEC_SOURCES.discard(fn.__code__)
     for fn in (module.make, module.inner):
         if not located_positions(fn.__code__):
             # 3.12 (splice.compat.RETURN_CONST_UNLOCATED): the code of a lambda returning a
-            # constant carries no span to leave its region; it is matched on the constant,
-            # which the edit left alone
+            # constant carries no span, so the edit leaves it what the text compiles to; it
+            # is matched on the constant, which the edit left alone
             assert RETURN_CONST_UNLOCATED
             found = find_source(fn).node
             assert isinstance(found, ast.Lambda) and ast.literal_eval(found.body) == "handled"
             continue
-        with pytest.raises(UnsupportedError, match="not found in the source"):
+        with pytest.raises(UnsupportedError, match="not found in the source|not what its "
+                           "source compiles to"):
             find_source(fn)
     assert splice.Plugin().run(module.inner) == "handled"
     assert splice.Plugin().run(module.make)() == "handled"
+
+
+def _replaced_constant() -> Any:
+    def greet():
+        return "from source"
+    greet.__code__ = greet.__code__.replace(co_consts=tuple(
+        "replaced" if c == "from source" else c for c in greet.__code__.co_consts))
+    return greet
+
+
+def test_a_function_whose_code_was_replaced_runs_its_own_code() -> None:
+    # same name, file, lines and positions as its definition, other constants: a copy made
+    # from the source would return "from source"
+    greet = _replaced_constant()
+    with pytest.raises(UnsupportedError, match="not what its source compiles to"):
+        find_source(greet)
+    plugin = splice.Plugin()
+    assert plugin.run(greet) == greet() == "replaced"
+    assert [(r.entered, r.reason) for r in splice.explain(plugin)
+            if r.name.endswith("greet")] == [
+        (False, "its code is not what its source compiles to (replaced by code.replace or a "
+         "bytecode tool, or compiled from a rewritten syntax tree); a copy made from the "
+         "source would do something else")]
+
+
+def asserts_positive(x: int) -> int:
+    assert x > 0, "positive"
+    return x * 2
+
+
+def test_functions_of_a_module_pytest_rewrote_are_still_transformed() -> None:
+    # this module's asserts were rewritten by pytest when it was imported: its functions'
+    # code is the rewritten tree's, recognised as such (the copy has plain asserts)
+    plugin = splice.Plugin()
+    assert plugin.run(asserts_positive, 4) == 8
+    assert [r.entered for r in splice.explain(plugin) if r.name.endswith("asserts_positive")
+            ] == [True]
 
 
 def _env() -> dict[str, str]:
