@@ -100,7 +100,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import splice
-from splice.compat import TYPE_PARAMETER_SYNTAX
+from splice.compat import TYPE_PARAMETER_SYNTAX, VERSION
 
 #: the modules a test module exercises (rebuilt before it runs); default: name minus "test_"
 TARGETS: dict[str, list[str]] = {
@@ -330,6 +330,18 @@ REASONS: dict[str, Reason] = {
         "the test names sys.getrecursionlimit() in a subtest id: splice calls __call__ "
         "methods and instantiations as Python functions, so CPython's recursion counter "
         "stands at another value where the test starts")),
+    "recursion-edge": Reason("limit", (
+        "the test parses a table nested to within a frame or two of a recursion limit it "
+        "sets itself: at the innermost table splice's context spends one unit of the limit "
+        "more than natively (constructors and calls measure equal on their own; the unit "
+        "is not located yet), so the deepest table raises RecursionError")),
+    # a limit only a newer version's test modules show (its entry is in EXPECTED)
+    **({"hooked-entry-holds-callee": Reason("limit", (
+        "with per-call hooks the dispatch table keys a closure's entry by the closure "
+        "itself (docs/runtime.md, Object lifetimes; strict xfails in tests/runtime/"
+        "test_lifetimes.py): a wrapper function made per object (tempfile's "
+        "NamedTemporaryFile makes one per method read, holding the file's closer) lives "
+        "until a sweep, so the file is deleted late"))} if VERSION >= (3, 12) else {}),
     "quickening": Reason("limit", (
         "a function called under the plugin runs its transformed copy: the original code "
         "object never runs, so CPython never specialises it (dis(adaptive=True))")),
@@ -376,11 +388,14 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
      r"Traceback(WithFile)?\.test_distb_(explicit_arg|last_traceback))", "transformed-code"),
     (BOTH, "test_dis", r"test\.test_dis\.Dis(WithFile)?Tests\.test_disassemble_coroutine",
      "transformed-code"),
-    (HOOKED, "test_inspect", r"test\.test_inspect\.test_inspect\.TestGetGeneratorState\."
-     r"test_getgeneratorlocals", "hidden-names"),
+    (HOOKED, "test_inspect", r"test\.test_inspect\.test_inspect\.(TestGetGeneratorState\."
+     r"test_getgeneratorlocals|TestGetAsyncGenState\.test_getasyncgenlocals)$",  # 3.12+
+     "hidden-names"),
     (HOOKED, "test_pickle", r"test\.test_pickle\.\w+\.test_compat_pickle", "overlay-class"),
     (("context",), "test_tomllib", r"test\.test_tomllib\.test_misc\.TestMiscellaneous\.test_"
      r"inline_(array|table)_recursion_limit \(limit=", "recursion-depth"),
+    (("context",), "test_tomllib", r"test\.test_tomllib\.test_misc\.TestMiscellaneous\.test_"
+     r"inline_table_recursion_limit$", "recursion-edge"),
     (HOOKED, "test_tomllib", r"test\.test_tomllib\.test_misc\.TestMiscellaneous\.test_"
      r"inline_(array|table)_recursion_limit", "hooked-frames"),
     (BOTH, "test_traceback", r"test\.test_traceback\.\w+\.test_KeyboardInterrupt_at_first_"
@@ -388,6 +403,10 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
     (BOTH, "test_traceback", r"test\.test_traceback\.(TestStack\.test_(extract_stackup_"
      r"deferred_lookup_lines|format_locals)|TestTracebackException\.test_(print|from_"
      r"exception|comparison_params_variations))", "hidden-names"),
+    # tests that only newer versions have (found by running DEFAULT in both modes on
+    # 3.12.1 and 3.13.0; an entry for a test a version lacks would be stale there)
+    *([(HOOKED, "test_tempfile", r"test\.test_tempfile\.TestNamedTemporaryFile\.test_del_"
+        r"by_finalizer$", "hooked-entry-holds-callee")] if VERSION >= (3, 12) else []),
 ]
 
 
