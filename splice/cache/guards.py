@@ -9,6 +9,10 @@ checked instead, each time an instance is entered through ``splice.invoke`` (and
 * a **global** edge (a module's namespace and a name) holds while the name is bound to the
   same object as when the instance was compiled (looked up as the code looks it up: the
   module's globals, then its builtins);
+* a **global shape** edge holds while the name is bound to an object of the same class (a
+  short tuple: of the same classes item by item): inference typed the global by its class
+  only (``splice.infer.objects``), so a program that rebinds it to a new object of that
+  class on every run keeps its instances;
 * an **attribute** edge (a class and a name) holds while looking the name up on the class's
   MRO finds the same object (a method replaced on the class or on a base, a new override in
   between, or a changed ``__bases__`` all fail it);
@@ -32,7 +36,8 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["AttributeGuard", "CellGuard", "FunctionGuard", "GlobalGuard", "Guard", "MISSING"]
+__all__ = ["AttributeGuard", "CellGuard", "FunctionGuard", "GlobalGuard", "GlobalShapeGuard",
+           "Guard", "MISSING", "shape_of"]
 
 
 class _Missing:
@@ -113,6 +118,42 @@ class GlobalGuard(Guard):
     def describe(self) -> str:
         module = self.namespace.get("__name__", "?")
         return f"global {module}.{self.name}"
+
+
+def shape_of(value: Any) -> Any:
+    """What inference read of a value it typed by class (``splice.infer.objects``'s
+    ``_class_of_object``): its class, and a short tuple's items' shapes."""
+    if type(value) is tuple and len(value) <= 16:
+        return (tuple, *(shape_of(item) for item in value))
+    return type(value)
+
+
+@dataclass(eq=False, slots=True)
+class GlobalShapeGuard(Guard):
+    """``namespace[name]`` still holds a value of the class (the shape, for a short tuple)
+    it held: inference typed the global by its class, not its identity, so rebinding it to
+    another object of that class (``planner = Planner()`` at the start of each run) keeps
+    the instance."""
+
+    namespace: dict[str, Any] = field(repr=False)
+    name: str
+    expected: Any
+
+    @classmethod
+    def now(cls, namespace: dict[str, Any], name: str) -> GlobalShapeGuard:
+        """A guard expecting the current binding's shape."""
+        return cls(namespace, name, shape_of(lookup_global(namespace, name)))
+
+    def current(self) -> Any:
+        value = lookup_global(self.namespace, self.name)
+        return MISSING if value is MISSING else shape_of(value)
+
+    def holds(self) -> bool:
+        return bool(self.current() == self.expected)
+
+    def describe(self) -> str:
+        module = self.namespace.get("__name__", "?")
+        return f"the class of global {module}.{self.name}"
 
 
 @dataclass(eq=False, slots=True)

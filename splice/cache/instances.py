@@ -298,7 +298,7 @@ class CodeInstance:
         if self.max_world != MAX_WORLD:
             return False
         for guard in self.guards:
-            if guard.current() is not guard.expected:
+            if not guard.holds():
                 self.invalidate(f"{guard.describe()} changed")
                 return False
         return True

@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from splice.cache.guards import AttributeGuard, CellGuard, FunctionGuard, GlobalGuard, Guard
+from splice.cache.guards import (
+    AttributeGuard,
+    CellGuard,
+    FunctionGuard,
+    GlobalGuard,
+    GlobalShapeGuard,
+    Guard,
+)
 from splice.cache.headroom import with_headroom
 from splice.cache.instances import (
     SELF,
@@ -111,6 +118,8 @@ def _reliance(edges: list[Any], builder: types.FunctionType) -> _Reliance:
                 found.callees.append(target)
         elif kind == "global" and isinstance(target, dict) and isinstance(name, str):
             found.guards.append(GlobalGuard.now(target, name))
+        elif kind == "global class" and isinstance(target, dict) and isinstance(name, str):
+            found.guards.append(GlobalShapeGuard.now(target, name))
         elif kind == "attribute" and isinstance(name, str):
             found.guards.append(AttributeGuard.now(target, name))
         elif kind == "cell" and isinstance(name, str):

@@ -1064,12 +1064,15 @@ class AbstractInterpreter(ContainerTracking):
             return ANY
         namespace = fn.__globals__
         if name in namespace:
-            frame.edges[Edge("global", namespace, name)] = None
             value = namespace[name]
             if _is_definition(value):
+                frame.edges[Edge("global", namespace, name)] = None
                 return Const(value)
             if name in self._declared_global(fn):
-                return ANY
+                return ANY  # rebound by the program as it runs: nothing relied on
+            # typed by its class: rebinding it to another object of that class keeps
+            # what was inferred
+            frame.edges[Edge("global class", namespace, name)] = None
             return _class_of_object(value)
         builtin_ns = namespace.get("__builtins__", builtins)
         builtin_ns = getattr(builtin_ns, "__dict__", builtin_ns)
@@ -1521,11 +1524,12 @@ class AbstractInterpreter(ContainerTracking):
         if isinstance(obj, Const) and isinstance(obj.value, types.ModuleType):
             namespace = vars(obj.value)
             if name in namespace:
-                frame.edges[Edge("global", namespace, name)] = None
                 value = namespace[name]
                 if _is_definition(value) or (
                         is_value_constant(value) and not hasattr(obj.value, "__file__")):
+                    frame.edges[Edge("global", namespace, name)] = None
                     return Const(value)
+                frame.edges[Edge("global class", namespace, name)] = None
                 return _class_of_object(value)
             return ANY
         if isinstance(obj, Const) and isinstance(obj.value, type):

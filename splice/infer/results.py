@@ -45,7 +45,8 @@ class InferenceParams:
 class Edge:
     """An assumption inference relied on: ``kind`` "callee" (target: a Python function whose
     inference was used), "global" (target: a module's globals dict, ``name``: the global
-    name), "attribute" (target: a class, ``name``: the attribute) or "cell" (target: a
+    name, whose object was relied on), "global class" (the same, whose class only was
+    relied on: the class of the object, item by item for a short tuple), "attribute" (target: a class, ``name``: the attribute) or "cell" (target: a
     function, ``name``: one of its free variables, whose cell holds the function or class
     inference read)."""
 

@@ -51,8 +51,9 @@ def edges_of(ci: CodeInstance, kind: str) -> list[object]:
 def test_each_kind_of_edge_is_recorded(program: types.ModuleType) -> None:
     ci = compile_all(program, "uses_callee", "uses_global", "uses_attribute")
     assert any(target is program.helper for target, _ in edges_of(ci["uses_callee"], "callee"))
+    # SCALE holds an int: inference typed it by its class, and relied on nothing more
     assert any(target is program.__dict__ and name == "SCALE"
-               for target, name in edges_of(ci["uses_global"], "global"))
+               for target, name in edges_of(ci["uses_global"], "global class"))
     assert any(target is program.Shape and name == "sides"
                for target, name in edges_of(ci["uses_attribute"], "attribute"))
 
@@ -80,14 +81,18 @@ def test_callee_defaults_change(program: types.ModuleType) -> None:
 def test_global_rebinding(program: types.ModuleType) -> None:
     ci = compile_all(program, "uses_global", "uses_callee", "uses_nothing")
     assert splice.invoke(ci["uses_global"], 2) == 6
-    before = splice.world()
+    # another int: the instance read SCALE as an int, and reads its value as it runs
     program.SCALE = 10
-    with pytest.raises(InvalidatedError, match="SCALE"):
+    assert splice.invoke(ci["uses_global"], 2) == program.uses_global(2) == 20
+    assert_only(ci, set())
+    before = splice.world()
+    program.SCALE = 10.5
+    with pytest.raises(InvalidatedError, match="the class of global .*SCALE"):
         splice.invoke(ci["uses_global"], 2)
     assert splice.world() > before
     assert_only(ci, {"uses_global"})
     fresh = splice.compile(None, program.uses_global, int)
-    assert splice.invoke(fresh, 2) == program.uses_global(2) == 20
+    assert splice.invoke(fresh, 2) == program.uses_global(2) == 21.0
 
 
 def test_rebinding_a_callee_name(program: types.ModuleType) -> None:
@@ -143,3 +148,60 @@ def test_shadowing_a_builtin_with_a_global(program: types.ModuleType) -> None:
     assert_only(ci, {"uses_builtin"})
     fresh = splice.compile(None, program.uses_builtin, int)
     assert splice.invoke(fresh, 4) == program.uses_builtin(4) == -1
+
+
+PER_RUN = """
+class Planner:
+    def __init__(self):
+        self.steps = []
+
+    def plan(self, n):
+        self.steps.extend(range(n))
+        return len(self.steps)
+
+planner = None
+LIMITS = (3, 4.5)
+
+def work(n):
+    total = 0
+    for i in range(n):
+        total += planner.plan(2) + LIMITS[0]
+    return total
+
+def main(n):
+    global planner
+    planner = Planner()
+    return work(n)
+"""
+
+
+class CountsTypedBuilds(splice.Plugin):
+    def __init__(self) -> None:
+        self.built = 0
+
+    def typed(self, ir):  # type: ignore[no-untyped-def]
+        self.built += 1
+        return ir
+
+
+def test_a_global_rebound_to_a_new_object_each_run_builds_once(tmp_path: Path) -> None:
+    # issue 15's storm: a program that rebinds a module global at the start of every run
+    # (planner = Planner()) rebuilt every instance that read it, on every run
+    path = tmp_path / "per_run.py"
+    path.write_text(PER_RUN)
+    spec = importlib.util.spec_from_file_location(f"_per_run_{next(_counter)}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    plugin = CountsTypedBuilds()
+    builds = []
+    for _ in range(4):
+        plugin.built = 0
+        assert plugin.run(module.main, 5) == module.main(5)
+        builds.append(plugin.built)
+    assert builds[0] > 0 and builds[1:] == [0, 0, 0], builds
+    # another class, or a tuple of other shape: rebuilt, and still right
+    module.LIMITS = (3.5, 4.5)
+    plugin.built = 0
+    assert plugin.run(module.main, 3) == module.main(3) == 22.5
+    assert plugin.built > 0

@@ -1,0 +1,117 @@
+"""Typed stages in steady state (issue 15, point 1): a plugin whose only hook is
+``typed(self, ir): return ir`` against the identity plugin and native CPython, and how many
+code instances each run after the first builds (a program that rebinds what its code relied
+on used to rebuild on every run).
+
+    python benchmarks/typed_steady.py            # every program, n = N / 4
+    python benchmarks/typed_steady.py --quick    # n = N / 40
+
+Programs: ``benchmarks/programs/`` and ``benchmarks/steady/`` (programs that rebind
+globals on every run). Each program is loaded once per mode as a fresh module; each mode
+runs ``main(n)`` five times with the same plugin object (a garbage collection before each
+run); steady state is the median of runs 2 to 5, the first run is reported apart (it
+includes compiling). Modes run one after the other in one process, results must agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import math
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+import splice  # noqa: E402
+
+FOLDERS = [os.path.join(HERE, "programs"), os.path.join(HERE, "steady")]
+RUNS = 5
+
+
+class Identity(splice.Plugin):
+    pass
+
+
+class TypedIdentity(splice.Plugin):
+    """Changes nothing."""
+
+    def typed(self, ir: Any) -> Any:
+        return ir
+
+
+def instances_built(plugin: Any) -> int:
+    """How many code instances the plugin's context built so far."""
+    context = getattr(plugin, "context", None)
+    cache = getattr(context, "instances", None)
+    return getattr(cache, "builds", 0)
+
+
+def load(path: str, tag: str) -> Any:
+    name = f"_typed_steady_{tag}_{os.path.basename(path)[:-3]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def measure(path: str, mode: str, n: int) -> tuple[list[float], list[int], Any]:
+    module = load(path, mode)
+    plugin = {"native": None, "identity": Identity(), "typed": TypedIdentity()}[mode]
+    times, builds, result = [], [], None
+    for _ in range(RUNS):
+        gc.collect()
+        before = instances_built(plugin)
+        start = time.perf_counter()
+        result = module.main(n) if plugin is None else plugin.run(module.main, n)
+        times.append(time.perf_counter() - start)
+        builds.append(instances_built(plugin) - before)
+    return times, builds, result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="n = N / 40")
+    parser.add_argument("--programs", help="comma-separated program names (default: all)")
+    args = parser.parse_args()
+    divisor = 40 if args.quick else 4
+    paths = sorted(os.path.join(folder, f) for folder in FOLDERS
+                   for f in os.listdir(folder) if f.endswith(".py"))
+    if args.programs:
+        wanted = set(args.programs.split(","))
+        paths = [p for p in paths if os.path.basename(p)[:-3] in wanted]
+    print(f"Python {sys.version.split()[0]}; {RUNS} runs per mode, steady = median of runs "
+          f"2-{RUNS}; n = N / {divisor}")
+    print(f"{'program':20} {'native ms':>10} {'identity':>9} {'typed':>7} {'typed/id':>9} "
+          f"{'1st id ms':>10} {'1st typed':>10} {'builds 2-5':>11}")
+    ratios = []
+    for path in paths:
+        n = max(1, getattr(load(path, "probe"), "N") // divisor)
+        found = {mode: measure(path, mode, n) for mode in ("native", "identity", "typed")}
+        results = {repr(r) for _, _, r in found.values()}
+        assert len(results) == 1, (path, results)
+        steady = {mode: statistics.median(t[1:]) for mode, (t, _, _) in found.items()}
+        ratio = steady["typed"] / steady["identity"]
+        ratios.append(ratio)
+        print(f"{os.path.basename(path)[:-3]:20} {steady['native'] * 1e3:10.2f} "
+              f"{steady['identity'] / steady['native']:8.2f}x "
+              f"{steady['typed'] / steady['native']:6.2f}x {ratio:8.2f}x "
+              f"{found['identity'][0][0] * 1e3:10.1f} {found['typed'][0][0] * 1e3:10.1f} "
+              f"{str(found['typed'][1][1:]):>11}")
+    geomean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    print(f"typed/identity steady state: geometric mean {geomean:.2f}x, max {max(ratios):.2f}x "
+          "(target: at most 1.05x on every program)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
