@@ -61,8 +61,11 @@ def test_invalidated_instances_are_rebuilt() -> None:
     entry = SpecializingEntry(splice.Plugin().context, program.uses_global)
     assert entry(2) == 6
     first = entry.instances[(int,)]
-    program.SCALE = 7
+    program.SCALE = 7          # another int: the instance relied on SCALE's class only
     assert entry(2) == 14
+    assert first.valid and entry.instances[(int,)] is first
+    program.SCALE = 7.5        # another class: rebuilt
+    assert entry(2) == 15.0
     assert not first.valid and entry.instances[(int,)] is not first
 
 
