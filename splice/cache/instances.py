@@ -465,6 +465,9 @@ class InstanceCache:
         self._by_code: dict[int, list[CodeInstance]] = {}
         #: how many instances were built (tests check "compiled once")
         self.builds = 0
+        # id(code) -> (the code, held weakly; invalidations of its instances; the last
+        # reason): how often what its instances relied on changed
+        self._invalidations: dict[int, tuple[weakref.ref[types.CodeType], int, str]] = {}
 
     def find(self, spec: Specialization, fn: types.FunctionType, *, own: bool = False
              ) -> CodeInstance | None:
@@ -489,12 +492,24 @@ class InstanceCache:
 
     def discard(self, ci: CodeInstance) -> None:
         with _lock:
-            key = id(ci.specialization.code)
+            code = ci.specialization.code
+            key = id(code)
             found = self._by_code.get(key)
             if found is not None and ci in found:
                 found.remove(ci)
                 if not found:
                     del self._by_code[key]
+            if ci.invalidated_because is not None:
+                _, count, _ = self.invalidations_of(code)
+                self._invalidations[key] = (weakref.ref(code), count + 1,
+                                            ci.invalidated_because)
+
+    def invalidations_of(self, code: types.CodeType) -> tuple[Any, int, str]:
+        """``(code, how many of its instances were invalidated, the last reason)``."""
+        entry = self._invalidations.get(id(code))
+        if entry is None or entry[0]() is not code:
+            return code, 0, ""
+        return code, entry[1], entry[2]
 
     def of_code(self, code: types.CodeType) -> list[CodeInstance]:
         """The valid instances compiled from ``code``."""

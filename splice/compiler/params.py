@@ -30,6 +30,11 @@ class CompileParams:
     (cells, defaults) before one that reads no cell is built for all of them.
     ``max_keys``: runtime keys (``Plugin.specialize``) of one function in one specializing
     entry before its calls use the instances without a key (key None).
+    ``max_rebuilds``: invalidations of the instances of one code object under one owner
+    (a global, class attribute or callee binding they relied on changed) before its calls
+    run it without typed stages: a program that rebinds what the code relied on, run
+    after run, stops paying a build per run (``splice.explain`` gives the count and the
+    last reason).
     ``verify_stages``: check the IR (``splice.ir.verify``) after every stage that changes
     it, naming the stage that broke it (a debug switch: the environment variable
     ``SPLICE_VERIFY_STAGES=1`` turns it on for every context).
@@ -38,4 +43,5 @@ class CompileParams:
     max_specializations: int = 8
     max_variants: int = 4
     max_keys: int = 8
+    max_rebuilds: int = 4
     verify_stages: bool = field(default_factory=_verify_from_environment)

@@ -417,14 +417,16 @@ class Context:
             return CHOSEN(entry.choose, fn)  # no frame of the entry's (_hooks.c)
         return entry
 
-    def untyped(self, fn: types.FunctionType, error: InterpreterError,
+    def untyped(self, fn: types.FunctionType, error: Exception,
                 argtypes: tuple[Any, ...] = ()) -> Any:
         """What runs ``fn`` (for arguments of ``argtypes``: abstract values, none for any
-        arguments) when the plugin's interpreter failed to infer it (``error``): ``fn``
-        transformed as a context without typed stages transforms it (the ``lowered`` hooks,
-        calls routed through the table), or ``fn`` itself if that cannot be done; the
-        reason is recorded. A strict context raises ``error`` instead."""
-        if self.strict:
+        arguments) without its typed stages, for ``error``: the plugin's interpreter failed
+        to infer it (an ``InterpreterError``: a strict context raises it instead), or its
+        instances were rebuilt too often (``splice.runtime.specializing.RebuildLimit``).
+        That is ``fn`` transformed as a context without typed stages transforms it (the
+        ``lowered`` hooks, calls routed through the table), or ``fn`` itself if that cannot
+        be done; the reason is recorded."""
+        if self.strict and isinstance(error, InterpreterError):
             raise error
         code = fn.__code__
         compiled = self.code.get(fn, self._build, code)

@@ -6,7 +6,10 @@ arguments (compiling it on first use, or sharing the instance of another functio
 of the same code that fits ``fn``), up to ``max_specializations`` of them; calls beyond
 that, calls with keywords and calls whose instance cannot be specialised run the generic
 instance (every argument ``Any``). An instance is used only while it is valid and its
-guards hold (checked on every call: 3.11 has no dict watchers), else it is rebuilt.
+guards hold (checked on every call: 3.11 has no dict watchers), else it is rebuilt; once
+the instances of ``fn``'s code were invalidated ``max_rebuilds`` times (``CompileParams``:
+a program that rebinds what they relied on, run after run), calls run ``fn`` without its
+typed stages (the owner's ``untyped``), so no program builds a function without bound.
 
 Under plugins that give runtime keys (``Plugin.specialize``), a call whose key is not None
 runs the instance for its classes *and* key (the stage hooks see the key as ``ir.key``), up
@@ -35,7 +38,12 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["SpecializingEntry"]
+__all__ = ["RebuildLimit", "SpecializingEntry"]
+
+
+class RebuildLimit(Exception):
+    """Why a function runs without its typed stages: its instances were invalidated
+    ``CompileParams.max_rebuilds`` times (never raised, not even by a strict context)."""
 
 
 #: what runs a call: its code instance (None: no instance, the interpreter failed) and
@@ -92,12 +100,19 @@ class SpecializingEntry:
             not ci.guards or ci.check()) and (not ci.cells or ci.cells_hold(self.fn))
 
     def _runner(self, types_: tuple[Any, ...], key: Any = None) -> _Runner:
+        fn = self.fn
+        _, invalidations, last = self.owner.instances.invalidations_of(fn.__code__)
+        if invalidations >= self.owner.params.max_rebuilds:
+            # what its instances rely on keeps changing: no build per change any more
+            return None, self.owner.untyped(fn, RebuildLimit(
+                f"its instances were invalidated {invalidations} times (the last: {last}; "
+                f"CompileParams.max_rebuilds is {self.owner.params.max_rebuilds})"), types_)
         try:
             ci = self._instance(types_, key)
         except InterpreterError as exc:
             # the plugin's interpreter failed: the owner runs fn untyped (or raises, strict)
-            return None, self.owner.untyped(self.fn, exc, types_)
-        return ci, ci.function_for(self.fn)
+            return None, self.owner.untyped(fn, exc, types_)
+        return ci, ci.function_for(fn)
 
     def _instance(self, types_: tuple[Any, ...], key: Any = None) -> CodeInstance:
         from splice.compiler.pipeline import _callee_instance

@@ -205,3 +205,44 @@ def test_a_global_rebound_to_a_new_object_each_run_builds_once(tmp_path: Path) -
     plugin.built = 0
     assert plugin.run(module.main, 3) == module.main(3) == 22.5
     assert plugin.built > 0
+
+
+FRESH_CLOSURE = """
+def make_scale(factor):
+    def scale(x):
+        return x * factor
+    return scale
+
+scale = None
+
+def work(n):
+    return sum(scale(i) for i in range(n))
+
+def main(n, factor):
+    globals()["scale"] = make_scale(factor)   # a new function object every run
+    return work(n)
+"""
+
+
+def test_rebuilds_per_function_are_bounded(tmp_path: Path) -> None:
+    # a global rebound to a new function each run invalidates what relied on its identity;
+    # after CompileParams.max_rebuilds invalidations the function runs without its typed
+    # stages instead of being built again, and splice.explain says why
+    path = tmp_path / "fresh_closure.py"
+    path.write_text(FRESH_CLOSURE)
+    spec = importlib.util.spec_from_file_location(f"_fresh_closure_{next(_counter)}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    plugin = CountsTypedBuilds()
+    builds = []
+    for run in range(10):
+        before = plugin.context.instances.builds if run else 0
+        assert plugin.run(module.main, 20, run) == module.main(20, run)
+        builds.append(plugin.context.instances.builds - before)
+    bound = plugin.context.params.max_rebuilds
+    assert sum(1 for b in builds[1:] if b) <= bound, builds
+    assert builds[-3:] == [0, 0, 0], builds
+    reasons = [r.reason for r in splice.explain(plugin) if r.name.endswith(".work")]
+    assert reasons and all("without its typed stages" in r and "invalidated" in r and
+                           f"max_rebuilds is {bound}" in r for r in reasons), reasons
