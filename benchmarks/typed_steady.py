@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
-import math
 import os
 import statistics
 import sys
@@ -29,8 +27,11 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+for _path in (ROOT, HERE):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+from run import geomean, load  # noqa: E402
 
 import splice  # noqa: E402
 
@@ -54,16 +55,6 @@ def instances_built(plugin: Any) -> int:
     context = getattr(plugin, "context", None)
     cache = getattr(context, "instances", None)
     return getattr(cache, "builds", 0)
-
-
-def load(path: str, tag: str) -> Any:
-    name = f"_typed_steady_{tag}_{os.path.basename(path)[:-3]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def measure(path: str, mode: str, n: int) -> tuple[list[float], list[int], Any]:
@@ -113,8 +104,8 @@ def main() -> int:
               f"{found['identity'][0][0] * 1e3:10.1f} {found['typed'][0][0] * 1e3:10.1f}  "
               f"{found['typed'][1][1:]}")
     for name, values in (("steady state", ratios), ("late runs", late_ratios)):
-        geomean = math.exp(sum(map(math.log, values)) / len(values))
-        print(f"typed/identity, {name}: geometric mean {geomean:.2f}x, max {max(values):.2f}x "
+        print(f"typed/identity, {name}: geometric mean {geomean(values):.2f}x, "
+              f"max {max(values):.2f}x "
               "(target: at most 1.05x on every program)")
     return 0
 
