@@ -22,15 +22,27 @@ HERE = Path(__file__).resolve().parent
 _counter = itertools.count()
 
 
-@pytest.fixture
-def program() -> types.ModuleType:
-    """A fresh copy of ``edges_program`` (its own globals and classes)."""
-    name = f"_splice_edges_program_{next(_counter)}"
-    spec = importlib.util.spec_from_file_location(name, HERE / "edges_program.py")
+def load_fresh(path: Path) -> types.ModuleType:
+    """A fresh module object for the program at ``path`` (its own globals and classes)."""
+    name = f"_splice_{path.stem}_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_text(tmp_path: Path, name: str, text: str) -> types.ModuleType:
+    """A fresh module of ``text``, from a file of its own (splice reads its source)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    return load_fresh(path)
+
+
+@pytest.fixture
+def program() -> types.ModuleType:
+    """A fresh copy of ``edges_program``."""
+    return load_fresh(HERE / "edges_program.py")
 
 
 def compile_all(program: types.ModuleType, *names: str) -> dict[str, CodeInstance]:
@@ -187,12 +199,7 @@ class CountsTypedBuilds(splice.Plugin):
 def test_a_global_rebound_to_a_new_object_each_run_builds_once(tmp_path: Path) -> None:
     # issue 15's storm: a program that rebinds a module global at the start of every run
     # (planner = Planner()) rebuilt every instance that read it, on every run
-    path = tmp_path / "per_run.py"
-    path.write_text(PER_RUN)
-    spec = importlib.util.spec_from_file_location(f"_per_run_{next(_counter)}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_text(tmp_path, "per_run", PER_RUN)
     plugin = CountsTypedBuilds()
     builds = []
     for _ in range(4):
@@ -228,12 +235,7 @@ def test_rebuilds_per_function_are_bounded(tmp_path: Path) -> None:
     # a global rebound to a new function each run invalidates what relied on its identity;
     # after CompileParams.max_rebuilds invalidations the function runs without its typed
     # stages instead of being built again, and splice.explain says why
-    path = tmp_path / "fresh_closure.py"
-    path.write_text(FRESH_CLOSURE)
-    spec = importlib.util.spec_from_file_location(f"_fresh_closure_{next(_counter)}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_text(tmp_path, "fresh_closure", FRESH_CLOSURE)
     plugin = CountsTypedBuilds()
     builds = []
     for run in range(10):
