@@ -1,7 +1,7 @@
 /* Calls under a context without a frame of splice's on the program's stack: per-call hooks
    (``Hooked``), class instantiation (``Instantiator``), a specializing entry's choice of
    code (``Chosen``), implicit-call protocols written as generators (``Driven``) and
-   constructors (``Constructing``). Each guards the C stack (_cstack.h).
+   calls through a type's call slot: constructors, callable objects (``SlotCall``). Each guards the C stack (_cstack.h).
 
    ``Hooked(fn, target, prehooks, posthooks, overdub, continuation, pending, anywhere,
    failed)`` is what the dispatch table gives for ``fn`` under a context with per-call
@@ -614,28 +614,33 @@ static PyTypeObject ChosenType = {
     .tp_new = chosen_new,
 };
 
-/* ``Constructing(constructor, spec)``: a class's entry when its ``__init__`` is compiled as
-   a constructor (splice/runtime/constructors.py's ``constructor_for``):
-   ``constructor(spec, *args, **kwargs)``, as ``functools.partial`` would call it, but
-   spending the recursion unit ``type.__call__`` spends natively and behind the C stack
-   guard (_cstack.h), so a recursion through instantiation stops where it stops natively.
-   ``func`` and ``args`` read as a partial's. */
+/* ``SlotCall(fn, first)``: ``fn(first, *args, **kwargs)`` called the way CPython calls a
+   type's ``tp_call`` slot, as two entries need it:
+   - a class's entry when its ``__init__`` is compiled as a constructor
+     (splice/runtime/constructors.py's ``constructor_for``): ``first`` is the constructor's
+     spec, and the call spends the recursion unit ``type.__call__`` spends natively;
+   - a callable object's entry: ``fn`` is its class's ``__call__`` as the table enters it,
+     ``first`` the object. Unlike a bound method, which the interpreter unpacks and whose
+     callee's frame then takes over the caller's argument references, the caller's stack
+     keeps its arguments to the end of the call, as it does natively through the slot (so
+     arguments a ``*args`` tuple also held die first to last, as natively).
+   Behind the C stack guard (_cstack.h). ``func`` and ``args`` read as a partial's. */
 typedef struct {
     PyObject_HEAD
-    PyObject *constructor;
-    PyObject *spec;
+    PyObject *fn;
+    PyObject *first;
     vectorcallfunc vectorcall;
-} Constructing;
+} SlotCall;
 
 static PyObject *
-constructing_vectorcall(Constructing *c, PyObject *const *args, size_t nargsf,
-                        PyObject *kwnames)
+slot_call_vectorcall(SlotCall *c, PyObject *const *args, size_t nargsf,
+                     PyObject *kwnames)
 {
     if (splice_check_stack() < 0) return NULL;
 #if SPLICE_COUNT_INSTANTIATION
     if (Py_EnterRecursiveCall(" while calling a Python object")) return NULL;
 #endif
-    PyObject *result = call_with_first(c->constructor, c->spec, args,
+    PyObject *result = call_with_first(c->fn, c->first, args,
                                        PyVectorcall_NARGS(nargsf), kwnames);
 #if SPLICE_COUNT_INSTANTIATION
     Py_LeaveRecursiveCall();
@@ -644,72 +649,72 @@ constructing_vectorcall(Constructing *c, PyObject *const *args, size_t nargsf,
 }
 
 static int
-constructing_traverse(Constructing *c, visitproc visit, void *arg)
+slot_call_traverse(SlotCall *c, visitproc visit, void *arg)
 {
-    Py_VISIT(c->constructor); Py_VISIT(c->spec);
+    Py_VISIT(c->fn); Py_VISIT(c->first);
     return 0;
 }
 
 static int
-constructing_clear(Constructing *c)
+slot_call_clear(SlotCall *c)
 {
-    Py_CLEAR(c->constructor); Py_CLEAR(c->spec);
+    Py_CLEAR(c->fn); Py_CLEAR(c->first);
     return 0;
 }
 
 static void
-constructing_dealloc(Constructing *c)
+slot_call_dealloc(SlotCall *c)
 {
     PyObject_GC_UnTrack(c);
-    constructing_clear(c);
+    slot_call_clear(c);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
 static PyObject *
-constructing_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+slot_call_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *constructor, *spec;
-    if (!PyArg_ParseTuple(args, "OO:Constructing", &constructor, &spec)) return NULL;
-    Constructing *c = (Constructing *)type->tp_alloc(type, 0);
+    PyObject *fn, *first;
+    if (!PyArg_ParseTuple(args, "OO:SlotCall", &fn, &first)) return NULL;
+    SlotCall *c = (SlotCall *)type->tp_alloc(type, 0);
     if (c == NULL) return NULL;
-    Py_INCREF(constructor); c->constructor = constructor;
-    Py_INCREF(spec); c->spec = spec;
-    c->vectorcall = (vectorcallfunc)constructing_vectorcall;
+    Py_INCREF(fn); c->fn = fn;
+    Py_INCREF(first); c->first = first;
+    c->vectorcall = (vectorcallfunc)slot_call_vectorcall;
     return (PyObject *)c;
 }
 
 static PyObject *
-constructing_get_func(Constructing *c, void *closure)
+slot_call_get_func(SlotCall *c, void *closure)
 {
-    Py_INCREF(c->constructor);
-    return c->constructor;
+    Py_INCREF(c->fn);
+    return c->fn;
 }
 
 static PyObject *
-constructing_get_args(Constructing *c, void *closure)
+slot_call_get_args(SlotCall *c, void *closure)
 {
-    return PyTuple_Pack(1, c->spec);
+    return PyTuple_Pack(1, c->first);
 }
 
-static PyGetSetDef constructing_getset[] = {
-    {"func", (getter)constructing_get_func, NULL, "the constructor", NULL},
-    {"args", (getter)constructing_get_args, NULL, "(spec,): what it is called with first",
+static PyGetSetDef slot_call_getset[] = {
+    {"func", (getter)slot_call_get_func, NULL, "what is called", NULL},
+    {"args", (getter)slot_call_get_args, NULL, "(first,): what it is called with first",
      NULL},
     {NULL},
 };
 
-static PyTypeObject ConstructingType = {
+static PyTypeObject SlotCallType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "splice.runtime._hooks.Constructing",
-    .tp_basicsize = sizeof(Constructing),
-    .tp_dealloc = (destructor)constructing_dealloc,
+    .tp_name = "splice.runtime._hooks.SlotCall",
+    .tp_basicsize = sizeof(SlotCall),
+    .tp_dealloc = (destructor)slot_call_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_vectorcall_offset = offsetof(Constructing, vectorcall),
+    .tp_vectorcall_offset = offsetof(SlotCall, vectorcall),
     .tp_call = PyVectorcall_Call,
-    .tp_traverse = (traverseproc)constructing_traverse,
-    .tp_clear = (inquiry)constructing_clear,
-    .tp_getset = constructing_getset,
-    .tp_new = constructing_new,
+    .tp_traverse = (traverseproc)slot_call_traverse,
+    .tp_clear = (inquiry)slot_call_clear,
+    .tp_getset = slot_call_getset,
+    .tp_new = slot_call_new,
 };
 
 /* ``Driven(plan)``: a protocol written as a generator, run with no frame of its own on the
@@ -994,7 +999,7 @@ PyInit__hooks(void)
     if (str_throw == NULL || str_value == NULL) return NULL;
     if (PyType_Ready(&HookedType) < 0 || PyType_Ready(&InstantiatorType) < 0 ||
         PyType_Ready(&ChosenType) < 0 || PyType_Ready(&DrivenType) < 0 ||
-        PyType_Ready(&ConstructingType) < 0) return NULL;
+        PyType_Ready(&SlotCallType) < 0) return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     Py_INCREF(&HookedType);
@@ -1005,8 +1010,8 @@ PyInit__hooks(void)
     if (PyModule_AddObject(mod, "Chosen", (PyObject *)&ChosenType) < 0) return NULL;
     Py_INCREF(&DrivenType);
     if (PyModule_AddObject(mod, "Driven", (PyObject *)&DrivenType) < 0) return NULL;
-    Py_INCREF(&ConstructingType);
-    if (PyModule_AddObject(mod, "Constructing", (PyObject *)&ConstructingType) < 0)
+    Py_INCREF(&SlotCallType);
+    if (PyModule_AddObject(mod, "SlotCall", (PyObject *)&SlotCallType) < 0)
         return NULL;
     return mod;
 }

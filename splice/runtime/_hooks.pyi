@@ -52,14 +52,15 @@ class Driven:
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
-class Constructing:
-    """``constructor(spec, *args, **kwargs)``, spending the recursion unit
-    ``type.__call__`` spends (splice/runtime/_hooks.c)."""
+class SlotCall:
+    """``fn(first, *args, **kwargs)`` as CPython calls a type's call slot: the recursion
+    unit ``type.__call__`` spends, the caller's arguments kept on its stack
+    (splice/runtime/_hooks.c)."""
 
     func: Callable[..., Any]
     args: tuple[Any]
 
-    def __init__(self, constructor: Callable[..., Any], spec: Any, /) -> None: ...
+    def __init__(self, fn: Callable[..., Any], first: Any, /) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 

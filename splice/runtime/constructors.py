@@ -14,13 +14,13 @@ from typing import Any
 from splice.compiler.constructors import CO_GENERATOR_LIKE, INIT, Sentinel
 from splice.pristine import BUILTINS
 from splice.runtime.dunders import special
-from splice.runtime.native import CONSTRUCTING
+from splice.runtime.native import SLOT_CALL
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["CONSTRUCTOR_ENTRY", "constructor_for", "eligible_init", "reconstruct"]
 
-CONSTRUCTOR_ENTRY: Any = CONSTRUCTING if CONSTRUCTING is not None else functools.partial
+CONSTRUCTOR_ENTRY: Any = SLOT_CALL if SLOT_CALL is not None else functools.partial
 """The class of a constructor's entry (``func`` and ``args`` as a partial's)."""
 
 _HEAPTYPE = 1 << 9

@@ -16,7 +16,8 @@ class with Python ``__new__``/         an instantiation running them under the c
 ``__init__`` or metaclass ``__call__``
 bound method (not at a method site)    a bound method of the entered function
 ``functools.partial``                  the partial, with its function entered
-callable object                        its ``__call__`` entered, bound to it
+callable object                        its ``__call__`` entered, called with it first as
+                                       the type's call slot calls it
 builtin with an overlay                the overlay (callbacks entered)
 ``Plugin.run`` of another plugin       run under the composition of both
 anything else                          the object itself
@@ -65,7 +66,7 @@ from splice.runtime.dunders import Steps, drive, immutable, special
 from splice.runtime.exec_watch import watch as watch_exec_sources
 from splice.runtime.hooked import with_hooks
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
-from splice.runtime.native import CHOSEN, INSTANTIATOR
+from splice.runtime.native import CHOSEN, INSTANTIATOR, SLOT_CALL
 from splice.runtime.pending import PENDING, PENDING_ANYWHERE, continuation_for, get_hashed
 from splice.runtime.sharing import bind, share
 from splice.runtime.sites import Site
@@ -240,7 +241,10 @@ class Context:
             return self._partial(callee), False, 0
         call = special(kind, "__call__")
         if type(call) is types.FunctionType:
-            return types.MethodType(self.table[call], callee), False, 0
+            # not a bound method: the interpreter would unpack it and hand the caller's
+            # argument references to the callee's frame, where natively the slot leaves
+            # them on the caller's stack (the order in which temporaries die)
+            return _slot_call(self.table[call], callee), False, 0
         self._record(callee, False, "not Python code (" + kind.__name__ + ")")
         return self._wrap(callee, callee), False, 0
 
@@ -711,6 +715,9 @@ def _unbound_c_method(callee: Any) -> Any:
 FRAME_SENSITIVE: frozenset[Any] = frozenset({
     locals, vars, dir, globals, super, eval, exec, compile, breakpoint, sys._getframe,
 })
+
+
+_slot_call: Callable[[Any, Any], Any] = SLOT_CALL if SLOT_CALL is not None else types.MethodType
 
 
 def _is_splice_code(fn: types.FunctionType) -> bool:

@@ -6,8 +6,9 @@ without a compiler, and the pure-Python form it documents runs instead (docs/run
 * ``INSTANTIATOR`` (``_hooks.Instantiator``): instantiation of a class under a context.
 * ``CHOSEN`` (``_hooks.Chosen``): a callee chosen per call (a specializing entry's code
   instance) called with no frame of the chooser's.
-* ``CONSTRUCTING`` (``_hooks.Constructing``): a class's entry calling its constructor,
-  counted as ``type.__call__`` counts (else a ``functools.partial``).
+* ``SLOT_CALL`` (``_hooks.SlotCall``): ``fn(first, *args)`` as a type's call slot runs it:
+  a class's entry calling its constructor, counted as ``type.__call__`` counts (else a
+  ``functools.partial``), and a callable object's entry (else a bound method).
 * ``METHODS`` (``_methods.Methods``): method calls without a bound method.
 """
 
@@ -20,19 +21,19 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["CHOSEN", "CONSTRUCTING", "HOOKED", "INSTANTIATOR", "METHODS"]
+__all__ = ["CHOSEN", "HOOKED", "INSTANTIATOR", "METHODS", "SLOT_CALL"]
 
 HOOKED: Callable[..., Any] | None
 INSTANTIATOR: Callable[..., Any] | None
 CHOSEN: Callable[..., Any] | None
-CONSTRUCTING: Callable[..., Any] | None
+SLOT_CALL: Callable[..., Any] | None
 try:
     from splice.runtime._hooks import Chosen as CHOSEN
-    from splice.runtime._hooks import Constructing as CONSTRUCTING
     from splice.runtime._hooks import Hooked as HOOKED
     from splice.runtime._hooks import Instantiator as INSTANTIATOR
+    from splice.runtime._hooks import SlotCall as SLOT_CALL
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
-    HOOKED = INSTANTIATOR = CHOSEN = CONSTRUCTING = None
+    HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = None
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any]], Any] | None
 try:

@@ -17,7 +17,7 @@ import pytest
 from splice.runtime import native
 
 PROGRAM = Path(__file__).with_name("deep") / "recursion_program.py"
-SHAPES = ["plain", "constructor", "method"]
+SHAPES = ["plain", "constructor", "method", "callable_object"]
 
 
 def depths(limit: int, *shapes: str) -> dict[tuple[str, str], int]:
@@ -43,7 +43,7 @@ def test_a_raised_recursion_limit_never_crashes(shape: str) -> None:
         # deeper than the default limit allows, where native is (3.12.1 bounds recursion
         # through type.__call__ by its C budget at about 500)
         assert depth > min(1000, native_depth - 10), (mode, depth, native_depth)
-    if shape != "constructor":
+    if shape not in ("constructor", "callable_object"):
         # no C callable between the frames without hooks: the native depth
         assert found[shape, "context"] >= found[shape, "native"] - 10
 
@@ -60,3 +60,7 @@ def test_the_default_limit_is_reached_as_natively() -> None:
         for mode in ("context", "tracer"):
             assert abs(found["constructor", mode] - found["constructor", "native"]) <= 5, \
                 (mode, found)
+    for mode in ("context", "tracer"):
+        # a callable object's call spends what its class's call slot spends natively
+        assert abs(found["callable_object", mode] - found["callable_object", "native"]) <= 10, \
+            (mode, found)

@@ -41,6 +41,18 @@ def method():
     return Walker().walk()
 
 
+class Recurser:
+    def __call__(self, n=0):
+        try:
+            return self(n + 1)
+        except RecursionError:
+            return n
+
+
+def callable_object():
+    return Recurser()()
+
+
 class Hooked(splice.Plugin):
     def prehook(self, fn, args, kwargs):
         pass
