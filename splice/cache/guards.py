@@ -23,12 +23,21 @@ checked instead, each time an instance is entered through ``splice.invoke`` (and
 
 Objects are compared by identity, so rebinding a name to an equal but new object counts as
 a change (conservative: the instance is rebuilt, never wrong).
+
+Each guard also has a C form (:meth:`Guard.c_form`), which ``guard_check`` gathers into one
+``splice.cache._guards.GuardCheck`` per instance and function object: the specializing
+entry's per-call check, with no Python frame (splice/cache/_guards.c). It evaluates the
+same lookups; where it cannot tell (a binding whose C form would need Python code to
+compare, a short tuple's shape) it answers False, and the caller takes the Python path,
+which checks again and invalidates. So the C form only ever sends a call to the slower
+path, never past a guard that fails.
 """
 
 from __future__ import annotations
 
 import builtins
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +46,18 @@ from splice.pristine import BUILTINS
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["AttributeGuard", "CellGuard", "FunctionGuard", "GlobalGuard", "GlobalShapeGuard",
-           "Guard", "MISSING", "shape_of"]
+           "Guard", "MISSING", "guard_check", "shape_of"]
+
+GuardCheck: Callable[..., Any] | None
+try:
+    from splice.cache._guards import GuardCheck
+except ImportError:  # built without a compiler: guards are checked in Python only
+    GuardCheck = None
+
+#: the kinds of a guard's C form (splice/cache/_guards.c)
+_GLOBAL, _GLOBAL_CLASS, _CLASS_ATTR, _DICT_ITEM, _CELL, _CALL = range(6)
+#: a C form: (kind, a, b, c)
+CForm = tuple[int, Any, Any, Any]
 
 
 class _Missing:
@@ -74,6 +94,22 @@ class Guard:
     def describe(self) -> str:
         """A short description for error messages."""
         raise NotImplementedError
+
+    def c_form(self) -> CForm:
+        """The check as ``splice.cache._guards.GuardCheck`` makes it (by default: calling
+        :meth:`holds`)."""
+        return (_CALL, self.holds, None, None)
+
+
+def guard_check(alive: list[bool] | None, guards: Any, cells: Any = ()) -> Any:
+    """One callable checking, without a Python frame, that ``alive[0]`` is still true, that
+    each of ``guards`` holds and that each closure cell of ``cells`` (pairs of a cell and
+    the object it must hold) still holds it; None when the C extension is not built."""
+    if GuardCheck is None:
+        return None
+    items = [guard.c_form() for guard in guards]
+    items.extend((_CELL, cell, expected, None) for cell, expected in cells)
+    return GuardCheck(alive, tuple(items), MISSING)
 
 
 def lookup_global(namespace: dict[str, Any], name: str) -> Any:
@@ -119,6 +155,9 @@ class GlobalGuard(Guard):
         module = self.namespace.get("__name__", "?")
         return f"global {module}.{self.name}"
 
+    def c_form(self) -> CForm:
+        return (_GLOBAL, self.namespace, self.name, self.expected)
+
 
 def shape_of(value: Any) -> Any:
     """What inference read of a value it typed by class (``splice.infer.objects``'s
@@ -155,6 +194,11 @@ class GlobalShapeGuard(Guard):
         module = self.namespace.get("__name__", "?")
         return f"the class of global {module}.{self.name}"
 
+    def c_form(self) -> CForm:
+        if type(self.expected) is tuple:  # a short tuple's shape: compared in Python
+            return Guard.c_form(self)
+        return (_GLOBAL_CLASS, self.namespace, self.name, self.expected)
+
 
 @dataclass(eq=False, slots=True)
 class AttributeGuard(Guard):
@@ -184,6 +228,15 @@ class AttributeGuard(Guard):
     def describe(self) -> str:
         return f"attribute {getattr(self.owner, '__qualname__', self.owner)!s}.{self.name}"
 
+    def c_form(self) -> CForm:
+        owner = self.owner
+        if isinstance(owner, type) and type(self.name) is str:
+            return (_CLASS_ATTR, owner, self.name, self.expected)
+        if type(owner) is types.ModuleType and type(self.name) is str:
+            # a module's __dict__ is the same dict for its whole life
+            return (_DICT_ITEM, owner.__dict__, self.name, self.expected)
+        return Guard.c_form(self)
+
 
 @dataclass(eq=False, slots=True)
 class CellGuard(Guard):
@@ -209,6 +262,9 @@ class CellGuard(Guard):
 
     def describe(self) -> str:
         return f"closure variable {self.name}"
+
+    def c_form(self) -> CForm:
+        return (_CELL, self.cell, self.expected, None)
 
 
 @dataclass(eq=False, slots=True)

@@ -38,7 +38,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from splice.cache.guards import Guard
+from splice.cache.guards import Guard, guard_check
 from splice.cache.world import add_backedge, advance, world
 from splice.errors import ArgumentTypeError, InvalidatedError
 from splice.ir.nodes import FunctionIR
@@ -186,6 +186,8 @@ class CodeInstance:
         self._names = code.co_varnames
         self._argcount = code.co_argcount
         self.globals: dict[str, Any] = self.builder.__globals__
+        #: ``[True]`` until the instance is invalidated: the flag C guard checks read
+        self.alive: list[bool] = [True]
 
     def stage(self, name: str) -> FunctionIR:
         """The IR kept after the stage ``name`` (a ``KeyError`` lists the kept ones)."""
@@ -245,6 +247,16 @@ class CodeInstance:
             if content is not (fn if expected is SELF else expected):
                 return False
         return True
+
+    def check_for(self, fn: types.FunctionType) -> Any:
+        """A callable that tells, with no Python frame, whether ``fn`` may run this
+        instance now: the instance is valid, its guards hold and ``fn``'s cells still hold
+        what inference read (``splice.cache.guards.guard_check``; a False from it means
+        "ask :meth:`check`", which invalidates). None without the C extension."""
+        closure = fn.__closure__
+        cells = [(closure[index], fn if expected is SELF else expected)
+                 for index, expected in self.cells] if closure else []
+        return guard_check(self.alive, self.guards, cells)
 
     def function_for(self, fn: types.FunctionType) -> types.FunctionType:
         """A function running this instance's code with ``fn``'s globals, closure cells and
@@ -309,6 +321,7 @@ class CodeInstance:
             if self.max_world != MAX_WORLD:
                 return
             self.max_world = world()
+            self.alive[0] = False
             self.invalidated_because = reason
             for binding in self._bindings.values():
                 binding.holder[0] = INVALID

@@ -479,25 +479,75 @@ static PyTypeObject InstantiatorType = {
     .tp_new = instantiator_new,
 };
 
-/* ``Chosen(choose, callee, skip=0)``: ``choose(*args, **kwargs)`` gives what runs the call,
-   which is then called with the same arguments but the first ``skip`` positional ones
-   (splice/runtime/specializing.py's specializing entry: ``choose`` picks the code instance for
-   the arguments' classes; splice/program.py's top-level calls ``call(fn, *args)``, skip 1). ``choose`` has returned
-   before the callee starts, so no frame of splice's is on the stack while it runs, and an
-   error binding the arguments is raised from the caller's line alone. */
+/* ``Chosen(choose, callee, skip=0, runners=None)``: ``choose(*args, **kwargs)`` gives what
+   runs the call, which is then called with the same arguments but the first ``skip``
+   positional ones (splice/runtime/specializing.py's specializing entry: ``choose`` picks
+   the code instance for the arguments' classes; splice/program.py's top-level calls
+   ``call(fn, *args)``, skip 1). ``choose`` has returned before the callee starts, so no
+   frame of splice's is on the stack while it runs, and an error binding the arguments is
+   raised from the caller's line alone.
+
+   ``runners``, when given, is the specializing entry's own choice made before: a dict from
+   the tuple of the positional arguments' exact classes to ``(instance, function, check)``.
+   A call without keywords whose classes are there and whose ``check()`` (a
+   ``splice.cache._guards.GuardCheck``: the instance is valid and its guards hold) returns
+   True runs ``function`` at once, with no Python code of splice's; any other call asks
+   ``choose``, which checks again in Python, rebuilds what must be rebuilt and updates the
+   dict. The dict's tuples are read, never changed, here. */
 typedef struct {
     PyObject_HEAD
     PyObject *choose;
     PyObject *callee;
     Py_ssize_t skip;
+    PyObject *runners;   /* dict or NULL */
     PyObject *weakreflist;
     vectorcallfunc vectorcall;
 } Chosen;
+
+/* the function a runner chosen before gives for these arguments (a new reference), or
+   NULL with no error set when ``choose`` must decide (NULL with an error set on failure) */
+static PyObject *
+chosen_before(Chosen *c, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *classes = PyTuple_New(nargs);
+    if (classes == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *cls = (PyObject *)Py_TYPE(args[i]);
+        Py_INCREF(cls);
+        PyTuple_SET_ITEM(classes, i, cls);
+    }
+    PyObject *runner = PyDict_GetItemWithError(c->runners, classes);
+    Py_DECREF(classes);
+    if (runner == NULL || !PyTuple_CheckExact(runner) || PyTuple_GET_SIZE(runner) != 3)
+        return NULL;
+    Py_INCREF(runner);  /* the check may let other threads change the dict */
+    PyObject *check = PyTuple_GET_ITEM(runner, 2);
+    PyObject *function = NULL;
+    if (check != Py_None) {
+        PyObject *holds = PyObject_CallNoArgs(check);
+        if (holds == Py_True) {
+            function = PyTuple_GET_ITEM(runner, 1);
+            Py_INCREF(function);
+        }
+        Py_XDECREF(holds);
+    }
+    Py_DECREF(runner);
+    return function;
+}
 
 static PyObject *
 chosen_vectorcall_body(Chosen *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (c->runners != NULL && kwnames == NULL && c->skip == 0) {
+        PyObject *target = chosen_before(c, args, nargs);
+        if (target != NULL) {
+            PyObject *result = PyObject_Vectorcall(target, args, nargsf, NULL);
+            Py_DECREF(target);
+            return result;
+        }
+        if (PyErr_Occurred()) return NULL;
+    }
     if (nargs < c->skip) {
         PyErr_Format(PyExc_TypeError, "splice: a chosen call takes at least %zd arguments",
                      c->skip);
@@ -524,14 +574,14 @@ chosen_vectorcall(Chosen *c, PyObject *const *args, size_t nargsf, PyObject *kwn
 static int
 chosen_traverse(Chosen *c, visitproc visit, void *arg)
 {
-    Py_VISIT(c->choose); Py_VISIT(c->callee);
+    Py_VISIT(c->choose); Py_VISIT(c->callee); Py_VISIT(c->runners);
     return 0;
 }
 
 static int
 chosen_clear(Chosen *c)
 {
-    Py_CLEAR(c->choose); Py_CLEAR(c->callee);
+    Py_CLEAR(c->choose); Py_CLEAR(c->callee); Py_CLEAR(c->runners);
     return 0;
 }
 
@@ -547,11 +597,18 @@ chosen_dealloc(Chosen *c)
 static PyObject *
 chosen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *choose, *callee;
+    PyObject *choose, *callee, *runners = Py_None;
     Py_ssize_t skip = 0;
-    if (!PyArg_ParseTuple(args, "OO|n:Chosen", &choose, &callee, &skip)) return NULL;
+    static char *keywords[] = {"", "", "skip", "runners", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|nO:Chosen", keywords, &choose, &callee,
+                                     &skip, &runners))
+        return NULL;
     if (skip < 0) {
         PyErr_SetString(PyExc_ValueError, "Chosen: skip must not be negative");
+        return NULL;
+    }
+    if (runners != Py_None && !PyDict_CheckExact(runners)) {
+        PyErr_SetString(PyExc_TypeError, "Chosen: runners must be a dict or None");
         return NULL;
     }
     Chosen *c = (Chosen *)type->tp_alloc(type, 0);
@@ -559,6 +616,7 @@ chosen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Py_INCREF(choose); c->choose = choose;
     Py_INCREF(callee); c->callee = callee;
     c->skip = skip;
+    if (runners != Py_None) { Py_INCREF(runners); c->runners = runners; }
     c->vectorcall = (vectorcallfunc)chosen_vectorcall;
     return (PyObject *)c;
 }

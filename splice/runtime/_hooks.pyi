@@ -30,7 +30,8 @@ class Instantiator:
 
 class Chosen:
     """``choose(*args, **kwargs)(*args[skip:], **kwargs)`` with no frame of its own while
-    the chosen callable runs (splice/runtime/_hooks.c)."""
+    the chosen callable runs; with ``runners``, a choice made before whose check holds is
+    run without asking ``choose`` (splice/runtime/_hooks.c)."""
 
     choose: Callable[..., Any]
     callee: Any
@@ -38,7 +39,8 @@ class Chosen:
     __qualname__: str
     __module__: str
 
-    def __init__(self, choose: Callable[..., Any], callee: Any, skip: int = 0, /) -> None: ...
+    def __init__(self, choose: Callable[..., Any], callee: Any, /, skip: int = 0,
+                 runners: dict[Any, Any] | None = None) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 

@@ -418,7 +418,8 @@ class Context:
             return self.untyped(fn, exc)
         self._record(fn, True, "transformed")
         if CHOSEN is not None:
-            return CHOSEN(entry.choose, fn)  # no frame of the entry's (_hooks.c)
+            # no frame of the entry's; its earlier choices run without Python (_hooks.c)
+            return CHOSEN(entry.choose, fn, runners=entry.runners)
         return entry
 
     def untyped(self, fn: types.FunctionType, error: Exception,

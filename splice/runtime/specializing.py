@@ -22,7 +22,12 @@ Specialising on exact classes is sound: every argument's class is exactly the on
 instance was inferred for. The cost per call is a tuple of the argument classes, a dict
 lookup and the instance's guard checks; that is why a context should use this entry only
 when some plugin has a ``typed`` or ``optimized`` hook or an ``interpreter``
-(``splice.hooks.HookTable.typed_stages``).
+(``splice.hooks.HookTable.typed_stages``). With the C extensions built, the table holds
+``Chosen(entry.choose, fn, runners=entry.runners)``: a call without keywords whose classes
+were seen before runs its runner's function after the runner's C check (the instance's
+validity flag, its guards and ``fn``'s cells: ``CodeInstance.check_for``), with no Python
+code of splice's; a failing check, a new class tuple or keywords go through :meth:`choose`,
+which checks again in Python (and invalidates) before it chooses.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import types
 import weakref
 from typing import Any
 
+from splice.cache.guards import guard_check
 from splice.cache.instances import MAX_WORLD, CodeInstance
 from splice.errors import InterpreterError
 from splice.pristine import BUILTINS
@@ -46,9 +52,13 @@ class RebuildLimit(Exception):
     ``CompileParams.max_rebuilds`` times (never raised, not even by a strict context)."""
 
 
-#: what runs a call: its code instance (None: no instance, the interpreter failed) and
-#: the function running it for the entry's function
-_Runner = tuple[CodeInstance | None, types.FunctionType]
+#: what runs a call: its code instance (None: no instance, the interpreter failed), the
+#: function running it for the entry's function and the C check of whether it may run
+#: (``CodeInstance.check_for``; None without the C extension)
+_Runner = tuple[CodeInstance | None, types.FunctionType, Any]
+
+#: the check of a runner without an instance: always true (None without the C extension)
+_ALWAYS = guard_check(None, ())
 
 
 class SpecializingEntry:
@@ -94,6 +104,14 @@ class SpecializingEntry:
             raise ReferenceError("the function of this specializing entry was freed")
         return fn
 
+    @property
+    def runners(self) -> dict[tuple[type, ...], _Runner] | None:
+        """The choices made so far, by the tuple of the positional arguments' exact classes
+        (the dict itself, kept up to date): what C code (``Chosen``) may run at once after
+        the runner's check; None when calls need a runtime key, which only
+        :meth:`choose` asks for."""
+        return self._runners if self._keyed is None else None
+
     def _usable(self, ci: CodeInstance | None) -> bool:
         """Whether a runner of ``ci`` may run now (``None``: the untyped one, always)."""
         return ci is None or ci.max_world == MAX_WORLD and (
@@ -106,13 +124,14 @@ class SpecializingEntry:
             # what its instances rely on keeps changing: no build per change any more
             return None, self.owner.untyped(fn, RebuildLimit(
                 f"its instances were invalidated {invalidations} times (the last: {last}; "
-                f"CompileParams.max_rebuilds is {self.owner.params.max_rebuilds})"), types_)
+                f"CompileParams.max_rebuilds is {self.owner.params.max_rebuilds})"), types_), \
+                _ALWAYS
         try:
             ci = self._instance(types_, key)
         except InterpreterError as exc:
             # the plugin's interpreter failed: the owner runs fn untyped (or raises, strict)
-            return None, self.owner.untyped(fn, exc, types_)
-        return ci, ci.function_for(fn)
+            return None, self.owner.untyped(fn, exc, types_), _ALWAYS
+        return ci, ci.function_for(fn), ci.check_for(fn)
 
     def _instance(self, types_: tuple[Any, ...], key: Any = None) -> CodeInstance:
         from splice.compiler.pipeline import _callee_instance
@@ -137,7 +156,7 @@ class SpecializingEntry:
                 if ci is None or not self._usable(ci):
                     runner = self._runner(())
                 else:
-                    runner = (ci, ci.function_for(self.fn))
+                    runner = (ci, ci.function_for(self.fn), ci.check_for(self.fn))
                 self._generic = runner
                 self._generic_instance = None
         return runner

@@ -1,0 +1,213 @@
+"""The C form of run-time guards (splice/cache/_guards.c) against their Python form: in
+every state a binding goes through, the C check says True only where every guard's
+``holds()`` does (it may say False where Python would say True, never the reverse), and
+the specializing entry runs an earlier choice without Python code only while it holds."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import splice
+from splice.cache import guards
+from splice.cache.guards import (
+    AttributeGuard,
+    CellGuard,
+    FunctionGuard,
+    GlobalGuard,
+    GlobalShapeGuard,
+    Guard,
+    guard_check,
+)
+from splice.runtime import native
+from splice.runtime.specializing import SpecializingEntry
+
+pytestmark = pytest.mark.skipif(guards.GuardCheck is None, reason="the C guards are not built")
+
+
+def agree(guard: Guard) -> bool:
+    """The C check of ``guard`` alone, asserted to agree with its Python form."""
+    check = guard_check([True], [guard])
+    assert check() is guard.holds(), guard
+    return guard.holds()
+
+
+def make_namespace() -> dict[str, Any]:
+    return {"__builtins__": __builtins__, "__name__": "fake", "x": 1}
+
+
+def test_global_guard_follows_rebinding_deletion_and_builtins() -> None:
+    namespace = make_namespace()
+    guard = GlobalGuard.now(namespace, "x")
+    assert agree(guard)
+    namespace["x"] = 2
+    assert not agree(guard)
+    namespace["x"] = guard.expected
+    assert agree(guard)
+    del namespace["x"]
+    assert not agree(guard)
+    # a builtin, then a global shadowing it, then a module as __builtins__
+    builtin = GlobalGuard.now(namespace, "len")
+    assert builtin.expected is len and agree(builtin)
+    namespace["len"] = lambda s: 0
+    assert not agree(builtin)
+    del namespace["len"]
+    namespace["__builtins__"] = types.ModuleType("fake_builtins")
+    assert not agree(builtin)
+    missing = GlobalGuard.now(namespace, "len")
+    assert missing.expected is guards.MISSING and agree(missing)
+
+
+def test_global_shape_guard_follows_classes_and_tuple_shapes() -> None:
+    namespace = make_namespace()
+    guard = GlobalShapeGuard.now(namespace, "x")
+    assert agree(guard)
+    namespace["x"] = 5           # another int: the same shape
+    assert agree(guard)
+    namespace["x"] = 5.0
+    assert not agree(guard)
+    namespace["x"] = (1, 2)      # a short tuple has a tuple of shapes
+    assert not agree(guard)
+    pair = GlobalShapeGuard.now(namespace, "x")
+    assert agree(pair)           # compared in Python: the C form calls holds()
+    namespace["x"] = (3, 4)
+    assert agree(pair)
+    namespace["x"] = (3, "4")
+    assert not agree(pair)
+    namespace["x"] = tuple(range(20))  # a long tuple's shape is its class
+    long = GlobalShapeGuard.now(namespace, "x")
+    assert agree(long)
+    namespace["x"] = (1,)
+    check = guard_check([True], [long])
+    assert not long.holds() and not check()
+
+
+def test_attribute_guard_follows_the_mro() -> None:
+    class Base:
+        def m(self) -> int:
+            return 1
+
+    class Derived(Base):
+        pass
+
+    guard = AttributeGuard.now(Derived, "m")
+    assert guard.expected is Base.__dict__["m"] and agree(guard)
+    Derived.m = lambda self: 2  # type: ignore[method-assign]
+    assert not agree(guard)
+    del Derived.m
+    assert agree(guard)
+    Base.m = lambda self: 3  # type: ignore[method-assign]
+    assert not agree(guard)
+
+    class Other:
+        def m(self) -> int:
+            return 4
+
+    Base.m = guard.expected  # type: ignore[method-assign]
+    assert agree(guard)
+    Derived.__bases__ = (Other,)
+    assert not agree(guard)
+    absent = AttributeGuard.now(Derived, "nothing")
+    assert absent.expected is guards.MISSING and agree(absent)
+    Other.nothing = 1  # type: ignore[attr-defined]
+    assert not agree(absent)
+
+
+def test_attribute_guard_on_a_module() -> None:
+    module = types.ModuleType("fake_module")
+    module.f = len  # type: ignore[attr-defined]
+    guard = AttributeGuard.now(module, "f")
+    assert agree(guard)
+    module.f = abs  # type: ignore[attr-defined]
+    assert not agree(guard)
+    del module.f  # type: ignore[attr-defined]
+    assert not agree(guard)
+
+
+def test_cell_and_function_guards() -> None:
+    def outer() -> tuple[Callable[[], Any], Callable[[Any], None], Callable[[], None]]:
+        value: Any = 1
+
+        def read() -> Any:
+            return value
+
+        def write(new: Any) -> None:
+            nonlocal value
+            value = new
+
+        def clear() -> None:
+            nonlocal value
+            del value
+        return read, write, clear
+
+    read, write, clear = outer()
+    assert read.__closure__ is not None
+    guard = CellGuard.now(read.__closure__[0], "value")
+    assert agree(guard)
+    write(2)
+    assert not agree(guard)
+    write(guard.expected)
+    assert agree(guard)
+    clear()
+    assert not agree(guard)
+    function = FunctionGuard.now(read)
+    assert agree(function)
+    read.__defaults__ = (1,)
+    assert not agree(function)
+
+
+def test_the_alive_flag_and_several_guards() -> None:
+    namespace = make_namespace()
+    alive = [True]
+    check = guard_check(alive, [GlobalGuard.now(namespace, "x"),
+                                GlobalGuard.now(namespace, "len")])
+    assert check() is True
+    alive[0] = False
+    assert check() is False
+    alive[0] = True
+    namespace["len"] = None
+    assert check() is False
+
+
+# --- the specializing entry's fast path ------------------------------------------------------
+
+class TypedIdentity(splice.Plugin):
+    def typed(self, ir: Any) -> Any:
+        return ir
+
+
+SCALE = 2
+
+
+def scaled(x):  # type: ignore[no-untyped-def]
+    return x * SCALE
+
+
+def calls_scaled(n):  # type: ignore[no-untyped-def]
+    global SCALE
+    out = [scaled(i) for i in range(n)]
+    SCALE = 3           # the instance of scaled relied on SCALE: the next call rebuilds
+    out.append(scaled(1))
+    SCALE = 2
+    return out
+
+
+@pytest.mark.skipif(native.CHOSEN is None, reason="the C hooks are not built")
+def test_earlier_choices_run_without_asking_until_a_guard_fails(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[type, ...]] = []
+    runner_for = SpecializingEntry._runner_for
+
+    def counting(self: SpecializingEntry, classes: tuple[type, ...]) -> Any:
+        asked.append(classes)
+        return runner_for(self, classes)
+
+    monkeypatch.setattr(SpecializingEntry, "_runner_for", counting)
+    native_result = calls_scaled(50)
+    assert TypedIdentity().run(calls_scaled, 50) == native_result
+    # the first call of scaled with an int asks; the 49 after it do not; the call after
+    # SCALE was rebound asks again (its instance relied on SCALE)
+    assert asked.count((int,)) == 2, asked
