@@ -125,6 +125,9 @@ class Context:
         self.code = CodeCache[CompiledCode | UnsupportedError]()
         #: code instances built under this context (``splice.cache.instances``)
         self.instances = InstanceCache()
+        #: id of a code object -> the specializing entry made last for a function of it
+        #: (weakly), whose choices a closure made anew adopts
+        self._last_entries: dict[int, weakref.ref[SpecializingEntry]] = {}
         #: the compiler's limits and switches for this context
         self.params = CompileParams()
         #: ``__init__`` code compiled as constructors (``splice.runtime.constructors``)
@@ -407,8 +410,16 @@ class Context:
         arguments' exact classes (``splice.runtime.specializing``), or ``fn`` if none can be
         built."""
         entry = SpecializingEntry(self, fn)
+        code = fn.__code__
+        last = self._last_entries.get(id(code))
+        before = last() if last is not None else None
         try:
-            entry.generic()
+            # a closure made anew (in a loop) takes the choices of the one before it that
+            # fit it; a first function object of its code builds what any call can run
+            # now, so a function that cannot be transformed runs as itself from its start
+            if not (before is not None and entry.adopt(before)) and \
+                    not any(ci.fits(fn) for ci in self.instances.of_code(code)):
+                entry.generic()
         except UnsupportedError as exc:
             self._record(fn, False, exc.reason)
             if self.strict:
@@ -417,10 +428,18 @@ class Context:
         except InterpreterError as exc:
             return self.untyped(fn, exc)
         self._record(fn, True, "transformed")
+        self._last_entries[id(code)] = weakref.ref(
+            entry, functools.partial(self._forget_entry, id(code)))
         if CHOSEN is not None:
             # no frame of the entry's; its earlier choices run without Python (_hooks.c)
             return CHOSEN(entry.choose, fn, runners=entry.runners)
         return entry
+
+    def _forget_entry(self, key: int, _freed: Any = None) -> None:
+        """Drop the freed entry of ``_last_entries[key]`` (not a newer one)."""
+        last = self._last_entries.get(key)
+        if last is not None and last() is None:
+            del self._last_entries[key]
 
     def untyped(self, fn: types.FunctionType, error: Exception,
                 argtypes: tuple[Any, ...] = ()) -> Any:

@@ -138,6 +138,25 @@ class SpecializingEntry:
 
         return _callee_instance(self.owner, self.fn, types_, key)
 
+    def adopt(self, other: SpecializingEntry) -> bool:
+        """Take over the choices of ``other``, an entry of another function object of the
+        same code, whose instances fit this entry's function (a closure made anew in a
+        loop): the same instances, run with this function's cells and defaults. Whether
+        any was taken (none: the entry chooses on its own, as new)."""
+        fn = self.fn
+        if other._keyed is not None or other._fn() is None or \
+                other.fn.__code__ is not fn.__code__:
+            return False
+        with self._lock:
+            for classes, (ci, _, _) in list(other._runners.items()):
+                if ci is None or not ci.fits(fn):
+                    continue
+                check = ci.check_for(fn)
+                if check() if check is not None else self._usable(ci):
+                    self._runners[classes] = (ci, ci.function_for(fn), check)
+                    self.instances[classes] = ci
+        return bool(self._runners)
+
     def generic(self) -> CodeInstance:
         """The instance for arguments of any type."""
         runner = self._generic

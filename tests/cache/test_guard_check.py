@@ -211,3 +211,51 @@ def test_earlier_choices_run_without_asking_until_a_guard_fails(
     # the first call of scaled with an int asks; the 49 after it do not; the call after
     # SCALE was rebound asks again (its instance relied on SCALE)
     assert asked.count((int,)) == 2, asked
+
+
+# --- closures made anew take the choices of the one before -----------------------------------
+
+def double(x):  # type: ignore[no-untyped-def]
+    return x * 2
+
+
+def negate(x):  # type: ignore[no-untyped-def]
+    return -x
+
+
+def make(g):  # type: ignore[no-untyped-def]
+    return lambda v: g(v)
+
+
+def closures_of_other_cells():  # type: ignore[no-untyped-def]
+    # each closure's cell holds another function: an instance that relied on the cell
+    # (a direct call of double) must not run for a closure over negate
+    return [make(g)(3) for g in (double, negate, double, negate, negate, double)]
+
+
+def closures_in_a_loop(n):  # type: ignore[no-untyped-def]
+    total = 0
+    for i in range(n):
+        f = lambda p: p + i  # noqa: E731, B023 (a closure over the loop's cell)
+        total += f(1)
+    return total
+
+
+def test_a_closure_made_anew_runs_what_fits_its_cells() -> None:
+    assert TypedIdentity().run(closures_of_other_cells) == closures_of_other_cells()
+
+
+@pytest.mark.skipif(native.CHOSEN is None, reason="the C hooks are not built")
+def test_a_closure_made_anew_adopts_the_choices_before_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[str] = []
+    choose = SpecializingEntry.choose
+
+    def counting(self: SpecializingEntry, *args: Any, **kwargs: Any) -> Any:
+        asked.append(self.__qualname__)
+        return choose(self, *args, **kwargs)
+
+    monkeypatch.setattr(SpecializingEntry, "choose", counting)
+    assert TypedIdentity().run(closures_in_a_loop, 100) == closures_in_a_loop(100)
+    # the first lambda chooses; the 99 after it run the same instance at once
+    assert asked.count("closures_in_a_loop.<locals>.<lambda>") == 1, asked
