@@ -493,34 +493,58 @@ static PyTypeObject InstantiatorType = {
    ``splice.cache._guards.GuardCheck``: the instance is valid and its guards hold) returns
    True runs ``function`` at once, with no Python code of splice's; any other call asks
    ``choose``, which checks again in Python, rebuilds what must be rebuilt and updates the
-   dict. The dict's tuples are read, never changed, here. */
+   dict. The dict's tuples are read, never changed, here. The last runner that ran is kept
+   with its classes, so calls with the same classes skip the tuple and the lookup; its check
+   still runs on every call, and a runner the dict no longer holds is one whose check fails
+   (the entry drops a runner only once it is unusable), so it is never run stale. */
 typedef struct {
     PyObject_HEAD
     PyObject *choose;
     PyObject *callee;
     Py_ssize_t skip;
     PyObject *runners;   /* dict or NULL */
+    PyObject *last_key;  /* the classes of the last call run from ``runners`` (or NULL) */
+    PyObject *last_runner;  /* and its runner */
     PyObject *weakreflist;
     vectorcallfunc vectorcall;
 } Chosen;
+
+/* the runner of the last call if these arguments have its classes (a new reference), so a
+   call site that always passes the same classes pays no tuple and no dict lookup */
+static PyObject *
+chosen_last(Chosen *c, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *key = c->last_key;
+    if (key == NULL || PyTuple_GET_SIZE(key) != nargs) return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        if ((PyObject *)Py_TYPE(args[i]) != PyTuple_GET_ITEM(key, i)) return NULL;
+    }
+    Py_INCREF(c->last_runner);
+    return c->last_runner;
+}
 
 /* the function a runner chosen before gives for these arguments (a new reference), or
    NULL with no error set when ``choose`` must decide (NULL with an error set on failure) */
 static PyObject *
 chosen_before(Chosen *c, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *classes = PyTuple_New(nargs);
-    if (classes == NULL) return NULL;
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        PyObject *cls = (PyObject *)Py_TYPE(args[i]);
-        Py_INCREF(cls);
-        PyTuple_SET_ITEM(classes, i, cls);
+    PyObject *classes = NULL;
+    PyObject *runner = chosen_last(c, args, nargs);
+    if (runner == NULL) {
+        classes = PyTuple_New(nargs);
+        if (classes == NULL) return NULL;
+        for (Py_ssize_t i = 0; i < nargs; i++) {
+            PyObject *cls = (PyObject *)Py_TYPE(args[i]);
+            Py_INCREF(cls);
+            PyTuple_SET_ITEM(classes, i, cls);
+        }
+        runner = PyDict_GetItemWithError(c->runners, classes);
+        if (runner == NULL || !PyTuple_CheckExact(runner) || PyTuple_GET_SIZE(runner) != 3) {
+            Py_DECREF(classes);
+            return NULL;
+        }
+        Py_INCREF(runner);  /* the check may let other threads change the dict */
     }
-    PyObject *runner = PyDict_GetItemWithError(c->runners, classes);
-    Py_DECREF(classes);
-    if (runner == NULL || !PyTuple_CheckExact(runner) || PyTuple_GET_SIZE(runner) != 3)
-        return NULL;
-    Py_INCREF(runner);  /* the check may let other threads change the dict */
     PyObject *check = PyTuple_GET_ITEM(runner, 2);
     PyObject *function = NULL;
     if (check != Py_None) {
@@ -531,6 +555,17 @@ chosen_before(Chosen *c, PyObject *const *args, Py_ssize_t nargs)
         }
         Py_XDECREF(holds);
     }
+    if (classes != NULL && function != NULL) {
+        /* remember it (a runner whose check fails later sends calls to the dict again) */
+        PyObject *old_key = c->last_key, *old_runner = c->last_runner;
+        Py_INCREF(runner);
+        c->last_key = classes;
+        c->last_runner = runner;
+        classes = NULL;
+        Py_XDECREF(old_key);
+        Py_XDECREF(old_runner);
+    }
+    Py_XDECREF(classes);
     Py_DECREF(runner);
     return function;
 }
@@ -575,6 +610,7 @@ static int
 chosen_traverse(Chosen *c, visitproc visit, void *arg)
 {
     Py_VISIT(c->choose); Py_VISIT(c->callee); Py_VISIT(c->runners);
+    Py_VISIT(c->last_key); Py_VISIT(c->last_runner);
     return 0;
 }
 
@@ -582,6 +618,7 @@ static int
 chosen_clear(Chosen *c)
 {
     Py_CLEAR(c->choose); Py_CLEAR(c->callee); Py_CLEAR(c->runners);
+    Py_CLEAR(c->last_key); Py_CLEAR(c->last_runner);
     return 0;
 }
 
