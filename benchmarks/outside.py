@@ -35,6 +35,7 @@ for _path in (ROOT, HERE):
         sys.path.insert(0, _path)
 
 from run import geomean  # noqa: E402
+from run import load as load_program  # noqa: E402
 
 import splice  # noqa: E402
 
@@ -96,12 +97,7 @@ def load(name: str, tag: str) -> tuple[bool, Any]:
     the call returns its own timing (``bench_time_func``) rather than a result."""
     path = os.path.join(benchmarks_folder(), f"bm_{name}", "run_benchmark.py")
     sys.modules["pyperf"] = _fake_pyperf()
-    module_name = f"splice_outside_{name}_{tag}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    module = load_program(path, f"{name}_{tag}")  # every file is named run_benchmark.py
     with open(path, encoding="utf-8") as file:
         tree = ast.parse(file.read(), path)
     main = [node for node in tree.body if isinstance(node, ast.If)
