@@ -429,6 +429,12 @@ class _Rebuilder:
                 new_item = self.item(item, depth)
                 if new_item is not item:
                     self.set_item(d, key, new_item)
+                # a dict keyed by a function of the module (typing._caches, 3.12+: keyed by
+                # the function its wrapper's cell holds, which rewire() re-points): the
+                # rebuilt function is a key too, with the same (rebuilt) item
+                new_key = self.transform(key) if isinstance(key, types.FunctionType) else key
+                if new_key is not key and new_key not in d:
+                    self.add_key(d, new_key, new_item)
         else:
             lst: list[Any] = value  # type: ignore[assignment]
             for index, item in enumerate(list(lst)):
@@ -444,6 +450,11 @@ class _Rebuilder:
         if type(item) in (dict, list, tuple):
             return self.walk_container(item, depth + 1)
         return item
+
+    def add_key(self, mapping: dict[Any, Any], key: object, new: object) -> None:
+        mapping[key] = new
+        self.stats.slots += 1
+        self.undo.append(lambda: mapping.pop(key, None))
 
     def set_list_item(self, target: list[Any], index: int, new: object) -> None:
         old = target[index]

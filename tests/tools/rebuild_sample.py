@@ -31,6 +31,28 @@ def decorated(x):
     return x * 2
 
 
+_CACHES: dict = {}
+
+
+def keyed_cache(fn):
+    # typing._tp_cache's shape (3.12+): the cache is keyed by the decorated function,
+    # which the wrapper reads back through its closure cell
+    _CACHES[fn] = {}
+
+    @functools.wraps(fn)
+    def lookup(x):
+        cache = _CACHES[fn]
+        if x not in cache:
+            cache[x] = fn(x)
+        return cache[x]
+    return lookup
+
+
+@keyed_cache
+def squared(x):
+    return x * x
+
+
 @contextlib.contextmanager
 def managed(log):
     log.append("enter")

@@ -88,7 +88,7 @@ def test_replaces_every_kind_of_slot_and_restores(sample: Any) -> None:
         # not the module's: another module's function, dataclass-generated methods
         assert sample.dedent is textwrap.dedent
         assert vars(sample.Point)["__init__"] is before["Point.__init__"]
-        assert stats.replaced == 18  # every function of the sample but no_source
+        assert stats.replaced == 21  # every function of the sample but no_source
         assert stats.failed == []
         # behaviour is native
         assert sample.plain(1, 2, 3, z=4, w=5) == (1, 2, (3,), 4, {"w": 5})
@@ -131,6 +131,20 @@ def test_wraps_wrapper_and_inner_function_are_both_rebuilt(sample: Any) -> None:
         restore()
     assert sample.decorated is wrapper
     assert [c.cell_contents for c in wrapper.__closure__].count(inner) == 1
+
+
+def test_dict_keyed_by_a_function_gets_the_rebuilt_function_as_a_key(sample: Any) -> None:
+    inner = sample.squared.__wrapped__
+    restore = rebuild_module(sample)
+    try:
+        new_inner = sample.squared.__wrapped__
+        assert rebuilt(new_inner, inner)
+        assert sample._CACHES[new_inner] is sample._CACHES[inner]  # one cache, two keys
+        assert [sample.squared(3), sample.squared(3)] == [9, 9]
+    finally:
+        restore()
+    assert list(sample._CACHES) == [inner]  # the added key is gone
+    assert sample.squared(4) == 16
 
 
 def test_foreign_wrapper_keeps_its_object_and_runs_the_rebuilt_generator(sample: Any) -> None:
