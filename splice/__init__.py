@@ -15,6 +15,7 @@ from splice.errors import (
     InterpreterError,
     InvalidatedError,
     PluginError,
+    PluginSendError,
     SpliceError,
     UnsupportedError,
 )
@@ -24,10 +25,10 @@ from splice.plugin import Plugin, compile, compose, explain, intercept, precompi
 from splice.reflection import code_lowered, code_python, code_stage, code_typed
 
 __all__ = ["AbstractInterpreter", "ArgumentTypeError", "CodeInstance", "InterpreterError",
-           "InvalidatedError", "Plugin", "PluginError", "SpliceError", "UnsupportedError",
-           "VerifyError", "__version__", "code_lowered", "code_python", "code_stage",
-           "code_typed", "compile", "compose", "explain", "intercept", "invalidate",
-           "invoke", "precompile", "world"]
+           "InvalidatedError", "Plugin", "PluginError", "PluginSendError", "SpliceError",
+           "UnsupportedError", "VerifyError", "__version__", "code_lowered", "code_python",
+           "code_stage", "code_typed", "compile", "compose", "explain", "intercept",
+           "invalidate", "invoke", "precompile", "world"]
 
 
 def load_ipython_extension(shell: object) -> None:

@@ -102,6 +102,28 @@ class InterpreterError(PluginError):
     strict; ``splice.compile`` raises it."""
 
 
+class PluginSendError(SpliceError, TypeError):
+    """A plugin could not be sent to another process (``splice.runtime.processes``): work
+    the program started under it in a process pool or a ``multiprocessing.Process`` runs
+    there under an equal plugin, made from the pickled plugin. Raised where the work is
+    submitted when the plugin cannot be pickled, and as the task's exception when the
+    worker cannot make it again (its class is not importable there, as a class defined
+    under ``if __name__ == "__main__":`` with the spawn start method). ``plugin`` names the
+    plugin's class, ``problem`` what went wrong."""
+
+    def __init__(self, plugin: str, problem: str) -> None:
+        self.plugin = plugin
+        self.problem = problem
+        super().__init__(
+            f"cannot send the plugin {plugin} to a worker process: {problem}. Make it "
+            f"picklable and importable by its module and name (define __getstate__ and "
+            f"__setstate__ leaving out what only this process has), or set "
+            f"follow_processes = False on it to run work in other processes natively")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.plugin, self.problem))
+
+
 class InvalidatedError(SpliceError):
     """``splice.invoke`` on an instance that was invalidated (compile it again)."""
 

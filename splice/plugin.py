@@ -152,6 +152,10 @@ class Plugin(Hooks):
     #: threads started under the plugin (``threading.Thread``, ``ThreadPoolExecutor``,
     #: ``loop.run_in_executor``) run their targets under it too; False: natively
     follow_threads: bool = True
+    #: work started under the plugin in other processes (``ProcessPoolExecutor``,
+    #: ``multiprocessing.Pool``, ``multiprocessing.Process``) runs there under an equal
+    #: plugin, sent pickled (``splice.runtime.processes``); False: natively
+    follow_processes: bool = True
     _splice_intercepts: ClassVar[dict[Any, str]] = {}
     #: intercepted target -> its original's entry, for ``recurse_call`` (set on the instance
     #: by the first context that intercepts for it; this class-level one stays empty)
@@ -202,6 +206,26 @@ class Plugin(Hooks):
         none: a changed token selects other code; code shared with equal tokens stays.)"""
         self.__dict__["_splice_generation"] = self.__dict__.get("_splice_generation", 0) + 1
         self.__dict__.pop("_splice_contexts", None)
+
+    # --------------------------------------------------------------- other processes
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The plugin's configuration, as pickled to run work in another process: its
+        ``__dict__`` without splice's own state (contexts, code caches), which the copy
+        makes anew. A plugin holding what cannot be pickled leaves it out here."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_splice_")}
+
+    def worker_report(self) -> Any:
+        """Called on this plugin's copy in a worker process when the process ends: what
+        it collected there (picklable), sent to the plugin that started the work, or None
+        (the default) to send nothing."""
+        return None
+
+    def merge_worker_report(self, report: Any, pid: int) -> None:
+        """Called on the plugin that started work in other processes, with the report of
+        its copy in process ``pid`` (``worker_report``), at the end of a ``run`` (a report
+        that arrives later, from a pool still running then, at the end of the next one).
+        The default ignores it."""
 
     # ------------------------------------------------------------------------- running
 

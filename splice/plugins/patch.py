@@ -65,6 +65,7 @@ run; compositions made earlier (``splice.compose(patch, other)``) may keep what 
 
 from __future__ import annotations
 
+import importlib
 import threading
 import types
 from collections.abc import Callable, Mapping
@@ -134,6 +135,26 @@ def _normalize(target: Any) -> Any:
     return target
 
 
+class _ModuleRef:
+    """A module, pickled by name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _remade(replacements: list[tuple[Any, Any]],
+            attributes: list[tuple[Any, str, Any]]) -> Patch:
+    """A patch equal to the one pickled (``Patch.__reduce__``)."""
+    patch = Patch()
+    for target, replacement in replacements:
+        patch.replace(target, replacement)
+    for owner, name, value in attributes:
+        if isinstance(owner, _ModuleRef):
+            owner = importlib.import_module(owner.name)
+        patch.setattr(owner, name, value)
+    return patch
+
+
 class Patch(splice.Plugin):
     """Contextual replacement of functions, methods, classes and attributes (see the module
     docstring for exactly what is replaced).
@@ -175,6 +196,16 @@ class Patch(splice.Plugin):
         names += [f"{getattr(o, '__name__', type(o).__name__)}.{n}"
                   for o, n, _ in self._boxes.values()]
         return f"<Patch {', '.join(names) or '(nothing)'}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (to run work in another process under an equal patch) as what it
+        replaces: its targets and replacements, its patched attributes (a module owner by
+        its name). They must be picklable: functions and classes by reference."""
+        with self._lock:
+            replacements = [(self._targets[k], r) for k, r in self._replacements.items()]
+            attributes = [(_ModuleRef(o.__name__) if isinstance(o, types.ModuleType) else o,
+                           n, box.value) for o, n, box in self._boxes.values()]
+        return (_remade, (replacements, attributes))
 
     # ----------------------------------------------------------------------- configuring
 

@@ -96,6 +96,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import marshal
 import operator
 import os
 import reprlib
@@ -281,6 +282,15 @@ class ThreadTrace:
     calls: list[Call] = field(default_factory=list)
     #: splice's compiles outside any recorded call: ``(start, end)`` intervals
     compiles: list[tuple[int, int]] = field(default_factory=list)
+    #: the process the thread ran in (another one than this: a worker's, reported back)
+    pid: int = field(default_factory=os.getpid)
+
+    @property
+    def label(self) -> str:
+        """The thread's name, with its process when that is not this one."""
+        if self.pid == os.getpid():
+            return self.name
+        return f"{self.name} (pid {self.pid})"
 
     def walk(self) -> Iterator[Call]:
         for call in self.calls:
@@ -293,18 +303,31 @@ class ThreadTrace:
 _EXC = object()
 _ARGS = object()
 _RET = object()
+#: the markers by name, as a worker's report gives them
+_MARKERS: dict[str, object] = {"exception": _EXC, "args": _ARGS, "return": _RET}
+_MARKER_NAMES: dict[object, str] = {marker: name for name, marker in _MARKERS.items()}
 
 
 class _ThreadLog:
-    """One thread's event list and who the thread is."""
+    """One thread's event list and who the thread is (``pid``: the process it ran in)."""
 
-    __slots__ = ("events", "ident", "native_id", "name")
+    __slots__ = ("events", "ident", "native_id", "name", "pid")
 
     def __init__(self, events: list[Any]) -> None:
         self.events = events
         self.ident = threading.get_ident()
         self.native_id = threading.get_native_id()
         self.name: str | None = _thread_name(self.ident)
+        self.pid = os.getpid()
+
+    @classmethod
+    def of_worker(cls, events: list[Any], ident: int, native_id: int, name: str,
+                  pid: int) -> _ThreadLog:
+        """The log of a thread of a worker process, as its report gave it."""
+        log = cls.__new__(cls)
+        log.events, log.ident, log.native_id, log.name, log.pid = \
+            events, ident, native_id, name, pid
+        return log
 
     def label(self) -> str:
         if self.name is None:
@@ -541,6 +564,63 @@ class Tracer(splice.Plugin):
         event lists are each Tracer's own (its ``_local``, rebound per Tracer)."""
         return (self.include, self.exclude, self.args, self.returns, self.implicit_calls)
 
+    # -------------------------------------------------------------- other processes
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The options (a copy sent to a worker process records there on its own)."""
+        return {"include": self.include, "exclude": self.exclude, "args": self.args,
+                "returns": self.returns, "follow_threads": self.follow_threads,
+                "implicit_calls": bool(self.implicit_calls)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def worker_report(self) -> dict[str, Any] | None:
+        """In a worker process: the calls recorded there, per thread (functions as their
+        marshalled code, names and module), for :meth:`merge_worker_report`."""
+        table: list[tuple[bytes, str, str] | None] = []
+        index: dict[FunctionInfo, int] = {}
+        threads = []
+        for log in list(self._logs):
+            encoded: list[Any] = []
+            for item in list(log.events):
+                if type(item) is FunctionInfo:
+                    at = index.get(item)
+                    if at is None:
+                        at = index[item] = len(table)
+                        table.append(None if item is COMPILE else
+                                     (marshal.dumps(item.code), item.qualname, item.module))
+                    encoded.append(("f", at))
+                elif type(item) is int or type(item) is str:
+                    encoded.append(item)
+                else:
+                    encoded.append(("m", _MARKER_NAMES[item]))
+            if encoded:
+                threads.append((log.ident, log.native_id, log.label(), encoded))
+        return {"functions": table, "threads": threads} if threads else None
+
+    def merge_worker_report(self, report: Any, pid: int) -> None:
+        """The calls a copy of this Tracer recorded in worker process ``pid``: each of its
+        threads becomes a thread of this Tracer's, with that ``pid``; a function this
+        Tracer recorded too is the same :class:`FunctionInfo`."""
+        infos = [COMPILE if entry is None else self._remote_info(*entry)
+                 for entry in report["functions"]]
+        for ident, native_id, name, encoded in report["threads"]:
+            events = [item if type(item) is not tuple else
+                      infos[item[1]] if item[0] == "f" else _MARKERS[item[1]]
+                      for item in encoded]
+            log = _ThreadLog.of_worker(events, ident, native_id, name, pid)
+            with self._lock:
+                self._logs.append(log)
+
+    def _remote_info(self, code: bytes, qualname: str, module: str) -> FunctionInfo:
+        # code objects compare equal by content: the worker's is this process's function
+        found: types.CodeType = marshal.loads(code)
+        info = self._infos.get(found)
+        if info is None:
+            info = self._infos.setdefault(found, FunctionInfo(found, qualname, module))
+        return info
+
     def __repr__(self) -> str:
         parts = []
         if self.include:
@@ -690,7 +770,7 @@ class Tracer(splice.Plugin):
             calls = _build(list(log.events), self.returns, compiles)
             if calls:
                 out.append(ThreadTrace(log.ident, log.native_id, log.label(), calls,
-                                       compiles))
+                                       compiles, log.pid))
         return out
 
     def roots(self) -> list[Call]:
@@ -711,15 +791,19 @@ class Tracer(splice.Plugin):
         (https://ui.perfetto.dev) and ``chrome://tracing``. ``process_name`` labels the
         process (default: the program's name and pid)."""
         threads = self.threads()
-        pid = os.getpid()
+        this = os.getpid()
         now = perf_counter_ns()
         starts = [call.start for thread in threads for call in thread.calls] + \
             [start for thread in threads for start, _ in thread.compiles]
         origin = min(starts) if starts else now
         events: list[dict[str, Any]] = [
-            {"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+            {"name": "process_name", "ph": "M", "pid": this, "tid": 0,
              "args": {"name": process_name or _process_name()}}]
+        workers = sorted({thread.pid for thread in threads} - {this})
+        events.extend({"name": "process_name", "ph": "M", "pid": worker, "tid": 0,
+                       "args": {"name": f"worker (pid {worker})"}} for worker in workers)
         for order, thread in enumerate(threads):
+            pid = thread.pid
             events.append({"name": "thread_name", "ph": "M", "pid": pid,
                            "tid": thread.native_id, "args": {"name": thread.name}})
             events.append({"name": "thread_sort_index", "ph": "M", "pid": pid,
@@ -772,7 +856,7 @@ class Tracer(splice.Plugin):
         (splice's compile time left out). Frames are ``module:qualname``."""
         weights: Counter[str] = Counter()
         for thread in self.threads():
-            stack: list[tuple[Call, str]] = [(c, thread.name) for c in reversed(thread.calls)]
+            stack: list[tuple[Call, str]] = [(c, thread.label) for c in reversed(thread.calls)]
             while stack:
                 call, above = stack.pop()
                 path = f"{above};{call.info.module}:{call.name}"
@@ -838,7 +922,9 @@ class Tracer(splice.Plugin):
                 sum(c.compile_time for c in thread.walk())
             note = f" (splice compile {compiled / 1e6:.3f} ms, not counted)" if compiled \
                 else ""
-            lines.append(f"{thread.name} (thread {thread.native_id}): "
+            where = f"thread {thread.native_id}" if thread.pid == os.getpid() else \
+                f"process {thread.pid}, thread {thread.native_id}"
+            lines.append(f"{thread.name} ({where}): "
                          f"{len(thread.calls)} top-level call(s), {total / 1e6:.3f} ms{note}")
             if aggregate:
                 nodes = _aggregate(thread.calls)

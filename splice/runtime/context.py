@@ -54,7 +54,7 @@ from splice.errors import InterpreterError, UnsupportedError
 from splice.hooks import HookTable
 from splice.ir.assemble import CompiledCode, instantiate
 from splice.ir.nodes import FunctionIR
-from splice.runtime import overlays
+from splice.runtime import overlays, processes
 from splice.runtime.attributes import (
     ATTRIBUTE_NATIVE_TYPES,
     OBJECT_DELATTR,
@@ -150,6 +150,10 @@ class Context:
         #: threads started under the context run their function under it (a plugin opts
         #: out with ``follow_threads = False``)
         self.follow_threads = all(getattr(p, "follow_threads", True) for p in plugins)
+        #: work started in other processes runs there under copies of the plugins
+        #: (``splice.runtime.processes``; a plugin opts out with ``follow_processes``)
+        self.follow_processes = all(getattr(p, "follow_processes", True) for p in plugins)
+        self._processes: processes.Channel | None = None
         #: a Python function is entered as its transformed code, nothing more (no hook
         #: wraps it, ``recurse`` accepts it under every plugin, no code instances)
         self.plain_functions = (not self.hooked and hooks.recurse_everywhere
@@ -221,6 +225,11 @@ class Context:
                     return self._wrap(callee, protocol), False, 0
                 return self._wrap(callee, protocol), True, int(self.hooked)
         kind = type(callee)
+        if kind is types.FunctionType and self.follow_processes:
+            starter = processes.starter(callee)
+            if starter is not None:
+                return self._wrap(callee, starter(self.process_channel, callee)), True, \
+                    int(self.hooked)
         if kind is types.FunctionType:
             if _is_splice_code(callee):
                 return self._splice_function(callee), True, 0
@@ -377,7 +386,8 @@ class Context:
         """``fn``'s entry if ``fn``'s code was compiled under this context already and
         nothing but the transformation applies to it (``plain_functions``); else None,
         and ``resolve`` decides."""
-        if fn in self.intercepts or fn in overlays.FUNCTIONS or _is_splice_code(fn):
+        if fn in self.intercepts or fn in overlays.FUNCTIONS or _is_splice_code(fn) or \
+                processes.starter(fn) is not None:
             return None
         code = fn.__code__
         compiled = self.code.cached(code)
@@ -694,8 +704,21 @@ class Context:
     # ---------------------------------------------------------------------- entry point
 
     def run(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Call ``fn(*args, **kwargs)`` with everything it reaches under this context."""
-        return self.table[fn](*args, **kwargs)
+        """Call ``fn(*args, **kwargs)`` with everything it reaches under this context (and
+        then merge what the plugins' copies in other processes reported)."""
+        try:
+            return self.table[fn](*args, **kwargs)
+        finally:
+            if self._processes is not None:
+                self._processes.collect()
+
+    @property
+    def process_channel(self) -> processes.Channel:
+        """This context's link to the processes it starts work in (made on first use)."""
+        channel = self._processes
+        if channel is None:
+            channel = self._processes = processes.Channel(self, context_of)
+        return channel
 
     def _record(self, callee: Any, entered: bool, reason: str) -> None:
         # cheap: called for every new function object entered (``describe`` runs later)

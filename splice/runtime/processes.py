@@ -1,0 +1,361 @@
+"""Processes: work a program starts under a context in another process runs there under
+an equal context, and what the plugins collect there comes back to them.
+
+A thread shares the program's memory, so it can run under the very context that started it
+(``splice.runtime.overlays``, threads). A process cannot: its plugins must be sent there,
+by class and configuration (pickled), and what they collect there must be sent back. This
+module does both for the standard library's ways of running Python code in other
+processes:
+
+* ``concurrent.futures.ProcessPoolExecutor``: ``submit`` (so also ``map``, which submits
+  chunks), and ``loop.run_in_executor`` with such an executor;
+* ``multiprocessing.Pool``: ``apply``, ``apply_async``, ``map``, ``map_async``,
+  ``starmap``, ``starmap_async``, ``imap``, ``imap_unordered``;
+* ``multiprocessing.Process(target=f).start()``.
+
+Under a context whose plugins follow processes (``Plugin.follow_processes``, True by
+default), each of those methods is an overlay: it calls the method (under the context, as
+any Python function) with the program's function replaced by a ``Remote``. A ``Remote``
+pickles as a call of ``enter_in_worker(ticket, function)``: unpickled in a worker, it gives
+``function`` entered under the context of the plugins the ticket carries (pickled once per
+context, when the first task is sent). The pool calls what it unpickled, which is the
+program's function transformed under those plugins: no frame of splice's sits between the
+pool's worker loop and the program's function, so a task's result, its exception and the
+remote traceback the pool sends back are those of a native run. The pool's own machinery
+(its worker loop, ``_process_chunk``, ``mapstar``) runs natively in the worker, under every
+start method: a process forked from code running under the context continues under it
+only until it enters ``BaseProcess._bootstrap``, whose overlay runs natively.
+
+What comes back: a plugin's ``worker_report()`` (default None: nothing) is called in each
+worker process when it ends (a normal exit, or the ``SIGTERM`` of ``Pool.terminate``,
+which ``with Pool() as pool:`` calls); the reports are written, one file per process, to a
+spool directory the context made for the purpose, and merged into the context's plugins
+(``merge_worker_report(report, pid)``) at the end of each ``Context.run``. Timestamps
+agree across processes (``perf_counter_ns`` reads the system's monotonic clock).
+
+Soundness: the program's functions, arguments and results travel as natively (the pool
+pickles them); only the callable is replaced, and it unpickles to the function itself when
+no plugin can be made in the worker, never to something that computes another value.
+A plugin that cannot be pickled raises ``PluginSendError`` where the work is submitted,
+naming the plugin and the reason, instead of failing later inside the pool's feeder thread.
+
+Limits: a worker killed otherwise (``SIGKILL``, a crash) sends nothing; a pool still running
+when ``run`` ends sends its reports when its workers end (the next run's end merges them);
+the ``initializer`` of a pool and the ``run`` method of a ``Process`` subclass run natively;
+``os.fork`` called directly continues under the inherited context and sends nothing back.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import itertools
+import os
+import pickle
+import shutil
+import signal
+import tempfile
+import threading
+import types
+import uuid
+import weakref
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from splice.errors import PluginSendError
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+#: modules whose functions are process machinery: targets and helpers of theirs run natively
+_MACHINERY = ("multiprocessing", "concurrent.futures")
+
+
+class Ticket(NamedTuple):
+    """What a worker needs to run a task under the plugins of the context that sent it."""
+
+    key: str            # the sending context's channel
+    parent: int         # its process id
+    spool: str          # the directory reports are written to
+    plugins: bytes      # the context's plugins, pickled
+    names: str          # their classes' names (for errors)
+    #: makes the context of a tuple of plugins (``context_of``, pickled by reference: the
+    #: worker imports it from where the sender's context came from)
+    make_context: Callable[[tuple[Any, ...]], Any]
+
+
+# ------------------------------------------------------------------------ parent's side
+
+
+class Channel:
+    """One context's link to the processes it starts work in: the ticket sent with each
+    task, and the spool directory the workers' reports arrive in. Owned by the context
+    (``Context.processes``); the directory is removed when the context goes."""
+
+    def __init__(self, context: Any, make_context: Callable[[tuple[Any, ...]], Any]) -> None:
+        #: the ``splice.runtime.context.Context`` that owns this channel
+        self.context = context
+        self.make_context = make_context
+        self.key = uuid.uuid4().hex
+        self._ticket: Ticket | None = None
+        self._lock = threading.Lock()
+        self._merged: set[str] = set()
+
+    def ticket(self) -> Ticket:
+        """The ticket (the plugins pickled on first use: ``PluginSendError`` if they
+        cannot be)."""
+        ticket = self._ticket
+        if ticket is not None:
+            return ticket
+        with self._lock:
+            if self._ticket is None:
+                plugins = self.context.plugins
+                blob = _pickled(plugins)
+                spool = tempfile.mkdtemp(prefix="splice-workers-")
+                weakref.finalize(self, shutil.rmtree, spool, True)
+                names = " ∘ ".join(type(p).__qualname__ for p in plugins)
+                self._ticket = Ticket(self.key, os.getpid(), spool, blob, names,
+                                      self.make_context)
+                _CHANNELS[self.key] = self
+            return self._ticket
+
+    def remote(self, fn: Any) -> Any:
+        """What to send instead of ``fn``: a ``Remote``, or ``fn`` itself when it is
+        one already or is process machinery."""
+        if isinstance(fn, Remote) or _is_machinery(fn):
+            return fn
+        if type(fn) is functools.partial and _is_machinery(fn.func) and fn.args:
+            # ProcessPoolExecutor.map submits partial(_process_chunk, fn)
+            return functools.partial(fn.func, self.remote(fn.args[0]), *fn.args[1:],
+                                     **fn.keywords)
+        return Remote(self.ticket(), fn)
+
+    def collect(self) -> int:
+        """Merge the reports workers have written since the last call into the context's
+        plugins; returns how many were merged."""
+        ticket = self._ticket
+        if ticket is None:
+            return 0
+        merged = 0
+        with self._lock:
+            try:
+                names = sorted(n for n in os.listdir(ticket.spool) if n.endswith(".report"))
+            except FileNotFoundError:
+                return 0
+            for name in names:
+                if name in self._merged:
+                    continue
+                self._merged.add(name)
+                with open(os.path.join(ticket.spool, name), "rb") as source:
+                    pid, reports = pickle.load(source)
+                for plugin, report in zip(self.context.plugins, reports, strict=True):
+                    if report is not None:
+                        plugin.merge_worker_report(report, pid)
+                merged += 1
+        return merged
+
+
+#: channel key -> the parent's channel (weakly: a channel lives with its context)
+_CHANNELS: weakref.WeakValueDictionary[str, Channel] = weakref.WeakValueDictionary()
+
+
+def _pickled(plugins: tuple[Any, ...]) -> bytes:
+    for plugin in plugins:
+        try:
+            pickle.dumps(plugin)
+        except Exception as exc:
+            raise PluginSendError(type(plugin).__qualname__,
+                                  f"{type(exc).__name__}: {exc}") from exc
+    return pickle.dumps(plugins)
+
+
+def _is_machinery(fn: Any) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    return type(fn) is types.FunctionType and any(
+        module == m or module.startswith(m + ".") for m in _MACHINERY)
+
+
+class Remote:
+    """A function sent to another process under a context: pickles as
+    ``enter_in_worker(ticket, fn)``, called in this process it runs ``fn`` there the same
+    way (a ``Process`` target, forked: never pickled)."""
+
+    __slots__ = ("ticket", "fn")
+
+    def __init__(self, ticket: Ticket, fn: Any) -> None:
+        self.ticket = ticket
+        self.fn = fn
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (enter_in_worker, (self.ticket, self.fn))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return enter_in_worker(self.ticket, self.fn)(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<splice remote {self.fn!r}>"
+
+
+# ------------------------------------------------------------------------ worker's side
+
+
+class _Worker:
+    """This process's copy of one sending context: its plugins, their context, and the
+    report sent when the process ends."""
+
+    def __init__(self, ticket: Ticket) -> None:
+        from multiprocessing import util  # only workers need it (importing it costs ~6 ms)
+
+        self.ticket = ticket
+        self.pid = os.getpid()
+        self.plugins: tuple[Any, ...] = pickle.loads(ticket.plugins)
+        self.context = ticket.make_context(self.plugins)
+        self.sent = False
+        self.send_at_exit()
+        # a Process target is unpickled (spawn, forkserver) or entered (fork) before
+        # BaseProcess._bootstrap clears multiprocessing's exit functions and runs its
+        # after-fork callbacks: register again there
+        util.register_after_fork(self, _Worker.send_at_exit)
+        atexit.register(self.send)
+
+    def send_at_exit(self) -> None:
+        """Send the report when the process ends: multiprocessing's exit functions (a
+        worker's normal end), ``SIGTERM`` (``Pool.terminate``) when nothing else handles
+        it, and ``atexit`` (a spawned process's interpreter exit)."""
+        from multiprocessing import util
+
+        util.Finalize(self, _Worker.send, args=(self,), exitpriority=100)
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, self._on_terminate)
+
+    def _on_terminate(self, signum: int, frame: Any) -> None:
+        self.send()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def send(self) -> None:
+        """Write the plugins' reports to the spool (once, and only from the process that
+        made this copy: not from a process forked from it)."""
+        if self.sent or os.getpid() != self.pid:
+            return
+        self.sent = True
+        # a SIGTERM arriving while the report is written (Pool.terminate races a
+        # worker's normal exit) waits until the file is complete
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            self._write()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    def _write(self) -> None:
+        reports = [plugin.worker_report() for plugin in self.plugins]
+        if all(report is None for report in reports):
+            return
+        final = os.path.join(self.ticket.spool, f"{self.pid}-{next(_serials)}.report")
+        partial = final + ".partial"
+        try:
+            with open(partial, "wb") as out:
+                pickle.dump((self.pid, reports), out)
+            os.replace(partial, final)
+        except OSError:  # the sender is gone (its context, and the spool, with it)
+            pass
+
+
+#: (channel key, process id) -> this process's copy of that context
+_WORKERS: dict[tuple[str, int], _Worker] = {}
+_serials = itertools.count()
+_workers_lock = threading.Lock()
+
+
+def enter_in_worker(ticket: Ticket, fn: Any) -> Any:
+    """``fn`` entered under the context the ticket names: in the sending process that
+    context itself, elsewhere a copy made from the ticket's plugins (once per process)."""
+    pid = os.getpid()
+    if pid == ticket.parent:
+        channel = _CHANNELS.get(ticket.key)
+        if channel is not None:
+            return channel.context.enter(fn)
+    key = (ticket.key, pid)
+    worker = _WORKERS.get(key)
+    if worker is None:
+        with _workers_lock:
+            worker = _WORKERS.get(key)
+            if worker is None:
+                try:
+                    worker = _WORKERS[key] = _Worker(ticket)
+                except Exception as exc:
+                    # the task fails with the reason (the pool itself goes on)
+                    problem = f"in process {pid}, {type(exc).__name__}: {exc}"
+                    return functools.partial(_fail, PluginSendError(ticket.names, problem))
+    return worker.context.enter(fn)
+
+
+def _fail(error: BaseException, /, *args: Any, **kwargs: Any) -> Any:
+    raise error
+
+
+# ----------------------------------------------------------------------------- overlays
+
+Overlay = Callable[..., Any]
+
+
+def _function_first(channel: Channel, method: types.FunctionType) -> Overlay:
+    """``method(self, fn, ...)`` (``submit``, ``apply_async``, ``map``, ...) called under
+    the context with ``fn`` sent as a ``Remote``."""
+    run = channel.context.transformed(method)
+
+    @functools.wraps(method)
+    def overlay(self: Any, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        return run(self, channel.remote(fn), *args, **kwargs)
+    return overlay
+
+
+def _process_start(channel: Channel, method: types.FunctionType) -> Overlay:
+    """``Process.start()`` with the target sent as a ``Remote`` (put back if it fails)."""
+    run = channel.context.transformed(method)
+
+    @functools.wraps(method)
+    def overlay(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        target = getattr(self, "_target", None)
+        if target is None:
+            return run(self, *args, **kwargs)
+        self._target = channel.remote(target)
+        try:
+            return run(self, *args, **kwargs)
+        except BaseException:
+            self._target = target
+            raise
+    return overlay
+
+
+def _bootstrap(channel: Channel, method: types.FunctionType) -> Overlay:
+    """``Process._bootstrap`` (reached under the context only in a child forked from code
+    running under it): the child's process machinery runs natively from here, and a
+    ``Remote`` target runs under the plugins it carries."""
+    @functools.wraps(method)
+    def overlay(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        target = getattr(self, "_target", None)
+        if isinstance(target, Remote):
+            self._target = enter_in_worker(target.ticket, target.fn)
+        return method(self, *args, **kwargs)
+    return overlay
+
+
+#: (module, qualified name) of the methods that send work to other processes -> overlay
+STARTERS: dict[tuple[str, str], Callable[[Channel, types.FunctionType], Overlay]] = {
+    ("concurrent.futures.process", "ProcessPoolExecutor.submit"): _function_first,
+    **{("multiprocessing.pool", f"Pool.{name}"): _function_first for name in (
+        "apply", "apply_async", "map", "map_async", "starmap", "starmap_async", "imap",
+        "imap_unordered")},
+    ("multiprocessing.process", "BaseProcess.start"): _process_start,
+    ("multiprocessing.process", "BaseProcess._bootstrap"): _bootstrap,
+}
+
+
+def starter(fn: types.FunctionType) -> Callable[[Channel, types.FunctionType], Overlay] | None:
+    """The overlay factory for ``fn`` if it sends work to other processes."""
+    module = fn.__module__
+    if module is None or not module.startswith(_MACHINERY):
+        return None
+    return STARTERS.get((module, fn.__qualname__))
