@@ -1,1 +1,2 @@
-"""splice in other tools' environments: IPython and Jupyter (``ipython``)."""
+"""splice in other tools' environments: IPython and Jupyter (``ipython``), Dask clusters
+(``dask``)."""

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import importlib
 import itertools
 import os
 import pickle
@@ -68,7 +69,7 @@ from splice.pristine import BUILTINS
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 #: modules whose functions are process machinery: targets and helpers of theirs run natively
-_MACHINERY = ("multiprocessing", "concurrent.futures")
+_MACHINERY = ("multiprocessing", "concurrent.futures", "distributed")
 
 
 class Ticket(NamedTuple):
@@ -119,6 +120,10 @@ class Channel:
                 _CHANNELS[self.key] = self
             return self._ticket
 
+    def ticket_if_sent(self) -> Ticket | None:
+        """The ticket, if any work was sent with it."""
+        return self._ticket
+
     def remote(self, fn: Any) -> Any:
         """What to send instead of ``fn``: a ``Remote``, or ``fn`` itself when it is
         one already or is process machinery."""
@@ -129,6 +134,12 @@ class Channel:
             return functools.partial(fn.func, self.remote(fn.args[0]), *fn.args[1:],
                                      **fn.keywords)
         return Remote(self.ticket(), fn)
+
+    def merge(self, pid: int, reports: list[Any]) -> None:
+        """Merge the reports of the plugins' copies in process ``pid``."""
+        for plugin, report in zip(self.context.plugins, reports, strict=True):
+            if report is not None:
+                plugin.merge_worker_report(report, pid)
 
     def collect(self) -> int:
         """Merge the reports workers have written since the last call into the context's
@@ -148,9 +159,7 @@ class Channel:
                 self._merged.add(name)
                 with open(os.path.join(ticket.spool, name), "rb") as source:
                     pid, reports = pickle.load(source)
-                for plugin, report in zip(self.context.plugins, reports, strict=True):
-                    if report is not None:
-                        plugin.merge_worker_report(report, pid)
+                self.merge(pid, reports)
                 merged += 1
         return merged
 
@@ -190,7 +199,13 @@ class Remote:
         return (enter_in_worker, (self.ticket, self.fn))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return enter_in_worker(self.ticket, self.fn)(*args, **kwargs)
+        return entered(self.ticket, self.fn)(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        # named as its function (a Dask task's key is made from the function's name)
+        if name in ("__name__", "__qualname__"):
+            return getattr(self.fn, name)
+        raise AttributeError(name)
 
     def __repr__(self) -> str:
         return f"<splice remote {self.fn!r}>"
@@ -234,6 +249,14 @@ class _Worker:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 
+    def take(self) -> tuple[int, list[Any]] | None:
+        """The plugins' reports, handed to the sender directly (a Dask client pulls them
+        with ``Client.run``): nothing is written at exit then."""
+        if self.sent:
+            return None
+        self.sent = True
+        return self.pid, [plugin.worker_report() for plugin in self.plugins]
+
     def send(self) -> None:
         """Write the plugins' reports to the spool (once, and only from the process that
         made this copy: not from a process forked from it)."""
@@ -269,6 +292,16 @@ _workers_lock = threading.Lock()
 
 
 def enter_in_worker(ticket: Ticket, fn: Any) -> Any:
+    """What a ``Remote`` unpickles as: in another process than its sender, ``fn`` entered
+    under a copy of the sender's context (made once per process); in the sender's process
+    (a library that pickles and unpickles a task to check it, or copies it) the
+    ``Remote`` again, which stays one when sent on."""
+    if os.getpid() == ticket.parent:
+        return Remote(ticket, fn)
+    return entered(ticket, fn)
+
+
+def entered(ticket: Ticket, fn: Any) -> Any:
     """``fn`` entered under the context the ticket names: in the sending process that
     context itself, elsewhere a copy made from the ticket's plugins (once per process)."""
     pid = os.getpid()
@@ -295,12 +328,19 @@ def _fail(error: BaseException, /, *args: Any, **kwargs: Any) -> Any:
     raise error
 
 
+def take_reports(key: str) -> tuple[int, list[Any]] | None:
+    """In a worker: the reports of this process's copy of the context of channel ``key``
+    (None if it has none, or sent them already)."""
+    worker = _WORKERS.get((key, os.getpid()))
+    return None if worker is None else worker.take()
+
+
 # ----------------------------------------------------------------------------- overlays
 
 Overlay = Callable[..., Any]
 
 
-def _function_first(channel: Channel, method: types.FunctionType) -> Overlay:
+def function_first(channel: Channel, method: types.FunctionType) -> Overlay:
     """``method(self, fn, ...)`` (``submit``, ``apply_async``, ``map``, ...) called under
     the context with ``fn`` sent as a ``Remote``."""
     run = channel.context.transformed(method)
@@ -337,19 +377,23 @@ def _bootstrap(channel: Channel, method: types.FunctionType) -> Overlay:
     def overlay(self: Any, /, *args: Any, **kwargs: Any) -> Any:
         target = getattr(self, "_target", None)
         if isinstance(target, Remote):
-            self._target = enter_in_worker(target.ticket, target.fn)
+            self._target = entered(target.ticket, target.fn)
         return method(self, *args, **kwargs)
     return overlay
 
 
 #: (module, qualified name) of the methods that send work to other processes -> overlay
-STARTERS: dict[tuple[str, str], Callable[[Channel, types.FunctionType], Overlay]] = {
-    ("concurrent.futures.process", "ProcessPoolExecutor.submit"): _function_first,
-    **{("multiprocessing.pool", f"Pool.{name}"): _function_first for name in (
+#: factory, or the ``module:name`` of one (an integration with a library splice does not
+#: depend on: imported when that library's method is first called under a context)
+STARTERS: dict[tuple[str, str], Callable[[Channel, types.FunctionType], Overlay] | str] = {
+    ("concurrent.futures.process", "ProcessPoolExecutor.submit"): function_first,
+    **{("multiprocessing.pool", f"Pool.{name}"): function_first for name in (
         "apply", "apply_async", "map", "map_async", "starmap", "starmap_async", "imap",
         "imap_unordered")},
     ("multiprocessing.process", "BaseProcess.start"): _process_start,
     ("multiprocessing.process", "BaseProcess._bootstrap"): _bootstrap,
+    ("distributed.client", "Client.submit"): "splice.integrations.dask:send_function",
+    ("distributed.client", "Client.map"): "splice.integrations.dask:send_function",
 }
 
 
@@ -358,4 +402,8 @@ def starter(fn: types.FunctionType) -> Callable[[Channel, types.FunctionType], O
     module = fn.__module__
     if module is None or not module.startswith(_MACHINERY):
         return None
-    return STARTERS.get((module, fn.__qualname__))
+    found = STARTERS.get((module, fn.__qualname__))
+    if isinstance(found, str):
+        where, _, name = found.partition(":")
+        found = getattr(importlib.import_module(where), name)
+    return found

@@ -1,0 +1,56 @@
+"""``splice.integrations.dask``: tasks a program submits to a ``distributed`` cluster under
+a plugin run on the worker processes under copies of the plugin, with native results, and
+what the copies collect comes back when the client closes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import distributed
+import pytest
+
+import splice
+from splice.plugins import Tracer
+from tests.runtime import process_program as program
+
+
+@pytest.fixture(scope="module")
+def address() -> Iterator[str]:
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+def work(address: str) -> tuple[Any, ...]:
+    with distributed.Client(address) as client:
+        futures = client.map(program.square, range(6))
+        total = client.submit(sum, futures).result()
+        keyword = client.submit(program.add, 2, y=3).result()
+        error = client.submit(program.boom, 1).exception()
+        names = sorted({str(f.key).split("-")[0] for f in futures})
+        return total, keyword, repr(error), names
+
+
+@pytest.mark.parametrize("make", [splice.Plugin, Tracer, program.Hooked],
+                         ids=["identity", "tracer", "hooked"])
+def test_results_are_native(address: str, make: Any) -> None:
+    expected = work(address)
+    assert expected[-1] == ["square"]  # keys are named after the function, as natively
+    assert make().run(work, address) == expected
+
+
+def test_the_tracer_gets_the_calls_made_on_the_workers(address: str) -> None:
+    tracer = Tracer()
+    tracer.run(work, address)
+    squares = [(t.pid, c) for t in tracer.threads() for c in t.walk() if c.name == "square"]
+    assert len(squares) == 6
+    assert os.getpid() not in {pid for pid, _ in squares}
+    assert all([c.name for c in call.children] == ["helper"] for _, call in squares)
+
+
+def test_hooked_plugins_report_back(address: str) -> None:
+    plugin = program.Hooked()
+    plugin.run(work, address)
+    assert plugin.calls == 6
