@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-import threading
 from collections.abc import Iterator
 from typing import Any
+
+from splice.forks import fork_safe_rlock
 
 #: the running interpreter's (major, minor)
 VERSION: tuple[int, int] = sys.version_info[:2]
@@ -73,7 +74,7 @@ type parameters (``splice.ir.lower``, ``splice.ir.codegen``). CPython's tests of
 ``splice.tools.cpython_tests.DEFAULT`` there."""
 
 
-AST_CONVERSION_LOCK = threading.RLock()
+AST_CONVERSION_LOCK = fork_safe_rlock()
 
 
 @contextlib.contextmanager

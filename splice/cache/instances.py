@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-import threading
 import types
 import weakref
 from collections.abc import Hashable, Sequence
@@ -41,6 +40,7 @@ from typing import Any, Protocol
 from splice.cache.guards import Guard, guard_check
 from splice.cache.world import add_backedge, advance, world
 from splice.errors import ArgumentTypeError, InvalidatedError
+from splice.forks import fork_safe_rlock
 from splice.ir.nodes import FunctionIR
 from splice.pristine import BUILTINS
 
@@ -465,7 +465,7 @@ def invoke(ci: CodeInstance, /, *args: Any, **kwargs: Any) -> Any:
 # ---------------------------------------------------------------------------- the caches
 
 
-_lock = threading.RLock()
+_lock = fork_safe_rlock()
 
 
 class InstanceCache:

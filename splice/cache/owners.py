@@ -228,6 +228,16 @@ class _Registry:
 _registry = _Registry()
 
 
+def _forget_owners_in_child() -> None:
+    """In a forked child: owners of its own (an inherited owner's locks may be held by a
+    thread the child does not have; splice/forks.py)."""
+    global _registry
+    _registry = _Registry()
+
+
+os.register_at_fork(after_in_child=_forget_owners_in_child)
+
+
 def owner_for(key: OwnerKey) -> Owner:
     """The owner of ``key`` (made on first use; kept for the process)."""
     return _registry.get(key)

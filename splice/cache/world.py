@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import functools
 import sys
-import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+from splice.forks import fork_safe_lock
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -32,7 +32,7 @@ _WATCHED_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 
 # not re-entrant: a weak reference's callback never waits for it (``_dead``), and one run by
 # a collection inside a locked block must not change the tables under that block
-_lock = threading.Lock()
+_lock = fork_safe_lock()
 _world = 0
 # id(function) -> callbacks that drop the entries relying on it (the backedges). Keyed by id
 # with a weak reference alongside, so watching a function never keeps it alive.

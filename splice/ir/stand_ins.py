@@ -10,17 +10,17 @@ made by anyone else never counts as splice's.
 
 from __future__ import annotations
 
-import threading
 import types
 import weakref
 
+from splice.forks import fork_safe_lock
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["original_of", "stands_for"]
 
-_lock = threading.Lock()
+_lock = fork_safe_lock()
 _originals: dict[int, tuple[weakref.ref[types.CodeType], types.CodeType]] = {}
 
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import itertools
 import sys
-import threading
 import types
 import weakref
 from collections.abc import Callable, Hashable
@@ -51,6 +50,7 @@ from splice.compiler.pipeline import build_code
 from splice.compiler.route_calls import route_calls
 from splice.compiler.route_implicit import route_implicit
 from splice.errors import InterpreterError, UnsupportedError
+from splice.forks import fork_safe_lock
 from splice.hooks import HookTable
 from splice.ir.assemble import CompiledCode, instantiate
 from splice.ir.nodes import FunctionIR
@@ -787,7 +787,7 @@ def _frame_sensitive(fn: Any) -> bool:
 
 
 
-_contexts_lock = threading.Lock()
+_contexts_lock = fork_safe_lock()
 _serials = itertools.count(1)
 #: id(plugin) -> (weak reference, serial): the order plugins were made in (``made``)
 _made: dict[int, tuple[weakref.ref[Any], int]] = {}

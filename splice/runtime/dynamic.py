@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-import threading
 import types
 import weakref
 from typing import TYPE_CHECKING, Any
 
 from splice.compiler.constructors import CO_GENERATOR_LIKE, def_line
 from splice.errors import SpliceError, UnsupportedError
+from splice.forks import fork_safe_lock
 from splice.hooks import overrides
 from splice.ir import lower
 from splice.ir.assemble import CompiledCode, compile_code, instantiate, restore_nested_code
@@ -99,7 +99,7 @@ class _Target:
         self.users = 0
 
 
-_lock = threading.Lock()
+_lock = fork_safe_lock()
 #: a patched function -> its target, while a run uses it (``recurse_call`` of a dynamically
 #: scoped plugin reads the original body there; functions hash by identity)
 ACTIVE: dict[Any, _Target] = {}

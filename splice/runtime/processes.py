@@ -64,6 +64,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from splice.errors import PluginSendError
+from splice.forks import fork_safe_lock
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -288,7 +289,7 @@ class _Worker:
 #: (channel key, process id) -> this process's copy of that context
 _WORKERS: dict[tuple[str, int], _Worker] = {}
 _serials = itertools.count()
-_workers_lock = threading.Lock()
+_workers_lock = fork_safe_lock()
 
 
 def enter_in_worker(ticket: Ticket, fn: Any) -> Any:

@@ -111,3 +111,9 @@ class Locked(splice.Plugin):
 
     def lowered(self, ir: Any) -> Any:
         return ir
+
+
+def fork_pool_squares() -> list[int]:
+    """``square`` over a fork pool, giving up after 30 s (a worker that hangs fails)."""
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        return pool.map_async(square, range(4)).get(timeout=30)  # type: ignore[no-any-return]

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from typing import Any
 
 import pytest
 
 import splice
 from splice.plugins import Patch, Tracer
+from splice.runtime import context as context_module
 from tests.runtime import process_program as program
 
 METHODS = [m for m in ("fork", "spawn", "forkserver")
@@ -117,3 +119,27 @@ def test_a_patch_applies_in_workers(method: str) -> None:
     assert patched["pool.map"] == [-x * x for x in range(4)]
     assert patched["executor.submit"] == -2 + 5
     assert patched["executor.map"] == [-x * x for x in range(5)]
+
+
+@pytest.mark.skipif("fork" not in METHODS, reason="the platform has no fork")
+def test_a_child_forked_while_a_thread_holds_a_lock_of_splice_goes_on() -> None:
+    # the worker's copy of the plugin needs the lock of splice's context registry, which
+    # another thread holds when the pool forks (splice/forks.py makes it new in the child)
+    plugin = splice.Plugin()
+    assert plugin.context is not None  # made before the lock is taken
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with context_module._contexts_lock:
+            held.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait()
+    try:
+        squares = plugin.run(program.fork_pool_squares)
+    finally:
+        release.set()
+        thread.join()
+    assert squares == [0, 1, 4, 9]
