@@ -310,6 +310,9 @@ def entered(ticket: Ticket, fn: Any) -> Any:
         channel = _CHANNELS.get(ticket.key)
         if channel is not None:
             return channel.context.enter(fn)
+        # the sender's context is gone: an equal one, with nothing to report to (a worker's
+        # exit functions and SIGTERM handler have no place in the program's own process)
+        return ticket.make_context(pickle.loads(ticket.plugins)).enter(fn)
     key = (ticket.key, pid)
     worker = _WORKERS.get(key)
     if worker is None:

@@ -143,3 +143,17 @@ def test_a_child_forked_while_a_thread_holds_a_lock_of_splice_goes_on() -> None:
         release.set()
         thread.join()
     assert squares == [0, 1, 4, 9]
+
+
+def test_a_remote_called_in_its_senders_process_after_its_context_went() -> None:
+    import gc
+
+    from splice.runtime import processes
+
+    tracer = Tracer()
+    remote = tracer.context.process_channel.remote(program.square)
+    del tracer
+    gc.collect()
+    assert not processes._CHANNELS  # the channel went with its context
+    assert remote(4) == 16  # under an equal context, made for the call
+    assert (remote.ticket.key, os.getpid()) not in processes._WORKERS
