@@ -27,8 +27,8 @@ start method: a process forked from code running under the context continues und
 only until it enters ``BaseProcess._bootstrap``, whose overlay runs natively.
 
 What comes back: a plugin's ``worker_report()`` (default None: nothing) is called in each
-worker process when it ends (a normal exit, or the ``SIGTERM`` of ``Pool.terminate``,
-which ``with Pool() as pool:`` calls); the reports are written, one file per process, to a
+worker process when it ends normally (a pool shut down or closed and joined, a process
+whose target returned); the reports are written, one file per process, to a
 spool directory the context made for the purpose, and merged into the context's plugins
 (``merge_worker_report(report, pid)``) at the end of each ``Context.run``. Timestamps
 agree across processes (``perf_counter_ns`` reads the system's monotonic clock).
@@ -39,7 +39,11 @@ no plugin can be made in the worker, never to something that computes another va
 A plugin that cannot be pickled raises ``PluginSendError`` where the work is submitted,
 naming the plugin and the reason, instead of failing later inside the pool's feeder thread.
 
-Limits: a worker killed otherwise (``SIGKILL``, a crash) sends nothing; a pool still running
+Limits: a worker killed sends nothing: ``Pool.terminate``, which ``with Pool() as pool:``
+calls on leaving the block, kills the workers it finds (``pool.close(); pool.join()`` in the
+block lets them end first). No handler of ``SIGTERM`` is installed for this: a Python
+handler runs only between bytecodes, and a worker waiting on the pool's lock would not
+run it, so a terminated pool would wait for that worker forever; a pool still running
 when ``run`` ends sends its reports when its workers end (the next run's end merges them);
 the ``initializer`` of a pool and the ``run`` method of a ``Process`` subclass run natively;
 ``os.fork`` called directly continues under the inherited context and sends nothing back.
@@ -235,20 +239,11 @@ class _Worker:
         atexit.register(self.send)
 
     def send_at_exit(self) -> None:
-        """Send the report when the process ends: multiprocessing's exit functions (a
-        worker's normal end), ``SIGTERM`` (``Pool.terminate``) when nothing else handles
-        it, and ``atexit`` (a spawned process's interpreter exit)."""
+        """Send the report when the process ends normally: multiprocessing's exit functions
+        (a worker's end), and ``atexit`` (a spawned process's interpreter exit)."""
         from multiprocessing import util
 
         util.Finalize(self, _Worker.send, args=(self,), exitpriority=100)
-        if threading.current_thread() is threading.main_thread() and \
-                signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, self._on_terminate)
-
-    def _on_terminate(self, signum: int, frame: Any) -> None:
-        self.send()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
 
     def take(self) -> tuple[int, list[Any]] | None:
         """The plugins' reports, handed to the sender directly (a Dask client pulls them
@@ -264,8 +259,8 @@ class _Worker:
         if self.sent or os.getpid() != self.pid:
             return
         self.sent = True
-        # a SIGTERM arriving while the report is written (Pool.terminate races a
-        # worker's normal exit) waits until the file is complete
+        # a SIGTERM arriving while the report is written (Pool.terminate racing a
+        # worker's normal exit) kills the worker once the file is complete
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         try:
             self._write()

@@ -67,6 +67,8 @@ def main(method: str) -> dict[str, Any]:
             result.get(timeout=60)
         except ValueError as exc:
             out["pool.error"] = repr(exc)
+        pool.close()  # the workers end (and report) before __exit__ terminates the pool
+        pool.join()
     process = context.Process(target=square, args=(2,))
     process.start()
     process.join()
