@@ -50,28 +50,16 @@ Key = tuple[str, int, str]
 Profile = dict[Key, tuple[float, float]]
 
 
-#: code names of Python scopes the Tracer does not record as calls of their own (they are
-#: part of their caller's time there): lambdas, and comprehensions (3.11's scopes)
-UNRECORDED = frozenset({"<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
-
-
-def _recorded(key: tuple[str, int, str]) -> bool:
-    """A function the Tracer records: Python code that is not a lambda or comprehension."""
-    return key[0] not in ("~", "") and not key[0].startswith("<") and \
-        key[2] not in UNRECORDED
-
-
 def cprofile_profile(stats: pstats.Stats, recorded: set[Key]) -> Profile:
     """cProfile's numbers per function the Tracer recorded (``recorded``): the self time of
     the others (builtins, lambdas, comprehensions, dunders the Tracer's run did not enter)
     moved to the nearest caller it recorded, along pstats' call edges in proportion to
     each edge's share."""
     raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
-    out: dict[Key, list[float]] = {k: [v[2], v[3]] for k, v in raw.items()
-                                   if _recorded(k) and k in recorded}
+    out: dict[Key, list[float]] = {k: [v[2], v[3]] for k, v in raw.items() if k in recorded}
 
     def attribute(key: Any, amount: float, depth: int) -> None:
-        _, _, tottime, _, callers = raw[key]
+        callers = raw[key][4]
         edges = {c: e[2] for c, e in callers.items()}
         whole = sum(edges.values()) or 1.0
         for caller, edge_time in edges.items():

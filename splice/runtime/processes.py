@@ -96,7 +96,7 @@ class Ticket(NamedTuple):
 class Channel:
     """One context's link to the processes it starts work in: the ticket sent with each
     task, and the spool directory the workers' reports arrive in. Owned by the context
-    (``Context.processes``); the directory is removed when the context goes."""
+    (``Context.process_channel``); the directory is removed when the context goes."""
 
     def __init__(self, context: Any, make_context: Callable[[tuple[Any, ...]], Any]) -> None:
         #: the ``splice.runtime.context.Context`` that owns this channel
@@ -174,13 +174,18 @@ _CHANNELS: weakref.WeakValueDictionary[str, Channel] = weakref.WeakValueDictiona
 
 
 def _pickled(plugins: tuple[Any, ...]) -> bytes:
-    for plugin in plugins:
-        try:
-            pickle.dumps(plugin)
-        except Exception as exc:
-            raise PluginSendError(type(plugin).__qualname__,
-                                  f"{type(exc).__name__}: {exc}") from exc
-    return pickle.dumps(plugins)
+    """The plugins pickled; if that fails, the error names the first plugin that cannot be
+    pickled on its own."""
+    try:
+        return pickle.dumps(plugins)
+    except Exception:
+        for plugin in plugins:
+            try:
+                pickle.dumps(plugin)
+            except Exception as exc:
+                raise PluginSendError(type(plugin).__qualname__,
+                                      f"{type(exc).__name__}: {exc}") from exc
+        raise
 
 
 def _is_machinery(fn: Any) -> bool:
@@ -251,7 +256,10 @@ class _Worker:
         if self.sent:
             return None
         self.sent = True
-        return self.pid, [plugin.worker_report() for plugin in self.plugins]
+        return self.pid, self._reports()
+
+    def _reports(self) -> list[Any]:
+        return [plugin.worker_report() for plugin in self.plugins]
 
     def send(self) -> None:
         """Write the plugins' reports to the spool (once, and only from the process that
@@ -268,7 +276,7 @@ class _Worker:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def _write(self) -> None:
-        reports = [plugin.worker_report() for plugin in self.plugins]
+        reports = self._reports()
         if all(report is None for report in reports):
             return
         final = os.path.join(self.ticket.spool, f"{self.pid}-{next(_serials)}.report")
