@@ -5,9 +5,10 @@
     python benchmarks/profile_agreement.py --only nbody,text
 
 For each program in ``benchmarks/programs/``, one run under ``cProfile`` and one under a
-``Tracer`` (after a first Tracer run that compiles, then ``reset``: splice's compile work is
-not in the measured run, and the Tracer leaves it out of its times anyway), each on a fresh
-copy of the program's module. Both profiles are reduced to the same shape, per Python
+``Tracer``, each the second run of a fresh copy of the program's module (the first fills
+what the program keeps between runs; under the Tracer it also compiles, then ``reset``:
+splice's compile work is not in the measured run, and the Tracer leaves it out of its
+times anyway). Both profiles are reduced to the same shape, per Python
 function (file, first line, name):
 
 * self time: cProfile's ``tottime``, plus the self time of what the Tracer did not record
@@ -44,18 +45,72 @@ sys.path.insert(0, os.path.dirname(HERE))
 from run import geomean, load, program_paths  # noqa: E402
 
 from splice.plugins import Tracer  # noqa: E402
+from splice.plugins.tracer_bias import Bias, calibration_functions  # noqa: E402
 
 Key = tuple[str, int, str]
 #: per function: (self seconds, total seconds)
 Profile = dict[Key, tuple[float, float]]
 
 
-def cprofile_profile(stats: pstats.Stats, recorded: set[Key]) -> Profile:
-    """cProfile's numbers per function the Tracer recorded (``recorded``): the self time of
-    the others (builtins, lambdas, comprehensions, dunders the Tracer's run did not enter)
-    moved to the nearest caller it recorded, along pstats' call edges in proportion to
-    each edge's share."""
-    raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+def cprofile_bias(builtins: bool, calls: int = 2000, runs: int = 7) -> Bias:
+    """What cProfile costs per call, measured as the Tracer measures its own
+    (splice/plugins/tracer_bias.py): the span of an empty function, and the caller's self
+    time per call less the native time of one call."""
+    empty, calling = calibration_functions()
+    native = inside = outside = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        calling(calls)
+        native = min(native, (time.perf_counter_ns() - start) / calls)
+        profiler = cProfile.Profile(builtins=builtins)
+        profiler.runcall(calling, calls)
+        raw: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+        for (_, _, name), (_, nc, tottime, _, _) in raw.items():
+            if name == "_empty":
+                inside = min(inside, tottime * 1e9 / nc)
+            elif name == "_calling":
+                outside = min(outside, tottime * 1e9 / calls)
+    return Bias(inside=inside, outside=max(0.0, outside - native))
+
+
+def corrected_stats(raw: dict[Any, Any], bias: Bias) -> dict[Any, Any]:
+    """pstats' ``stats`` with ``bias`` taken out of every function's times, as
+    ``Tracer.stats`` takes its own out: self time less ``inside`` per call and ``outside``
+    per call it made; cumulative time less ``inside`` per outermost call and
+    ``inside + outside`` per call under them (counted along the call edges)."""
+    callees: dict[Any, dict[Any, int]] = {}
+    for key, (_, _, _, _, callers) in raw.items():
+        for caller, edge in callers.items():
+            callees.setdefault(caller, {})[key] = edge[1]
+    beneath: dict[Any, float] = {}
+
+    def calls_beneath(key: Any, visiting: frozenset[Any]) -> float:
+        """Calls under every call of ``key`` (a recursive call counted, not descended)."""
+        if key in beneath:
+            return beneath[key]
+        total = 0.0
+        for callee, count in callees.get(key, {}).items():
+            total += count
+            if callee != key and callee not in visiting and callee in raw:
+                total += count * calls_beneath(callee, visiting | {key}) / raw[callee][1]
+        beneath[key] = total
+        return total
+
+    out = {}
+    for key, (cc, nc, tottime, cumtime, callers) in raw.items():
+        made = sum(callees.get(key, {}).values())
+        self_ns = tottime * 1e9 - bias.inside * nc - bias.outside * made
+        total_ns = cumtime * 1e9 - bias.inside * cc - \
+            (bias.inside + bias.outside) * calls_beneath(key, frozenset())
+        out[key] = (cc, nc, max(0.0, self_ns) / 1e9, max(0.0, total_ns) / 1e9, callers)
+    return out
+
+
+def cprofile_profile(raw: dict[Any, Any], recorded: set[Key]) -> Profile:
+    """cProfile's numbers (pstats' ``stats``) per function the Tracer recorded
+    (``recorded``): the self time of the others (builtins, lambdas, comprehensions, dunders
+    the Tracer's run did not enter) moved to the nearest caller it recorded, along pstats'
+    call edges in proportion to each edge's share."""
     out: dict[Key, list[float]] = {k: [v[2], v[3]] for k, v in raw.items() if k in recorded}
 
     def attribute(key: Any, amount: float, depth: int) -> None:
@@ -75,9 +130,9 @@ def cprofile_profile(stats: pstats.Stats, recorded: set[Key]) -> Profile:
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
-def tracer_profile(tracer: Tracer) -> Profile:
+def tracer_profile(tracer: Tracer, corrected: bool) -> Profile:
     return {(e.info.filename, e.info.lineno, e.info.code.co_name): (e.tottime, e.cumtime)
-            for e in tracer.stats()}
+            for e in tracer.stats(corrected=corrected)}
 
 
 def shares(profile: Profile, root: str) -> tuple[dict[Key, float], dict[Key, float]]:
@@ -87,17 +142,39 @@ def shares(profile: Profile, root: str) -> tuple[dict[Key, float], dict[Key, flo
             {k: v[1] / whole for k, v in profile.items()})
 
 
-def compare(path: str, scale: float, implicit: bool) -> dict[str, Any]:
+def distances(theirs: Profile, ours: Profile) -> tuple[float, tuple[float, str],
+                                                      tuple[float, str]]:
+    """The total variation distance of the self-time shares, and the largest difference
+    of one function's self share and of one function's total share (over the functions
+    either profile gives at least 1% of the time)."""
+    self_c, total_c = shares(theirs, "main")
+    self_t, total_t = shares(ours, "main")
+    keys = set(self_c) | set(self_t)
+    distance = sum(abs(self_c.get(k, 0.0) - self_t.get(k, 0.0)) for k in keys) / 2
+    shown = [k for k in keys if max(self_c.get(k, 0), self_t.get(k, 0),
+                                    total_c.get(k, 0), total_t.get(k, 0)) >= 0.01]
+    worst_self = max((abs(self_c.get(k, 0) - self_t.get(k, 0)), k[2]) for k in shown)
+    worst_total = max((abs(total_c.get(k, 0) - total_t.get(k, 0)), k[2]) for k in shown)
+    return distance, worst_self, worst_total
+
+
+def compare(path: str, scale: float, implicit: bool, builtins: bool, bias: Bias
+            ) -> dict[str, Any]:
     name = os.path.basename(path)[:-3]
+    # each way measures a second run of a fresh copy of the module, the first having
+    # filled what the program keeps between runs (a memoized function's cache) and, under
+    # the Tracer, compiled
     native = load(path, "native")
     n = max(1, int(native.N * scale))
+    native.main(n)
     gc.collect()
     start = time.perf_counter()
     native.main(n)
     native_s = time.perf_counter() - start
 
     profiled = load(path, "cprofile")
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(builtins=builtins)
+    profiled.main(n)
     gc.collect()
     start = time.perf_counter()
     profiler.runcall(profiled.main, n)
@@ -111,20 +188,16 @@ def compare(path: str, scale: float, implicit: bool) -> dict[str, Any]:
     start = time.perf_counter()
     tracer.run(traced.main, n)
     tracer_s = time.perf_counter() - start
-    ours = tracer_profile(tracer)
-    theirs = cprofile_profile(pstats.Stats(profiler), set(ours))
-
-    self_c, total_c = shares(theirs, "main")
-    self_t, total_t = shares(ours, "main")
-    keys = set(self_c) | set(self_t)
-    distance = sum(abs(self_c.get(k, 0.0) - self_t.get(k, 0.0)) for k in keys) / 2
-    shown = [k for k in keys if max(self_c.get(k, 0), self_t.get(k, 0),
-                                    total_c.get(k, 0), total_t.get(k, 0)) >= 0.01]
-    worst_self = max((abs(self_c.get(k, 0) - self_t.get(k, 0)), k[2]) for k in shown)
-    worst_total = max((abs(total_c.get(k, 0) - total_t.get(k, 0)), k[2]) for k in shown)
+    raw = tracer_profile(tracer, corrected=False)
+    ours = tracer_profile(tracer, corrected=True)
+    stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    raw_distance = distances(cprofile_profile(stats, set(raw)), raw)[0]
+    theirs = cprofile_profile(corrected_stats(stats, bias), set(ours))
+    distance, worst_self, worst_total = distances(theirs, ours)
     return {"program": name, "n": n, "native_s": native_s,
             "cprofile_overhead": cprofile_s / native_s, "tracer_overhead": tracer_s / native_s,
-            "distance": distance, "worst_self": worst_self, "worst_total": worst_total}
+            "raw_distance": raw_distance, "distance": distance, "worst_self": worst_self,
+            "worst_total": worst_total}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,16 +207,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated program names")
     parser.add_argument("--implicit", action="store_true",
                         help="Tracer(implicit_calls=True): dunders reached by operators too")
+    parser.add_argument("--cprofile-builtins", action="store_true",
+                        help="cProfile records builtin calls too (its default; they cost "
+                        "it an event each, which the Tracer does not pay)")
     args = parser.parse_args(argv)
     selected = args.only.split(",") if args.only else None
-    rows = [compare(p, args.scale, args.implicit) for p in program_paths(selected)]
+    bias = cprofile_bias(args.cprofile_builtins)
+    rows = [compare(p, args.scale, args.implicit, args.cprofile_builtins, bias)
+            for p in program_paths(selected)]
     print(f"Python {sys.version.split()[0]}; Tracer after a compiling run; shares of main's "
-          "total time")
-    print(f"{'program':<14}{'native s':>9}{'cProfile':>9}{'Tracer':>8}{'distance':>10}"
-          f"   worst self (pp)        worst total (pp)")
+          f"total time; cProfile(builtins={args.cprofile_builtins})")
+    tracer_bias = Tracer(implicit_calls=args.implicit).bias
+    print(f"cost per call (ns, inside the span / in the caller): cProfile "
+          f"{bias.inside:.0f} / {bias.outside:.0f}, Tracer {tracer_bias.inside:.0f} / "
+          f"{tracer_bias.outside:.0f}")
+    print(f"{'program':<14}{'native s':>9}{'cProfile':>9}{'Tracer':>8}{'raw':>8}"
+          f"{'distance':>10}   worst self (pp)        worst total (pp)")
     for r in rows:
         print(f"{r['program']:<14}{r['native_s']:>9.3f}{r['cprofile_overhead']:>8.2f}x"
-              f"{r['tracer_overhead']:>7.2f}x{r['distance'] * 100:>9.1f}%"
+              f"{r['tracer_overhead']:>7.2f}x{r['raw_distance'] * 100:>7.1f}%"
+              f"{r['distance'] * 100:>9.1f}%"
               f"   {r['worst_self'][0] * 100:5.1f} {r['worst_self'][1]:<16}"
               f"{r['worst_total'][0] * 100:5.1f} {r['worst_total'][1]}")
     cprofile = geomean([r["cprofile_overhead"] for r in rows])

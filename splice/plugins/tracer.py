@@ -87,9 +87,13 @@ What is recorded
   arguments / return value, taken when the call starts / returns (not for generators).
   They call ``repr()`` on your objects (natively; a ``repr`` that fails is shown as such),
   which is a side effect your program can see, and cost much more.
-* Times are wall times (``perf_counter_ns``). The first call of a function under a Tracer
-  compiles it (and the functions it reaches on their first calls): that time is part of
-  the caller's. Memory: about 90 bytes per recorded call until :meth:`Tracer.reset`.
+* Times are wall times (``perf_counter_ns``). splice's compiles are left out of the times
+  reported (see above). So is the Tracer's own cost per recorded call, in the summaries
+  (:meth:`Tracer.stats`, :meth:`Tracer.format_stats`, :meth:`Tracer.collapsed_stacks`, the
+  aggregated tree): it is measured once per Tracer and subtracted, as ``profile`` does once
+  calibrated (``splice/plugins/tracer_bias.py``; :attr:`Tracer.bias`). The records
+  themselves (:class:`Call`, the Chrome trace) keep the measured times. Memory: about 90
+  bytes per recorded call until :meth:`Tracer.reset`.
 """
 
 from __future__ import annotations
@@ -133,6 +137,7 @@ from splice.ir.nodes import (
     YieldFrom,
 )
 from splice.ir.nodes import Call as CallOp
+from splice.plugins.tracer_bias import NO_BIAS, Bias, measure_bias
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -557,6 +562,7 @@ class Tracer(splice.Plugin):
         self._local = _Local(self._logs)
         self._infos: dict[types.CodeType, FunctionInfo] = {}
         self._lock = threading.Lock()
+        self._bias: Bias | None = None
 
     def cache_token(self) -> Hashable:
         """What the instrumentation depends on: the options (``follow_threads`` is read
@@ -849,28 +855,57 @@ class Tracer(splice.Plugin):
 
     # ------------------------------------------------------------- profiles: folded, stats
 
-    def collapsed_stacks(self) -> str:
+    def collapsed_stacks(self, *, corrected: bool = True) -> str:
         """The calls as collapsed stacks, the input of flame graph tools (speedscope,
         ``flamegraph.pl``, ``inferno``): one line per path of callers, ``thread;f;g;h N``
         with ``N`` the self time of the last function on that path, in microseconds
-        (splice's compile time left out). Frames are ``module:qualname``."""
-        weights: Counter[str] = Counter()
+        (splice's compile time left out, and with ``corrected`` the Tracer's own cost per
+        call: :attr:`bias`). Frames are ``module:qualname``."""
+        bias = self.bias if corrected else NO_BIAS
+        weights: dict[str, float] = {}
         for thread in self.threads():
             stack: list[tuple[Call, str]] = [(c, thread.label) for c in reversed(thread.calls)]
             while stack:
                 call, above = stack.pop()
                 path = f"{above};{call.info.module}:{call.name}"
-                weights[path] += (call.self_time or 0) // 1000
+                weights[path] = weights.get(path, 0.0) + \
+                    bias.self_time(call.self_time or 0, len(call.children))
                 stack.extend((child, path) for child in reversed(call.children))
-        return "\n".join(f"{path} {weight}" for path, weight in weights.items() if weight)
+        rounded = ((path, round(weight / 1000)) for path, weight in weights.items())
+        return "\n".join(f"{path} {weight}" for path, weight in rounded if weight)
 
-    def stats(self) -> list[FunctionStats]:
+    @property
+    def bias(self) -> Bias:
+        """What recording one call costs this Tracer, in nanoseconds inside the call's span
+        and in its caller's (measured on first use, by a Tracer of the same options:
+        splice/plugins/tracer_bias.py). :meth:`stats`, :meth:`format_stats` and
+        :meth:`format_tree` leave it out of the times they report."""
+        if self._bias is None:
+            self._bias = measure_bias(lambda: Tracer(
+                args=self.args, returns=self.returns,
+                implicit_calls=bool(self.implicit_calls)))
+        return self._bias
+
+    @bias.setter
+    def bias(self, value: Bias) -> None:
+        """A cost measured before (by a Tracer of the same options), or ``Bias(0, 0)``
+        for the measured wall times."""
+        if not isinstance(value, Bias):
+            raise TypeError(f"Tracer.bias takes a splice.plugins.tracer_bias.Bias, not "
+                            f"{type(value).__name__}")
+        self._bias = value
+
+    def stats(self, *, corrected: bool = True) -> list[FunctionStats]:
         """Per function, as ``cProfile``/``pstats`` count them: calls, total time in the
         function itself (``tottime``) and cumulative time with what it called
         (``cumtime``, a recursive call counted once, in its outermost call); seconds,
-        splice's compile time left out. Sorted by cumulative time."""
+        splice's compile time left out. ``corrected``: the Tracer's own cost per call
+        (:attr:`bias`) left out too, as ``profile`` does once calibrated. Sorted by
+        cumulative time."""
+        bias = self.bias if corrected else NO_BIAS
         found: dict[FunctionInfo, FunctionStats] = {}
         for thread in self.threads():
+            below = _calls_below(thread.calls)
             # (call, whether the same function is already on the stack above it)
             stack: list[tuple[Call, frozenset[FunctionInfo]]] = [
                 (c, frozenset()) for c in thread.calls]
@@ -880,14 +915,15 @@ class Tracer(splice.Plugin):
                 if entry is None:
                     entry = found[call.info] = FunctionStats(call.info)
                 entry.ncalls += 1
-                entry.tottime += (call.self_time or 0) / 1e9
+                entry.tottime += bias.self_time(call.self_time or 0, len(call.children)) / 1e9
                 if call.info not in above:
-                    entry.cumtime += (call.time or 0) / 1e9
+                    entry.cumtime += bias.time(call.time or 0, below[id(call)]) / 1e9
                 inner = above | {call.info}
                 stack.extend((child, inner) for child in call.children)
         return sorted(found.values(), key=lambda e: -e.cumtime)
 
-    def format_stats(self, *, sort: str = "cumulative", limit: int | None = None) -> str:
+    def format_stats(self, *, sort: str = "cumulative", limit: int | None = None,
+                     corrected: bool = True) -> str:
         """:meth:`stats` as ``pstats`` prints them, sorted by ``cumulative``, ``tottime``,
         ``ncalls`` or ``name``."""
         keys: dict[str, Callable[[FunctionStats], Any]] = {
@@ -895,7 +931,7 @@ class Tracer(splice.Plugin):
             "ncalls": lambda e: -e.ncalls, "name": lambda e: e.info.qualname}
         if sort not in keys:
             raise ValueError(f"sort by one of {', '.join(keys)}, not {sort!r}")
-        rows = sorted(self.stats(), key=keys[sort])[:limit]
+        rows = sorted(self.stats(corrected=corrected), key=keys[sort])[:limit]
         lines = ["   ncalls  tottime  percall  cumtime  percall filename:lineno(function)"]
         for e in rows:
             lines.append(f"{e.ncalls:>9} {e.tottime:8.3f} {e.tottime / e.ncalls:8.3f} "
@@ -906,7 +942,8 @@ class Tracer(splice.Plugin):
     # ------------------------------------------------------------------------- text tree
 
     def format_tree(self, *, aggregate: bool = True, max_depth: int | None = None,
-                    min_ms: float = 0.0, locations: bool = True) -> str:
+                    min_ms: float = 0.0, locations: bool = True, corrected: bool = True
+                    ) -> str:
         """The call tree as text, thread by thread, with wall times in milliseconds.
 
         ``aggregate`` (the default) merges calls of the same function under the same path
@@ -914,20 +951,26 @@ class Tracer(splice.Plugin):
         call tree); ``aggregate=False`` shows every call, with its argument and return
         summaries and exception. ``max_depth`` cuts the tree; ``min_ms`` hides subtrees
         faster than that; ``locations`` shows each function's ``file:line``.
+        ``corrected``: the aggregated times leave out the Tracer's own cost per call
+        (:attr:`bias`); the calls shown one by one keep their measured wall times.
         """
+        bias = self.bias if corrected and aggregate else NO_BIAS
         lines: list[str] = []
         for thread in self.threads():
             total = sum(c.time or 0 for c in thread.calls)
             compiled = sum(end - start for start, end in thread.compiles) + \
                 sum(c.compile_time for c in thread.walk())
-            note = f" (splice compile {compiled / 1e6:.3f} ms, not counted)" if compiled \
-                else ""
+            uncounted = [f"splice compile {compiled / 1e6:.3f} ms"] if compiled else []
+            if bias is not NO_BIAS:
+                uncounted.append(f"the Tracer's {(bias.inside + bias.outside) / 1e3:.2f} µs "
+                                 "per call")
+            note = f" ({', '.join(uncounted)}, not counted)" if uncounted else ""
             where = f"thread {thread.native_id}" if thread.pid == os.getpid() else \
                 f"process {thread.pid}, thread {thread.native_id}"
             lines.append(f"{thread.name} ({where}): "
                          f"{len(thread.calls)} top-level call(s), {total / 1e6:.3f} ms{note}")
             if aggregate:
-                nodes = _aggregate(thread.calls)
+                nodes = _aggregate(thread.calls, bias)
                 _format_nodes(nodes, 1, lines, max_depth, min_ms * 1e6, locations)
             else:
                 _format_calls(thread.calls, 1, lines, max_depth, min_ms * 1e6, locations)
@@ -1013,18 +1056,20 @@ class _Node:
     def __init__(self, info: FunctionInfo) -> None:
         self.info = info
         self.calls = 0
-        #: the program's time (splice's compiles left out), in and below these calls
-        self.total = 0
-        self.inner = 0
+        #: the program's time (splice's compiles left out, and the Tracer's own cost when
+        #: corrected), in and below these calls, and in their recorded callees
+        self.total = 0.0
+        self.inner = 0.0
         #: splice's compile time in these calls, outside their callees
         self.compile = 0
         self.raised = 0
         self.children: dict[FunctionInfo, _Node] = {}
 
 
-def _aggregate(calls: list[Call]) -> list[_Node]:
+def _aggregate(calls: list[Call], bias: Bias) -> list[_Node]:
     now = perf_counter_ns()
-    below = _compiles_below(calls)
+    compiled = _compiles_below(calls)
+    counts = _calls_below(calls) if bias is not NO_BIAS else {}
     top: dict[FunctionInfo, _Node] = {}
     work: list[tuple[Call, dict[FunctionInfo, _Node]]] = [(c, top) for c in calls]
     while work:
@@ -1034,27 +1079,40 @@ def _aggregate(calls: list[Call]) -> list[_Node]:
             node = siblings[call.info] = _Node(call.info)
         end = call.end if call.end is not None else now
         node.calls += 1
-        node.total += end - call.start - below.get(id(call), 0)
-        node.inner += sum((c.end if c.end is not None else end) - c.start -
-                          below.get(id(c), 0) for c in call.children)
+        node.total += bias.time(end - call.start - compiled.get(id(call), 0),
+                                counts.get(id(call), 0))
+        node.inner += sum(bias.time((c.end if c.end is not None else end) - c.start -
+                                    compiled.get(id(c), 0), counts.get(id(c), 0))
+                          for c in call.children)
         node.compile += call.compile_time
         node.raised += call.exception is not None
         work.extend((child, node.children) for child in call.children)
     return sorted(top.values(), key=lambda n: -n.total)
 
 
+def _calls_below(calls: list[Call]) -> dict[int, int]:
+    """id(call) -> how many recorded calls are under it at any depth, for every call
+    under ``calls``."""
+    return _summed_below(calls, lambda call: len(call.children))
+
+
 def _compiles_below(calls: list[Call]) -> dict[int, int]:
     """id(call) -> splice's compile time in the call and below it, for every call under
-    ``calls`` (iteratively, post-order: deep recursions are traced too); empty when
-    nothing was compiled."""
-    below: dict[int, int] = {}
+    ``calls``; empty when nothing was compiled."""
     if not any(c.compiles for root in calls for c in root.walk()):
-        return below
+        return {}
+    return _summed_below(calls, lambda call: call.compile_time)
+
+
+def _summed_below(calls: list[Call], own: Callable[[Call], int]) -> dict[int, int]:
+    """id(call) -> the sum of ``own`` over the call and every call below it, for every
+    call under ``calls`` (iteratively, post-order: deep recursions are traced too)."""
+    below: dict[int, int] = {}
     stack: list[tuple[Call, bool]] = [(c, False) for c in calls]
     while stack:
         call, done = stack.pop()
         if done:
-            below[id(call)] = call.compile_time + sum(below[id(c)] for c in call.children)
+            below[id(call)] = own(call) + sum(below[id(c)] for c in call.children)
         else:
             stack.append((call, True))
             stack.extend((c, False) for c in call.children)

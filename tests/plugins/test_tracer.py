@@ -14,6 +14,7 @@ import pytest
 
 import splice
 from splice.plugins import Call, Tracer
+from splice.plugins.tracer_bias import Bias
 from tests.plugins import tracee, tracee_lib
 
 
@@ -499,10 +500,18 @@ def test_compile_time_is_not_the_programs() -> None:
 def test_collapsed_stacks_weigh_each_path_by_self_time() -> None:
     tracer = Tracer()
     tracer.run(tracee.main, 4)
-    lines = tracer.collapsed_stacks().splitlines()
+    lines = tracer.collapsed_stacks(corrected=False).splitlines()
     assert lines, "nothing recorded"
     [thread] = tracer.threads()
-    total_us = sum((c.self_time or 0) // 1000 for c in thread.walk())
+    # each path's self time summed, then rounded to microseconds
+    per_path: dict[tuple[str, ...], int] = {}
+    for root in thread.calls:
+        work = [(root, (root.name,))]
+        while work:
+            call, path = work.pop()
+            per_path[path] = per_path.get(path, 0) + (call.self_time or 0)
+            work.extend((c, (*path, c.name)) for c in call.children)
+    total_us = sum(round(ns / 1000) for ns in per_path.values())
     weights = 0
     for line in lines:
         path, weight = line.rsplit(" ", 1)
@@ -516,7 +525,7 @@ def test_collapsed_stacks_weigh_each_path_by_self_time() -> None:
 def test_stats_count_calls_and_times_as_pstats_does() -> None:
     tracer = Tracer()
     tracer.run(tracee.fib, 6)
-    [fib] = tracer.stats()
+    [fib] = tracer.stats(corrected=False)
     assert fib.info.code is tracee.fib.__code__ and fib.ncalls == 25
     [root] = tracer.roots()
     # cumulative: the outermost call only (recursive calls are inside it)
@@ -528,3 +537,46 @@ def test_stats_count_calls_and_times_as_pstats_does() -> None:
     assert "(fib)" in table.splitlines()[1] and table.splitlines()[1].split()[0] == "25"
     with pytest.raises(ValueError, match="sort by one of"):
         tracer.format_stats(sort="bogus")
+
+
+# --- the Tracer's own cost per call, left out of the times it reports -------------------------
+
+def test_stats_leave_out_the_tracers_cost_per_call() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.fib, 6)
+    [root] = tracer.roots()
+    calls = list(root.walk())  # 25 calls: the root and 24 below it
+    tracer.bias = Bias(inside=1.0, outside=10.0)
+    [fib] = tracer.stats()
+    # self: less 1 ns per call, and 10 ns per callee (every call but the root is one)
+    raw_self = sum(c.self_time or 0 for c in calls)
+    assert fib.tottime * 1e9 == pytest.approx(raw_self - 25 * 1.0 - 24 * 10.0)
+    # total (the outermost call): less 1 ns for it and 11 ns per call below it
+    assert fib.cumtime * 1e9 == pytest.approx((root.time or 0) - 1.0 - 24 * 11.0)
+    # a cost larger than a time leaves zero, never a negative time
+    tracer.bias = Bias(inside=1e12, outside=0.0)
+    [fib] = tracer.stats()
+    assert fib.tottime == 0.0 and fib.cumtime == 0.0
+    assert "the Tracer's" in tracer.format_tree().splitlines()[0]
+    assert "the Tracer's" not in tracer.format_tree(corrected=False).splitlines()[0]
+    with pytest.raises(TypeError, match="Tracer.bias takes"):
+        tracer.bias = 3  # type: ignore[assignment]
+
+
+def test_the_aggregated_tree_leaves_out_the_same_cost_as_stats() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.fib, 6)
+    tracer.bias = Bias(inside=100.0, outside=1000.0)
+    [fib] = tracer.stats()
+    top = tracer.format_tree(locations=False).splitlines()[1].split()
+    # "<total> ms  fib ×1  (self <self> ms)": the outermost fib's total is stats' cumtime
+    assert top[2] == "fib" and float(top[0]) == pytest.approx(fib.cumtime * 1e3, abs=1e-3)
+
+
+def test_the_measured_cost_is_positive_and_kept() -> None:
+    tracer = Tracer()
+    bias = tracer.bias
+    assert bias.inside > 0 and bias.outside >= 0
+    assert tracer.bias is bias  # measured once per Tracer
+    tracer.run(tracee.fib, 3)
+    assert len(tracer.roots()) == 1  # the measuring Tracer recorded nothing into this one

@@ -1,0 +1,124 @@
+"""What recording one call costs the Tracer, measured, so that its profiles can leave it out.
+
+Recording a call is work of the Tracer's own, and a profile counts it as the program's
+time. Part of it falls inside the call's span (pushing the start event, entering the
+``try``, the clock read that ends the span): the callee's self time. The rest falls in the
+caller's self time (finding the callee's entry, reading the event list, the clock read that
+starts the span; then pushing the end event and returning). A function that makes many
+short calls is shown slower than it is, and its callees too. ``cProfile`` pays the same kind
+of cost per event, in C; ``profile.Profile.calibrate`` measures the pure-Python profiler's,
+and this module does the same for the Tracer.
+
+How it is measured: a loop calling an empty function runs natively and under a Tracer with
+the options of the one being corrected (arguments or return values recorded cost more). The
+empty function's span is all cost (``inside``); the loop's self time per call, less the
+native time of one iteration (loop and call), is the caller's part (``outside``). Each is
+the lowest of several runs' averages, as timing benchmarks take it: noise only adds.
+
+How it is applied (:meth:`Bias.self_time`, :meth:`Bias.time`): a call's self time less
+``inside`` and less ``outside`` per recorded callee; its total time less ``inside`` for it
+and ``inside + outside`` for each recorded call below it; never below zero. Soundness, as
+far as a correction can have it: the cost subtracted is work the native program does not do
+(the native loop's own call is left in the caller's time), and it is the same for every
+call of a given Tracer: the same statements are inserted in every function. Where the cost
+differs (a call that misses the processor's caches, the first call of a function), the
+correction is off by that difference; the raw times stay available.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["Bias", "calibration_functions", "measure_bias"]
+
+
+@dataclass(frozen=True)
+class Bias:
+    """The Tracer's own cost per recorded call, in nanoseconds: ``inside`` the call's span,
+    and ``outside`` it, in the caller's self time."""
+
+    inside: float
+    outside: float
+
+    def self_time(self, raw: int, callees: int) -> float:
+        """A call's self time (``raw`` ns, with ``callees`` recorded callees) without the
+        Tracer's cost."""
+        return max(0.0, raw - self.inside - self.outside * callees)
+
+    def time(self, raw: int, below: int) -> float:
+        """A call's total time (``raw`` ns, with ``below`` recorded calls under it at any
+        depth) without the Tracer's cost."""
+        return max(0.0, raw - self.inside - (self.inside + self.outside) * below)
+
+
+#: no cost: the raw times
+NO_BIAS = Bias(0.0, 0.0)
+
+
+def _empty() -> None:
+    pass
+
+
+def _calling(n: int) -> None:
+    # ten calls per iteration: the loop's own cost (which implicit-call routing raises)
+    # is not a call's
+    callee = _empty
+    for _ in range(n // 10):
+        callee()
+        callee()
+        callee()
+        callee()
+        callee()
+        callee()
+        callee()
+        callee()
+        callee()
+        callee()
+
+
+def calibration_functions() -> tuple[types.FunctionType, types.FunctionType]:
+    """An empty function and ``calling(n)``, which calls it ``n`` times (a multiple of
+    ten), for measuring what a profiler costs per call. They are copies of this module's
+    :func:`_empty` and :func:`_calling` that splice transforms: splice's own modules run
+    natively, so the copies' globals name another module (their source is this file's)."""
+    namespace: dict[str, Any] = {"__name__": "splice_tracer_calibration",
+                                 "__builtins__": builtins}
+    empty = types.FunctionType(_empty.__code__, namespace, "_empty")
+    calling = types.FunctionType(_calling.__code__, namespace, "_calling")
+    namespace["_empty"] = empty
+    return empty, calling
+
+
+def measure_bias(make_tracer: Callable[[], Any], *, calls: int = 2000, runs: int = 7) -> Bias:
+    """The cost per recorded call of Tracers made by ``make_tracer`` (a Tracer with the
+    options of the one to correct and no module filter): ``runs`` runs of ``calls`` calls
+    (a multiple of ten) each way, natively and traced, the lowest average of each kept."""
+    empty, calling = calibration_functions()
+    tracer = make_tracer()
+    tracer.run(calling, 10)  # compiles
+    native = traced_inside = traced_caller = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        calling(calls)
+        native = min(native, (time.perf_counter_ns() - start) / calls)
+        tracer.reset()
+        tracer.run(calling, calls)
+        roots = [call for call in tracer.calls() if call.code is calling.__code__]
+        if len(roots) != 1 or len(roots[0].children) != calls:
+            raise RuntimeError("the Tracer's calibration recorded another call tree than "
+                               "it made: no bias measured")
+        root = roots[0]
+        inside = sum(c.duration or 0 for c in root.children) / calls
+        traced_inside = min(traced_inside, inside)
+        traced_caller = min(traced_caller, (root.self_time or 0) / calls)
+    tracer.reset()
+    return Bias(inside=traced_inside, outside=max(0.0, traced_caller - native))
