@@ -386,6 +386,13 @@ def summarize(value: Any) -> str:
 _PLAIN_ARGS = (str, int, float, bool, bytes, type(None))
 
 
+_BASE_STR = BaseException.__str__
+#: an exception as :func:`_record_exception` records it when its message is ``str()`` of
+#: its arguments, builtin values all: (module, qualified name, arguments), made into text
+#: when the call tree is built (:func:`_exception_text`)
+ExceptionRecord = tuple[str, str, tuple[Any, ...]]
+
+
 def _describe_exception(exc: BaseException | None) -> str:
     """``Type: message``. The message is taken only where that runs none of the program's
     code (``str()`` of a builtin exception type over builtin values): recording an exception
@@ -393,8 +400,7 @@ def _describe_exception(exc: BaseException | None) -> str:
     if exc is None:
         return "?"
     kind = type(exc)
-    name = kind.__qualname__ if kind.__module__ == "builtins" else \
-        f"{kind.__module__}.{kind.__qualname__}"
+    name = _type_name(kind.__module__, kind.__qualname__)
     if isinstance(getattr(kind, "__str__", None), types.FunctionType) or \
             not all(type(arg) in _PLAIN_ARGS for arg in exc.args):
         return name
@@ -402,14 +408,45 @@ def _describe_exception(exc: BaseException | None) -> str:
         message = str(exc)
     except Exception:
         return name
+    return _with_message(name, message)
+
+
+def _type_name(module: str, qualname: str) -> str:
+    return qualname if module == "builtins" else f"{module}.{qualname}"
+
+
+def _with_message(name: str, message: str) -> str:
     if len(message) > 120:
         message = message[:117] + "..."
     return f"{name}: {message}" if message else name
 
 
+def _exception_text(recorded: str | ExceptionRecord | None) -> str | None:
+    """What :func:`_record_exception` recorded, as ``Type: message``."""
+    if recorded is None or isinstance(recorded, str):
+        return recorded
+    module, qualname, args = recorded
+    # what BaseException.__str__ makes of its arguments
+    message = "" if not args else str(args[0]) if len(args) == 1 else str(args)
+    return _with_message(_type_name(module, qualname), message)
+
+
 def _record_exception(local: _Local) -> None:
-    """Called by instrumented code in ``except BaseException:`` (before it re-raises)."""
-    local.events += (_EXC, _describe_exception(sys.exc_info()[1]))
+    """Called by instrumented code in ``except BaseException:`` (before it re-raises).
+    Programs that use exceptions as control flow raise many: the common kind (a message
+    made by ``BaseException.__str__`` from builtin values) is recorded as its class's
+    names and its arguments, formatted only if the tree is built."""
+    exc = sys.exc_info()[1]
+    kind = type(exc)
+    if exc is not None and kind.__str__ is _BASE_STR:
+        args = exc.args
+        for arg in args:
+            if type(arg) not in _PLAIN_ARGS:
+                args = ()
+                break
+        local.events += (_EXC, (kind.__module__, kind.__qualname__, args))
+    else:
+        local.events += (_EXC, _describe_exception(exc))
 
 
 def _record_args(local: _Local, names: tuple[str, ...], *values: Any) -> None:
@@ -599,6 +636,8 @@ class Tracer(splice.Plugin):
                     encoded.append(("f", at))
                 elif type(item) is int or type(item) is str:
                     encoded.append(item)
+                elif type(item) is tuple:  # an exception's record
+                    encoded.append(_exception_text(item))
                 else:
                     encoded.append(("m", _MARKER_NAMES[item]))
             if encoded:
@@ -1039,7 +1078,7 @@ def _build(events: list[Any], returns: bool = False,
             value = events[index + 1] if index + 1 < count else None
             if stack:
                 if item is _EXC:
-                    stack[-1].exception = value
+                    stack[-1].exception = _exception_text(value)
                 elif item is _ARGS:
                     stack[-1].args = value
                 elif item is _RET:

@@ -580,3 +580,32 @@ def test_the_measured_cost_is_positive_and_kept() -> None:
     assert tracer.bias is bias  # measured once per Tracer
     tracer.run(tracee.fib, 3)
     assert len(tracer.roots()) == 1  # the measuring Tracer recorded nothing into this one
+
+
+class _TwoArgumentError(Exception):
+    def __init__(self, text: str, position: int) -> None:
+        super().__init__(text, position)
+        self.position = position
+
+
+@pytest.mark.parametrize("error", [
+    ValueError("negative: -1"), _TwoArgumentError("1-2", 0), KeyError("k"), OSError(2, "gone"),
+    RuntimeError(), ValueError("x" * 200), ValueError(["not", "builtin"])],
+    ids=["one-argument", "two-arguments", "own-str", "c-str", "no-argument", "long", "object"])
+def test_a_raised_exception_is_recorded_with_its_message(error: BaseException) -> None:
+    tracer = Tracer()
+    with pytest.raises(type(error)):
+        tracer.run(tracee.call, _raise, error)
+    [root] = tracer.roots()
+    [raised] = root.children
+    name = type(error).__qualname__ if type(error).__module__ == "builtins" else \
+        f"{type(error).__module__}.{type(error).__qualname__}"
+    message = str(error) if all(type(a) in (str, int) for a in error.args) else ""
+    if len(message) > 120:
+        message = message[:117] + "..."
+    assert raised.exception == (f"{name}: {message}" if message else name)
+    assert root.exception == raised.exception
+
+
+def _raise(error: BaseException) -> None:
+    raise error
