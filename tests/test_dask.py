@@ -4,8 +4,12 @@ what the copies collect comes back when the client closes."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import distributed
@@ -54,3 +58,21 @@ def test_hooked_plugins_report_back(address: str) -> None:
     plugin = program.Hooked()
     plugin.run(work, address)
     assert plugin.calls == 6
+
+
+
+SCRIPT = Path(__file__).parent / "runtime" / "dask_script.py"
+
+
+@pytest.mark.parametrize("plugin", ["native", "tracer"])
+def test_a_scripts_own_functions_run_under_the_plugin(address: str, plugin: str) -> None:
+    """A script's functions are pickled by value (cloudpickle: their code is named
+    <dynamic-code> in the worker); they run there under the plugin all the same."""
+    environment = {**os.environ, "PYTHONPATH": str(SCRIPT.parents[2])}
+    done = subprocess.run([sys.executable, str(SCRIPT), address, plugin], capture_output=True,
+                          text=True, timeout=120, check=False, env=environment)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["results"] == [8, 16, 111] * 2
+    if plugin == "tracer":
+        assert report["on_workers"] == {"steps": 6, "following": 2 * (8 + 16 + 111)}

@@ -25,6 +25,13 @@ The record wins over ``linecache`` for that reason, and because a pseudo-file na
 
 Records are keyed by the identity of code objects and dropped when they die (equal code
 objects from different texts stay apart).
+
+Code that arrives pickled *by value* has lost its file: ``cloudpickle`` (which Dask uses for
+functions of ``__main__``, of notebook cells and of modules registered with
+``register_pickle_by_value``) names every code object it rebuilds ``<dynamic-code>``. The
+process that sends such code ships the texts it may come from (``shipped``); a code object
+named ``<dynamic-code>`` is then matched against each of them, with the same exact matching
+(a text it does not come from is refused).
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["ExecSources", "EXEC_SOURCES"]
+__all__ = ["BY_VALUE_FILENAME", "ExecSources", "EXEC_SOURCES"]
 
 
 class ExecSources:
@@ -48,6 +55,20 @@ class ExecSources:
     def __init__(self) -> None:
         self._texts: dict[int, tuple[weakref.ref[types.CodeType], str]] = {}
         self._lock = threading.Lock()
+        #: texts another process sent with code pickled by value (their own order kept,
+        #: each once)
+        self._shipped: dict[str, None] = {}
+
+    def ship(self, texts: tuple[str, ...]) -> None:
+        """``texts`` may hold the definitions of code objects named
+        :data:`BY_VALUE_FILENAME` (another process pickled them by value)."""
+        with self._lock:
+            for text in texts:
+                self._shipped.setdefault(text)
+
+    def shipped(self) -> list[str]:
+        """The texts :meth:`ship` received, oldest first."""
+        return list(self._shipped)
 
     def record(self, code: types.CodeType, source: str | bytes) -> None:
         """``code`` (run by ``exec``/``eval``) was compiled from ``source``: remember it for
@@ -112,6 +133,9 @@ def command_text() -> str | None:
         index += 1
     return None
 
+
+#: the file name ``cloudpickle`` gives every code object it pickles by value
+BY_VALUE_FILENAME = "<dynamic-code>"
 
 #: the records of this process (audit events are process-wide, as is this registry)
 EXEC_SOURCES = ExecSources()

@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 
 from splice.compat import RETURN_CONST_UNLOCATED, ast_conversion
 from splice.errors import UnsupportedError
-from splice.ir.exec_sources import EXEC_SOURCES, command_text
+from splice.ir.exec_sources import BY_VALUE_FILENAME, EXEC_SOURCES, command_text
 from splice.ir.stand_ins import original_of
 from splice.pristine import BUILTINS
 
@@ -247,9 +247,35 @@ def find_source(fn: types.FunctionType) -> FunctionSource:
     """Locate ``fn``'s definition in its source file, or raise ``UnsupportedError``."""
     code = fn.__code__
     filename = code.co_filename
+    if filename == BY_VALUE_FILENAME and EXEC_SOURCES.text_of(code) is None:
+        shipped = EXEC_SOURCES.shipped()
+        if shipped:
+            return _find_shipped(fn, shipped)
+    return _find_in(fn, _parse(filename, fn.__globals__, fn))
+
+
+def _find_shipped(fn: types.FunctionType, texts: list[str]) -> FunctionSource:
+    """``fn``'s definition in one of the texts shipped with code pickled by value
+    (``splice.ir.exec_sources``): the first that holds exactly its code."""
+    for text in texts:
+        try:
+            return _find_in(fn, _parse_text(BY_VALUE_FILENAME, text, fn))
+        except UnsupportedError:
+            continue
+    raise UnsupportedError(
+        describe(fn),
+        f"it was pickled by value (its file is named {BY_VALUE_FILENAME}), and none of the "
+        f"{len(texts)} source text(s) its sender shipped holds its definition",
+        f"{BY_VALUE_FILENAME}:{fn.__code__.co_firstlineno}")
+
+
+def _find_in(fn: types.FunctionType, parsed: _ParsedFile) -> FunctionSource:
+    """``fn``'s definition in ``parsed`` (its code matched exactly), or
+    ``UnsupportedError``."""
+    code = fn.__code__
+    filename = code.co_filename
     line = code.co_firstlineno
     where = f"{filename}:{line}"
-    parsed = _parse(filename, fn.__globals__, fn)
     nargs = code.co_argcount + code.co_kwonlyargcount
     nargs += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
     params = code.co_varnames[:nargs]
@@ -403,6 +429,11 @@ def _parse(filename: str, module_globals: dict[str, object], fn: types.FunctionT
             "or from a syntax tree, or the file is missing)",
             filename,
         )
+    return _parse_text(filename, text, fn)
+
+
+def _parse_text(filename: str, text: str, fn: types.FunctionType) -> _ParsedFile:
+    """``text`` (the source of ``filename``) parsed and indexed, cached."""
     key = filename
     if filename.startswith("<"):
         # texts of pseudo-files are keyed by themselves too (one name, many texts)

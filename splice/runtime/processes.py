@@ -69,6 +69,7 @@ from typing import Any, NamedTuple
 
 from splice.errors import PluginSendError
 from splice.forks import fork_safe_lock
+from splice.ir.exec_sources import EXEC_SOURCES
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -129,16 +130,19 @@ class Channel:
         """The ticket, if any work was sent with it."""
         return self._ticket
 
-    def remote(self, fn: Any) -> Any:
+    def remote(self, fn: Any, texts: tuple[str, ...] = (),
+               runs_here: Callable[[], bool] | None = None) -> Any:
         """What to send instead of ``fn``: a ``Remote``, or ``fn`` itself when it is
-        one already or is process machinery."""
+        one already or is process machinery. ``texts``: the source texts of code it pickles
+        by value; ``runs_here``: for a task that passes through processes that do not run
+        it (a Dask scheduler), whether the process unpickling it is one that does."""
         if isinstance(fn, Remote) or _is_machinery(fn):
             return fn
         if type(fn) is functools.partial and _is_machinery(fn.func) and fn.args:
             # ProcessPoolExecutor.map submits partial(_process_chunk, fn)
             return functools.partial(fn.func, self.remote(fn.args[0]), *fn.args[1:],
                                      **fn.keywords)
-        return Remote(self.ticket(), fn)
+        return Remote(self.ticket(), fn, texts, runs_here)
 
     def merge(self, pid: int, reports: list[Any]) -> None:
         """Merge the reports of the plugins' copies in process ``pid``."""
@@ -199,13 +203,20 @@ class Remote:
     ``enter_in_worker(ticket, fn)``, called in this process it runs ``fn`` there the same
     way (a ``Process`` target, forked: never pickled)."""
 
-    __slots__ = ("ticket", "fn")
+    __slots__ = ("ticket", "fn", "texts", "runs_here")
 
-    def __init__(self, ticket: Ticket, fn: Any) -> None:
+    def __init__(self, ticket: Ticket, fn: Any, texts: tuple[str, ...] = (),
+                 runs_here: Callable[[], bool] | None = None) -> None:
         self.ticket = ticket
         self.fn = fn
+        #: source texts for code the task pickles by value (splice.ir.exec_sources)
+        self.texts = texts
+        #: whether the process unpickling the task runs it (None: every process does)
+        self.runs_here = runs_here
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if self.texts or self.runs_here is not None:
+            return (enter_in_worker, (self.ticket, self.fn, self.texts, self.runs_here))
         return (enter_in_worker, (self.ticket, self.fn))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -295,13 +306,18 @@ _serials = itertools.count()
 _workers_lock = fork_safe_lock()
 
 
-def enter_in_worker(ticket: Ticket, fn: Any) -> Any:
-    """What a ``Remote`` unpickles as: in another process than its sender, ``fn`` entered
-    under a copy of the sender's context (made once per process); in the sender's process
-    (a library that pickles and unpickles a task to check it, or copies it) the
-    ``Remote`` again, which stays one when sent on."""
-    if os.getpid() == ticket.parent:
-        return Remote(ticket, fn)
+def enter_in_worker(ticket: Ticket, fn: Any, texts: tuple[str, ...] = (),
+                    runs_here: Callable[[], bool] | None = None) -> Any:
+    """What a ``Remote`` unpickles as: in a process that runs it, ``fn`` entered under a
+    copy of the sender's context (made once per process), the source ``texts`` shipped with
+    it known for code pickled by value; in the sender's process (a library that pickles and
+    unpickles a task to check it, or copies it) and in a process that only passes it on
+    (``runs_here`` says no: a Dask scheduler) the ``Remote`` again, which pickles the same
+    way when sent on."""
+    if os.getpid() == ticket.parent or (runs_here is not None and not runs_here()):
+        return Remote(ticket, fn, texts, runs_here)
+    if texts:
+        EXEC_SOURCES.ship(texts)
     return entered(ticket, fn)
 
 
