@@ -165,7 +165,9 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, bias: Bias
     # filled what the program keeps between runs (a memoized function's cache) and, under
     # the Tracer, compiled
     native = load(path, "native")
-    n = max(1, int(native.N * scale))
+    # (a program whose work grows exponentially with n names a QUICK size)
+    quick = getattr(native, "QUICK", None)
+    n = quick if quick is not None and scale < 1 else max(1, int(native.N * scale))
     native.main(n)
     gc.collect()
     start = time.perf_counter()
@@ -203,7 +205,8 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, bias: Bias
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=0.25,
-                        help="fraction of each program's N to run (default 0.25)")
+                        help="fraction of each program's N to run (default 0.25; "
+                        "below 1, a program's QUICK size where it names one)")
     parser.add_argument("--only", help="comma-separated program names")
     parser.add_argument("--implicit", action="store_true",
                         help="Tracer(implicit_calls=True): dunders reached by operators too")
