@@ -908,7 +908,8 @@ class Tracer(splice.Plugin):
                 call, above = stack.pop()
                 path = f"{above};{call.info.module}:{call.name}"
                 weights[path] = weights.get(path, 0.0) + \
-                    bias.self_time(call.self_time or 0, len(call.children))
+                    bias.self_time(call.self_time or 0, len(call.children),
+                                   call.exception is not None)
                 stack.extend((child, path) for child in reversed(call.children))
         rounded = ((path, round(weight / 1000)) for path, weight in weights.items())
         return "\n".join(f"{path} {weight}" for path, weight in rounded if weight)
@@ -920,9 +921,11 @@ class Tracer(splice.Plugin):
         splice/plugins/tracer_bias.py). :meth:`stats`, :meth:`format_stats` and
         :meth:`format_tree` leave it out of the times they report."""
         if self._bias is None:
-            self._bias = measure_bias(lambda: Tracer(
-                args=self.args, returns=self.returns,
-                implicit_calls=bool(self.implicit_calls)))
+            scratch = _Local([])
+            self._bias = measure_bias(
+                lambda: Tracer(args=self.args, returns=self.returns,
+                               implicit_calls=bool(self.implicit_calls)),
+                lambda: _record_exception(scratch))
         return self._bias
 
     @bias.setter
@@ -945,6 +948,7 @@ class Tracer(splice.Plugin):
         found: dict[FunctionInfo, FunctionStats] = {}
         for thread in self.threads():
             below = _calls_below(thread.calls)
+            raised = _raised_in(thread.calls)
             # (call, whether the same function is already on the stack above it)
             stack: list[tuple[Call, frozenset[FunctionInfo]]] = [
                 (c, frozenset()) for c in thread.calls]
@@ -954,9 +958,11 @@ class Tracer(splice.Plugin):
                 if entry is None:
                     entry = found[call.info] = FunctionStats(call.info)
                 entry.ncalls += 1
-                entry.tottime += bias.self_time(call.self_time or 0, len(call.children)) / 1e9
+                entry.tottime += bias.self_time(call.self_time or 0, len(call.children),
+                                                call.exception is not None) / 1e9
                 if call.info not in above:
-                    entry.cumtime += bias.time(call.time or 0, below[id(call)]) / 1e9
+                    entry.cumtime += bias.time(call.time or 0, below[id(call)],
+                                               raised[id(call)]) / 1e9
                 inner = above | {call.info}
                 stack.extend((child, inner) for child in call.children)
         return sorted(found.values(), key=lambda e: -e.cumtime)
@@ -1109,6 +1115,7 @@ def _aggregate(calls: list[Call], bias: Bias) -> list[_Node]:
     now = perf_counter_ns()
     compiled = _compiles_below(calls)
     counts = _calls_below(calls) if bias is not NO_BIAS else {}
+    raised = _raised_in(calls) if bias is not NO_BIAS else {}
     top: dict[FunctionInfo, _Node] = {}
     work: list[tuple[Call, dict[FunctionInfo, _Node]]] = [(c, top) for c in calls]
     while work:
@@ -1119,9 +1126,10 @@ def _aggregate(calls: list[Call], bias: Bias) -> list[_Node]:
         end = call.end if call.end is not None else now
         node.calls += 1
         node.total += bias.time(end - call.start - compiled.get(id(call), 0),
-                                counts.get(id(call), 0))
+                                counts.get(id(call), 0), raised.get(id(call), 0))
         node.inner += sum(bias.time((c.end if c.end is not None else end) - c.start -
-                                    compiled.get(id(c), 0), counts.get(id(c), 0))
+                                    compiled.get(id(c), 0), counts.get(id(c), 0),
+                                    raised.get(id(c), 0))
                           for c in call.children)
         node.compile += call.compile_time
         node.raised += call.exception is not None
@@ -1133,6 +1141,12 @@ def _calls_below(calls: list[Call]) -> dict[int, int]:
     """id(call) -> how many recorded calls are under it at any depth, for every call
     under ``calls``."""
     return _summed_below(calls, lambda call: len(call.children))
+
+
+def _raised_in(calls: list[Call]) -> dict[int, int]:
+    """id(call) -> how many calls an exception left, the call and those under it, for
+    every call under ``calls``."""
+    return _summed_below(calls, lambda call: call.exception is not None)
 
 
 def _compiles_below(calls: list[Call]) -> dict[int, int]:

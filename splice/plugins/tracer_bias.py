@@ -15,9 +15,16 @@ empty function's span is all cost (``inside``); the loop's self time per call, l
 native time of one iteration (loop and call), is the caller's part (``outside``). Each is
 the lowest of several runs' averages, as timing benchmarks take it: noise only adds.
 
+An exception leaving a recorded call costs more: the Tracer's handler catches it, records
+it and raises it again. That extra (``raised``) is measured natively, as the difference
+between a function raising through such a handler and one raising plainly, each called in
+a loop that catches the exception.
+
 How it is applied (:meth:`Bias.self_time`, :meth:`Bias.time`): a call's self time less
-``inside`` and less ``outside`` per recorded callee; its total time less ``inside`` for it
-and ``inside + outside`` for each recorded call below it; never below zero. Soundness, as
+``inside``, less ``outside`` per recorded callee, and less ``raised`` if an exception left
+it; its total time less ``inside`` for it, ``inside + outside`` for each recorded call below
+it and ``raised`` for each of those calls (itself included) that an exception left; never
+below zero. Soundness, as
 far as a correction can have it: the cost subtracted is work the native program does not do
 (the native loop's own call is left in the caller's time), and it is the same for every
 call of a given Tracer: the same statements are inserted in every function. Where the cost
@@ -48,20 +55,27 @@ class Bias:
 
     inside: float
     outside: float
+    #: the extra inside a call that an exception left
+    raised: float = 0.0
 
-    def self_time(self, raw: int, callees: int) -> float:
-        """A call's self time (``raw`` ns, with ``callees`` recorded callees) without the
-        Tracer's cost."""
-        return max(0.0, raw - self.inside - self.outside * callees)
+    def self_time(self, raw: int, callees: int, raised: bool = False) -> float:
+        """A call's self time (``raw`` ns, with ``callees`` recorded callees; ``raised``:
+        an exception left it) without the Tracer's cost."""
+        return max(0.0, raw - self.inside - self.outside * callees - self.raised * raised)
 
-    def time(self, raw: int, below: int) -> float:
+    def time(self, raw: int, below: int, raised: int = 0) -> float:
         """A call's total time (``raw`` ns, with ``below`` recorded calls under it at any
-        depth) without the Tracer's cost."""
-        return max(0.0, raw - self.inside - (self.inside + self.outside) * below)
+        depth, and ``raised`` calls, itself included, that an exception left) without the
+        Tracer's cost."""
+        return max(0.0, raw - self.inside - (self.inside + self.outside) * below -
+                   self.raised * raised)
 
 
 #: no cost: the raw times
 NO_BIAS = Bias(0.0, 0.0)
+
+#: what the calibration raises (arguments of builtin types, as most exceptions have)
+_ERROR = ValueError("calibration", 1)
 
 
 def _empty() -> None:
@@ -98,10 +112,42 @@ def calibration_functions() -> tuple[types.FunctionType, types.FunctionType]:
     return empty, calling
 
 
-def measure_bias(make_tracer: Callable[[], Any], *, calls: int = 2000, runs: int = 7) -> Bias:
+def _raise_handled(record: Callable[[], None]) -> None:
+    try:
+        raise _ERROR
+    except BaseException:
+        record()
+        raise
+
+
+def _raise_plainly(record: Callable[[], None]) -> None:
+    raise _ERROR
+
+
+def _raise_cost(record: Callable[[], None], calls: int, runs: int) -> float:
+    """What recording an exception leaving a call adds (``record`` records one), in ns:
+    the lowest averages of raising through a handler that records and re-raises, and of
+    raising plainly, subtracted."""
+    best = {_raise_handled: float("inf"), _raise_plainly: float("inf")}
+    for _ in range(runs):
+        for raiser in best:
+            start = time.perf_counter_ns()
+            for _ in range(calls):
+                try:  # noqa: SIM105 - a with-statement would cost more than the call
+                    raiser(record)
+                except ValueError:
+                    pass
+            best[raiser] = min(best[raiser], (time.perf_counter_ns() - start) / calls)
+    return max(0.0, best[_raise_handled] - best[_raise_plainly])
+
+
+def measure_bias(make_tracer: Callable[[], Any], record_exception: Callable[[], None], *,
+                 calls: int = 2000, runs: int = 7) -> Bias:
     """The cost per recorded call of Tracers made by ``make_tracer`` (a Tracer with the
     options of the one to correct and no module filter): ``runs`` runs of ``calls`` calls
-    (a multiple of ten) each way, natively and traced, the lowest average of each kept."""
+    (a multiple of ten) each way, natively and traced, the lowest average of each kept.
+    ``record_exception`` records an exception as the Tracer's handler does (into a log of
+    its own)."""
     empty, calling = calibration_functions()
     tracer = make_tracer()
     tracer.run(calling, 10)  # compiles
@@ -121,4 +167,5 @@ def measure_bias(make_tracer: Callable[[], Any], *, calls: int = 2000, runs: int
         traced_inside = min(traced_inside, inside)
         traced_caller = min(traced_caller, (root.self_time or 0) / calls)
     tracer.reset()
-    return Bias(inside=traced_inside, outside=max(0.0, traced_caller - native))
+    return Bias(inside=traced_inside, outside=max(0.0, traced_caller - native),
+                raised=_raise_cost(record_exception, calls // 4, runs))

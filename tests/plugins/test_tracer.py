@@ -609,3 +609,19 @@ def test_a_raised_exception_is_recorded_with_its_message(error: BaseException) -
 
 def _raise(error: BaseException) -> None:
     raise error
+
+
+def test_a_call_an_exception_left_has_the_cost_of_recording_it_left_out() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.catches, [-1, 2, -3])
+    [root] = tracer.roots()
+    fails = [c for c in root.children if c.name == "fail"]
+    assert [c.exception is not None for c in fails] == [True, False, True]
+    tracer.bias = Bias(inside=0.0, outside=0.0, raised=100.0)
+    by_name = {e.info.qualname: e for e in tracer.stats()}
+    assert by_name["fail"].tottime * 1e9 == pytest.approx(
+        sum(c.self_time or 0 for c in fails) - 2 * 100.0)
+    assert by_name["catches"].cumtime * 1e9 == pytest.approx((root.time or 0) - 2 * 100.0)
+    assert by_name["catches"].tottime * 1e9 == pytest.approx(root.self_time or 0)
+    # measured: recording an exception costs something
+    assert Tracer().bias.raised > 0
