@@ -158,6 +158,14 @@ def distances(theirs: Profile, ours: Profile) -> tuple[float, tuple[float, str],
     return distance, worst_self, worst_total
 
 
+def timed(run: Any, *args: Any) -> float:
+    """Seconds ``run(*args)`` takes, after a collection."""
+    gc.collect()
+    start = time.perf_counter()
+    run(*args)
+    return time.perf_counter() - start
+
+
 def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: int
             ) -> dict[str, Any]:
     name = os.path.basename(path)[:-3]
@@ -179,26 +187,17 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: in
     # interleaved, and its fastest run counts, with the cost per call measured right after
     # it (as a user's Tracer measures it once)
     for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        native.main(n)
-        native_s = min(native_s, time.perf_counter() - start)
+        native_s = min(native_s, timed(native.main, n))
 
         profiler = cProfile.Profile(builtins=builtins)
-        gc.collect()
-        start = time.perf_counter()
-        profiler.runcall(profiled.main, n)
-        took = time.perf_counter() - start
+        took = timed(profiler.runcall, profiled.main, n)
         if took < cprofile_s:
             cprofile_s = took
             stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
             bias = cprofile_bias(builtins)
 
         tracer.reset()
-        gc.collect()
-        start = time.perf_counter()
-        tracer.run(traced.main, n)
-        took = time.perf_counter() - start
+        took = timed(tracer.run, traced.main, n)
         if took < tracer_s:
             tracer_s = took
             tracer.bias = Tracer(implicit_calls=implicit).bias

@@ -1,6 +1,7 @@
 """A script whose task functions live in ``__main__`` (run by tests/test_dask.py as
 ``python dask_script.py ADDRESS native|tracer``, its scheduler in another process): Dask
-pickles them by value. It maps an importable module's function too (pickled by reference).
+pickles them by value. It maps the same functions from an importable module too
+(``by_value_program``, pickled by reference): the two copies are the same code on purpose.
 Prints a JSON line: the results, and under the Tracer the calls recorded in worker
 processes."""
 
