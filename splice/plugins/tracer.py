@@ -908,7 +908,8 @@ class Tracer(splice.Plugin):
                 call, above = stack.pop()
                 path = f"{above};{call.info.module}:{call.name}"
                 weights[path] = weights.get(path, 0.0) + \
-                    max(0.0, (call.self_time or 0) - bias.own_cost(call))
+                    bias.self_time(call.self_time or 0, len(call.children),
+                                   call.exception is not None)
                 stack.extend((child, path) for child in reversed(call.children))
         rounded = ((path, round(weight / 1000)) for path, weight in weights.items())
         return "\n".join(f"{path} {weight}" for path, weight in rounded if weight)
@@ -946,7 +947,8 @@ class Tracer(splice.Plugin):
         bias = self.bias if corrected else NO_BIAS
         found: dict[FunctionInfo, FunctionStats] = {}
         for thread in self.threads():
-            costs = _costs_below(thread.calls, bias)
+            below = _calls_below(thread.calls)
+            raised = _raised_in(thread.calls)
             # (call, whether the same function is already on the stack above it)
             stack: list[tuple[Call, frozenset[FunctionInfo]]] = [
                 (c, frozenset()) for c in thread.calls]
@@ -956,9 +958,11 @@ class Tracer(splice.Plugin):
                 if entry is None:
                     entry = found[call.info] = FunctionStats(call.info)
                 entry.ncalls += 1
-                entry.tottime += max(0.0, (call.self_time or 0) - bias.own_cost(call)) / 1e9
+                entry.tottime += bias.self_time(call.self_time or 0, len(call.children),
+                                                call.exception is not None) / 1e9
                 if call.info not in above:
-                    entry.cumtime += max(0.0, (call.time or 0) - costs.get(id(call), 0.0)) / 1e9
+                    entry.cumtime += bias.time(call.time or 0, below[id(call)],
+                                               raised[id(call)]) / 1e9
                 inner = above | {call.info}
                 stack.extend((child, inner) for child in call.children)
         return sorted(found.values(), key=lambda e: -e.cumtime)
@@ -1110,7 +1114,8 @@ class _Node:
 def _aggregate(calls: list[Call], bias: Bias) -> list[_Node]:
     now = perf_counter_ns()
     compiled = _compiles_below(calls)
-    costs = _costs_below(calls, bias)
+    counts = _calls_below(calls) if bias is not NO_BIAS else {}
+    raised = _raised_in(calls) if bias is not NO_BIAS else {}
     top: dict[FunctionInfo, _Node] = {}
     work: list[tuple[Call, dict[FunctionInfo, _Node]]] = [(c, top) for c in calls]
     while work:
@@ -1120,10 +1125,11 @@ def _aggregate(calls: list[Call], bias: Bias) -> list[_Node]:
             node = siblings[call.info] = _Node(call.info)
         end = call.end if call.end is not None else now
         node.calls += 1
-        node.total += max(0.0, end - call.start - compiled.get(id(call), 0) -
-                          costs.get(id(call), 0.0))
-        node.inner += sum(max(0.0, (c.end if c.end is not None else end) - c.start -
-                              compiled.get(id(c), 0) - costs.get(id(c), 0.0))
+        node.total += bias.time(end - call.start - compiled.get(id(call), 0),
+                                counts.get(id(call), 0), raised.get(id(call), 0))
+        node.inner += sum(bias.time((c.end if c.end is not None else end) - c.start -
+                                    compiled.get(id(c), 0), counts.get(id(c), 0),
+                                    raised.get(id(c), 0))
                           for c in call.children)
         node.compile += call.compile_time
         node.raised += call.exception is not None
@@ -1131,15 +1137,19 @@ def _aggregate(calls: list[Call], bias: Bias) -> list[_Node]:
     return sorted(top.values(), key=lambda n: -n.total)
 
 
-def _costs_below(calls: list[Call], bias: Bias) -> dict[int, float]:
-    """id(call) -> the Tracer's own cost (``bias``) in the call and every call below it,
-    for every call under ``calls``; empty for no cost."""
-    if bias is NO_BIAS:
-        return {}
-    return _summed_below(calls, bias.own_cost)
+def _calls_below(calls: list[Call]) -> dict[int, int]:
+    """id(call) -> how many recorded calls are under it at any depth, for every call
+    under ``calls``."""
+    return _summed_below(calls, lambda call: len(call.children))
 
 
-def _compiles_below(calls: list[Call]) -> dict[int, float]:
+def _raised_in(calls: list[Call]) -> dict[int, int]:
+    """id(call) -> how many calls an exception left, the call and those under it, for
+    every call under ``calls``."""
+    return _summed_below(calls, lambda call: call.exception is not None)
+
+
+def _compiles_below(calls: list[Call]) -> dict[int, int]:
     """id(call) -> splice's compile time in the call and below it, for every call under
     ``calls``; empty when nothing was compiled."""
     if not any(c.compiles for root in calls for c in root.walk()):
@@ -1147,10 +1157,10 @@ def _compiles_below(calls: list[Call]) -> dict[int, float]:
     return _summed_below(calls, lambda call: call.compile_time)
 
 
-def _summed_below(calls: list[Call], own: Callable[[Call], float]) -> dict[int, float]:
+def _summed_below(calls: list[Call], own: Callable[[Call], int]) -> dict[int, int]:
     """id(call) -> the sum of ``own`` over the call and every call below it, for every
     call under ``calls`` (iteratively, post-order: deep recursions are traced too)."""
-    below: dict[int, float] = {}
+    below: dict[int, int] = {}
     stack: list[tuple[Call, bool]] = [(c, False) for c in calls]
     while stack:
         call, done = stack.pop()

@@ -15,18 +15,15 @@ empty function's span is all cost (``inside``); the loop's self time per call, l
 native time of one iteration (loop and call), is the caller's part (``outside``). Each is
 the lowest of several runs' averages, as timing benchmarks take it: noise only adds.
 
-A generator's resume is recorded by the same statements placed around its ``yield``, which
-splits the cost differently (more of it inside the span): it is measured the same way on a
-loop consuming a generator (``resume_inside``, ``resume_outside``).
-
 An exception leaving a recorded call costs more: the Tracer's handler catches it, records
 it and raises it again. That extra (``raised``) is measured natively, as the difference
 between a function raising through such a handler and one raising plainly, each called in
 a loop that catches the exception.
 
-How it is applied: a call's self time less its own cost (:meth:`Bias.own_cost`: the cost
-inside its span, ``raised`` if an exception left it, and the cost in it of each recorded
-callee), its total time less the own costs of itself and of every call below it; never
+How it is applied (:meth:`Bias.self_time`, :meth:`Bias.time`): a call's self time less
+``inside``, less ``outside`` per recorded callee, and less ``raised`` if an exception left
+it; its total time less ``inside`` for it, ``inside + outside`` for each recorded call below
+it and ``raised`` for each of those calls (itself included) that an exception left; never
 below zero. Soundness, as
 far as a correction can have it: the cost subtracted is work the native program does not do
 (the native loop's own call is left in the caller's time), and it is the same for every
@@ -40,7 +37,7 @@ from __future__ import annotations
 import builtins
 import time
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,36 +51,25 @@ __all__ = ["Bias", "calibration_functions", "measure_bias"]
 @dataclass(frozen=True)
 class Bias:
     """The Tracer's own cost per recorded call, in nanoseconds: ``inside`` the call's span,
-    and ``outside`` it, in the caller's self time; ``raised``, the extra inside a call an
-    exception left; ``resume_inside`` and ``resume_outside``, the same for the resume of a
-    generator (None: as for a call)."""
+    and ``outside`` it, in the caller's self time."""
 
     inside: float
     outside: float
+    #: the extra inside a call that an exception left
     raised: float = 0.0
-    resume_inside: float | None = None
-    resume_outside: float | None = None
 
-    def own_cost(self, call: Any) -> float:
-        """The Tracer's cost in ``call``'s self time (a ``splice.plugins.tracer.Call``):
-        inside its span, and in it for each of its recorded callees."""
-        cost = self._inside(call) + self.raised * (call.exception is not None)
-        for callee in call.children:
-            cost += self._outside(callee)
-        return cost
+    def self_time(self, raw: int, callees: int, raised: bool = False) -> float:
+        """A call's self time (``raw`` ns, with ``callees`` recorded callees; ``raised``:
+        an exception left it) without the Tracer's cost."""
+        return max(0.0, raw - self.inside - self.outside * callees - self.raised * raised)
 
-    def _inside(self, call: Any) -> float:
-        if self.resume_inside is not None and call.info.code.co_flags & _CO_GENERATOR:
-            return self.resume_inside
-        return self.inside
+    def time(self, raw: int, below: int, raised: int = 0) -> float:
+        """A call's total time (``raw`` ns, with ``below`` recorded calls under it at any
+        depth, and ``raised`` calls, itself included, that an exception left) without the
+        Tracer's cost."""
+        return max(0.0, raw - self.inside - (self.inside + self.outside) * below -
+                   self.raised * raised)
 
-    def _outside(self, call: Any) -> float:
-        if self.resume_outside is not None and call.info.code.co_flags & _CO_GENERATOR:
-            return self.resume_outside
-        return self.outside
-
-
-_CO_GENERATOR = 0x20
 
 #: no cost: the raw times
 NO_BIAS = Bias(0.0, 0.0)
@@ -113,36 +99,16 @@ def _calling(n: int) -> None:
         callee()
 
 
-def _counting(n: int) -> Iterator[int]:
-    i = 0
-    while i < n:
-        yield i
-        i += 1
-
-
-def _consuming(n: int) -> None:
-    for _ in _counting(n):
-        pass
-
-
-def _copies(*functions: Callable[..., Any]) -> list[types.FunctionType]:
-    """Copies of ``functions`` (of this module) that splice transforms: splice's own
-    modules run natively, so the copies' globals name another module (their source is
-    this file's); they call each other by the names they have here."""
-    namespace: dict[str, Any] = {"__name__": "splice_tracer_calibration",
-                                 "__builtins__": builtins}
-    copies = [types.FunctionType(fn.__code__, namespace, fn.__name__)
-              for fn in functions]
-    namespace.update((copy.__name__, copy) for copy in copies)
-    return copies
-
-
 def calibration_functions() -> tuple[types.FunctionType, types.FunctionType]:
     """An empty function and ``calling(n)``, which calls it ``n`` times (a multiple of
     ten), for measuring what a profiler costs per call. They are copies of this module's
     :func:`_empty` and :func:`_calling` that splice transforms: splice's own modules run
     natively, so the copies' globals name another module (their source is this file's)."""
-    empty, calling = _copies(_empty, _calling)
+    namespace: dict[str, Any] = {"__name__": "splice_tracer_calibration",
+                                 "__builtins__": builtins}
+    empty = types.FunctionType(_empty.__code__, namespace, "_empty")
+    calling = types.FunctionType(_calling.__code__, namespace, "_calling")
+    namespace["_empty"] = empty
     return empty, calling
 
 
@@ -201,32 +167,5 @@ def measure_bias(make_tracer: Callable[[], Any], record_exception: Callable[[], 
         traced_inside = min(traced_inside, inside)
         traced_caller = min(traced_caller, (root.self_time or 0) / calls)
     tracer.reset()
-    resume_inside, resume_outside = _resume_cost(make_tracer, calls, runs)
     return Bias(inside=traced_inside, outside=max(0.0, traced_caller - native),
-                raised=_raise_cost(record_exception, calls // 4, runs),
-                resume_inside=resume_inside, resume_outside=resume_outside)
-
-
-def _resume_cost(make_tracer: Callable[[], Any], resumes: int, runs: int
-                 ) -> tuple[float, float]:
-    """The cost of recording a generator's resume, inside its span and in the consumer,
-    measured as for a call (:func:`measure_bias`)."""
-    counting, consuming = _copies(_counting, _consuming)
-    tracer = make_tracer()
-    tracer.run(consuming, 10)  # compiles
-    native = inside = outside = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter_ns()
-        consuming(resumes)
-        native = min(native, (time.perf_counter_ns() - start) / resumes)
-        tracer.reset()
-        tracer.run(consuming, resumes)
-        roots = [call for call in tracer.calls() if call.code is consuming.__code__]
-        if len(roots) != 1 or len(roots[0].children) != resumes + 1:
-            raise RuntimeError("the Tracer's calibration recorded another call tree than "
-                               "it made: no bias measured")
-        spans = roots[0].children
-        inside = min(inside, sum(c.duration or 0 for c in spans) / len(spans))
-        outside = min(outside, (roots[0].self_time or 0) / len(spans))
-    tracer.reset()
-    return inside, max(0.0, outside - native)
+                raised=_raise_cost(record_exception, calls // 4, runs))

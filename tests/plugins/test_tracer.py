@@ -625,23 +625,3 @@ def test_a_call_an_exception_left_has_the_cost_of_recording_it_left_out() -> Non
     assert by_name["catches"].tottime * 1e9 == pytest.approx(root.self_time or 0)
     # measured: recording an exception costs something
     assert Tracer().bias.raised > 0
-
-
-def test_a_generators_resumes_have_their_own_cost_left_out() -> None:
-    tracer = Tracer()
-    tracer.run(tracee.consume, 4)
-    [root] = tracer.roots()
-    resumes = [c for c in root.children if c.name == "squares"]
-    assert len(resumes) == len(root.children) == 5  # four values, then the end
-    tracer.bias = Bias(inside=1.0, outside=2.0, resume_inside=10.0, resume_outside=100.0)
-    by_name = {e.info.qualname: e for e in tracer.stats()}
-    adds = [c for r in resumes for c in r.children]
-    assert [c.name for c in adds] == ["add"] * 4  # plain calls, made by the resumes
-    assert by_name["squares"].tottime * 1e9 == pytest.approx(
-        sum(c.self_time or 0 for c in resumes) - 5 * 10.0 - 4 * 2.0)
-    assert by_name["consume"].tottime * 1e9 == pytest.approx(
-        (root.self_time or 0) - 1.0 - 5 * 100.0)
-    assert by_name["consume"].cumtime * 1e9 == pytest.approx(
-        (root.time or 0) - 1.0 - 5 * (100.0 + 10.0) - 4 * (2.0 + 1.0))
-    measured = Tracer().bias
-    assert measured.resume_inside is not None and measured.resume_inside > 0
