@@ -158,6 +158,15 @@ def distances(theirs: Profile, ours: Profile) -> tuple[float, tuple[float, str],
     return distance, worst_self, worst_total
 
 
+def lowest(biases: list[Bias]) -> Bias:
+    """Each cost's lowest measure (the machine's drift only adds)."""
+    def least(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return min(known) if known else None
+    fields = [least([getattr(b, name) for b in biases]) for name in Bias.__dataclass_fields__]
+    return Bias(*fields)
+
+
 def timed(run: Any, *args: Any) -> float:
     """Seconds ``run(*args)`` takes, after a collection."""
     gc.collect()
@@ -184,26 +193,31 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: in
     tracer.run(traced.main, n)  # compiles
     native_s = cprofile_s = tracer_s = float("inf")
     # this machine's speed drifts by up to 2x over seconds: each way runs `repeats` times,
-    # interleaved, and its fastest run counts, with the cost per call measured right after
-    # it (as a user's Tracer measures it once)
+    # interleaved, and its fastest run counts, with each profiler's cost per call measured
+    # after every run, the lowest kept
+    biases: list[Bias] = []
+    tracer_biases: list[Bias] = []
     for _ in range(repeats):
         native_s = min(native_s, timed(native.main, n))
 
         profiler = cProfile.Profile(builtins=builtins)
         took = timed(profiler.runcall, profiled.main, n)
+        biases.append(cprofile_bias(builtins))
         if took < cprofile_s:
             cprofile_s = took
             stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-            bias = cprofile_bias(builtins)
 
-        tracer.reset()
-        took = timed(tracer.run, traced.main, n)
+        # (a Tracer per run, sharing the compiled code: the fastest one's calls are kept)
+        candidate = Tracer(implicit_calls=implicit)
+        took = timed(candidate.run, traced.main, n)
+        tracer_biases.append(Tracer(implicit_calls=implicit).bias)
         if took < tracer_s:
-            tracer_s = took
-            tracer.bias = Tracer(implicit_calls=implicit).bias
-            tracer_bias = tracer.bias
-            raw = tracer_profile(tracer, corrected=False)
-            ours = tracer_profile(tracer, corrected=True)
+            tracer_s, tracer = took, candidate
+    # the costs per call too: the lowest of each, measured once per repeat
+    bias = lowest(biases)
+    tracer.bias = tracer_bias = lowest(tracer_biases)
+    raw = tracer_profile(tracer, corrected=False)
+    ours = tracer_profile(tracer, corrected=True)
     raw_distance = distances(cprofile_profile(stats, set(raw)), raw)[0]
     theirs = cprofile_profile(corrected_stats(stats, bias), set(ours))
     distance, worst_self, worst_total = distances(theirs, ours)
