@@ -24,12 +24,17 @@ How it is applied (:meth:`Bias.self_time`, :meth:`Bias.time`): a call's self tim
 ``inside``, less ``outside`` per recorded callee, and less ``raised`` if an exception left
 it; its total time less ``inside`` for it, ``inside + outside`` for each recorded call below
 it and ``raised`` for each of those calls (itself included) that an exception left; never
-below zero. Soundness, as
-far as a correction can have it: the cost subtracted is work the native program does not do
-(the native loop's own call is left in the caller's time), and it is the same for every
-call of a given Tracer: the same statements are inserted in every function. Where the cost
-differs (a call that misses the processor's caches, the first call of a function), the
-correction is off by that difference; the raw times stay available.
+below zero.
+
+Soundness, as far as a correction can have it: the cost subtracted is work the native
+program does not do (the native loop's own call is left in the caller's time), and it is
+much the same for every call of a given Tracer: the same statements are inserted in every
+function. Where the cost differs, the correction is off by that difference: a method call
+costs the caller about 60 ns more than the plain call measured (another path to the
+callee); a generator's resume splits the same total differently (more inside the span); a
+call that misses the processor's caches costs more. The cost is measured once, at one
+moment: on a machine whose speed drifts, ``Tracer.bias`` can be set from a measure taken
+at a quieter one. The raw times stay available.
 """
 
 from __future__ import annotations
