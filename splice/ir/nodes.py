@@ -19,11 +19,19 @@ Conventions every stage relies on:
   patterns). What it refers to is shared by reference, never copied: constants (``Const``
   and its value), temps' annotations, the callees inference resolved (``Call.callee``) and
   each scope's ``origin`` and ``function``. An object a plugin inserts stays that object.
+
+The nodes are the bottom of ``splice.ir``: this module imports no other module of splice's
+but ``splice.pristine``, so every module above may import it and none of it reaches up. The
+reading and printing that methods of the nodes themselves need live here for that reason:
+the call sites ``FunctionIR.calls()`` returns (``CallSite`` and the lookups it resolves
+callees with) and the printer ``str(ir)`` lists with. Plugin authors import them from
+``splice.ir.tools`` and ``splice.ir.printer``, which offer the same objects.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import copyreg
 import io
 import itertools
@@ -1032,10 +1040,8 @@ class FunctionIR:
         self._next_temp += 1
         return temp
 
-    def calls(self) -> list[Any]:
-        """Every call statement of this scope as a ``splice.ir.tools.CallSite``."""
-        from splice.ir.tools import calls
-
+    def calls(self) -> list[CallSite]:
+        """Every call statement of this scope as a :class:`CallSite` (see :func:`calls`)."""
         return calls(self)
 
     def walk(self) -> Iterator[Stmt]:
@@ -1049,8 +1055,6 @@ class FunctionIR:
         return copy_ir(self)
 
     def __str__(self) -> str:
-        from splice.ir.printer import format_function
-
         return format_function(self)
 
 
@@ -1062,6 +1066,205 @@ def walk_block(block: list[Stmt]) -> Iterator[Stmt]:
         yield stmt
         for inner in stmt.blocks():
             yield from walk_block(inner)
+
+
+# ---------------------------------------------------------------- reading: calls and names
+#
+# What ``FunctionIR.calls()`` returns is read here, with the nodes, so that the nodes import
+# nothing above them; ``splice.ir.tools`` offers the same names to plugin authors.
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a statement is: the list holding it and its index there."""
+
+    stmt: Stmt
+    block: list[Stmt]
+    index: int
+
+
+def locations(ir: FunctionIR) -> Iterator[Location]:
+    """Every statement of ``ir`` (nested blocks and lazily evaluated regions included, nested
+    scopes excluded) with the block that holds it, in source order."""
+    def block(stmts: list[Stmt]) -> Iterator[Location]:
+        for index, stmt in enumerate(stmts):
+            for region in stmt.regions():
+                yield from block(region.body)
+            yield Location(stmt, stmts, index)
+            for inner in stmt.blocks():
+                yield from block(inner)
+
+    return block(ir.body)
+
+
+def definitions(ir: FunctionIR) -> dict[Temp, Assign]:
+    """The statement defining each temp of ``ir``."""
+    found: dict[Temp, Assign] = {}
+    for stmt in ir.walk():
+        if isinstance(stmt, Assign):
+            for result in stmt.results:
+                found[result] = stmt
+    return found
+
+
+def local_names(ir: FunctionIR) -> set[str]:
+    """Names bound in this scope (parameters, stores, imports, nested defs), minus the
+    ``global``/``nonlocal`` ones: the names a call cannot resolve statically."""
+    names = set(ir.args.names())
+    for stmt in ir.walk():
+        if isinstance(stmt, (Store, DeleteVar, TypeAlias)):
+            names.add(stmt.var.name)
+        elif isinstance(stmt, Assign) and isinstance(stmt.op, Walrus):
+            names.add(stmt.op.var.name)
+        elif isinstance(stmt, (FunctionDef, ClassDef)):
+            names.add(stmt.fn.name)
+        elif isinstance(stmt, Import):
+            names.update((a or n.split(".")[0]) for n, a in stmt.names)
+        elif isinstance(stmt, ImportFrom):
+            names.update((a or n) for n, a in stmt.names)
+    return names - set(ir.globals) - set(ir.nonlocals)
+
+
+_UNRESOLVED = object()
+
+
+class CallSite:
+    """A call statement: ``%r = call f(args..., kw=...)``.
+
+    ``callee`` is the object called when it can be known from the source alone (a global,
+    builtin, closure variable or attribute chain of those, looked up now); ``None`` if not.
+    Assigning ``callee`` makes the call use a constant instead.
+    """
+
+    def __init__(self, ir: FunctionIR, location: Location,
+                 defs: dict[Temp, Assign]) -> None:
+        self.ir = ir
+        self.location = location
+        self._defs = defs
+
+    @property
+    def stmt(self) -> Assign:
+        stmt = self.location.stmt
+        assert isinstance(stmt, Assign)
+        return stmt
+
+    @property
+    def op(self) -> Call:
+        op = self.stmt.op
+        assert isinstance(op, Call)
+        return op
+
+    @property
+    def result(self) -> Temp | None:
+        return self.stmt.result
+
+    @property
+    def args(self) -> list[Operand | Starred]:
+        return self.op.args
+
+    @property
+    def keywords(self) -> list[Keyword]:
+        return self.op.keywords
+
+    @property
+    def callee_path(self) -> str | None:
+        """The dotted source path of the callee (``"math.sin"``), if it is one."""
+        return dotted_path(self.op.func, self._defs)
+
+    @property
+    def callee(self) -> Any:
+        value = resolve(self.ir, self.op.func, self._defs)
+        return None if value is _UNRESOLVED else value
+
+    @callee.setter
+    def callee(self, value: Any) -> None:
+        self.op.func = Const(value, self.stmt.pos)
+
+    def __repr__(self) -> str:
+        path = self.callee_path or repr(self.op.func)
+        return f"<CallSite {path}(...) at line {self.stmt.pos.lineno}>"
+
+
+def calls(ir: FunctionIR) -> list[CallSite]:
+    """Every call statement of ``ir`` (nested scopes excluded), in source order."""
+    defs = definitions(ir)
+    return [CallSite(ir, loc, defs) for loc in locations(ir)
+            if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)]
+
+
+def dotted_path(operand: Operand, defs: dict[Temp, Assign]) -> str | None:
+    """``a.b.c`` for an operand computed by loading ``a`` and getting attributes."""
+    if isinstance(operand, Var):
+        return operand.name
+    if isinstance(operand, Temp):
+        stmt = defs.get(operand)
+        if stmt is None:
+            return None
+        op = stmt.op
+        if isinstance(op, Load):
+            return op.var.name
+        if isinstance(op, GetAttr):
+            base = dotted_path(op.obj, defs)
+            return None if base is None else f"{base}.{op.name}"
+    return None
+
+
+def resolve(ir: FunctionIR, operand: Operand, defs: dict[Temp, Assign] | None = None) -> Any:
+    """The object ``operand`` denotes if the source alone determines it (constants,
+    globals, builtins, closure variables and attributes of those, read now), else a private
+    sentinel. Reading attributes runs no user code: only plain ``__dict__`` lookups are
+    made (properties and ``__getattr__`` are not followed)."""
+    defs = definitions(ir) if defs is None else defs
+    if isinstance(operand, Const):
+        return operand.value
+    path = dotted_path(operand, defs)
+    if path is None:
+        return _UNRESOLVED
+    head, *rest = path.split(".")
+    value = _resolve_name(ir, head)
+    for name in rest:
+        if value is _UNRESOLVED:
+            return _UNRESOLVED
+        value = _static_getattr(value, name)
+    return value
+
+
+def _resolve_name(ir: FunctionIR, name: str) -> Any:
+    if ir.kind not in ("function", "lambda") or name in local_names(ir):
+        return _UNRESOLVED
+    function = ir.function
+    if function is not None:
+        code = function.__code__
+        if name in code.co_freevars:
+            cell = function.__closure__[code.co_freevars.index(name)]
+            try:
+                return cell.cell_contents
+            except ValueError:
+                return _UNRESOLVED
+        namespace = function.__globals__
+        if name in namespace:
+            return namespace[name]
+        builtin_ns = namespace.get("__builtins__", builtins)
+        builtin_ns = getattr(builtin_ns, "__dict__", builtin_ns)
+        if name in builtin_ns:
+            return builtin_ns[name]
+    return _UNRESOLVED
+
+
+def _static_getattr(value: Any, name: str) -> Any:
+    try:
+        namespace = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        namespace = None
+    if isinstance(namespace, dict) and name in namespace:
+        return namespace[name]
+    for klass in getattr(type(value), "__mro__", ()):
+        if name in klass.__dict__:
+            attr = klass.__dict__[name]
+            if hasattr(attr, "__get__") and not isinstance(value, type):
+                return _UNRESOLVED  # a method or descriptor: its result depends on the call
+            return attr
+    return _UNRESOLVED
 
 
 # --------------------------------------------------------------------------------- copying
@@ -1154,3 +1357,208 @@ class _Unpickler(pickle.Unpickler):
         if name == "_shared" and module == __name__:
             return self.shared.__getitem__
         return super().find_class(module, name)
+
+
+# --------------------------------------------------------------------------------- printing
+#
+# The listing ``str(ir)`` shows, in the spirit of Julia's ``@code_lowered``: statements are
+# numbered, each computation reads ``%n = op(args)``, nested blocks are indented, and the
+# source line appears in the left margin whenever it changes. It is written here, with the
+# nodes, so that the nodes import nothing above them; ``splice.ir.printer`` offers the same
+# names (and ``Listing``).
+
+Annotator = Callable[[object], str]
+
+
+def operand_text(operand: object, annotate: Annotator | None = None) -> str:
+    if isinstance(operand, Starred):
+        return "*" + operand_text(operand.value, annotate)
+    if isinstance(operand, Keyword):
+        value = operand_text(operand.value, annotate)
+        return f"**{value}" if operand.name is None else f"{operand.name}={value}"
+    return repr(operand)
+
+
+def op_text(op: Op) -> str:
+    """``name(operands...)`` for an op, with its non-operand fields shown inline."""
+    if isinstance(op, Call):
+        args = [operand_text(a) for a in op.args] + [operand_text(k) for k in op.keywords]
+        return f"call {operand_text(op.func)}({', '.join(args)})"
+    if isinstance(op, BuildDict):
+        parts = [f"**{v!r}" if k is None else f"{k!r}: {v!r}" for k, v in op.items]
+        return "dict{" + ", ".join(parts) + "}"
+    shown = []
+    for name in (f.name for f in fields(op)):  # type: ignore[arg-type]
+        value = getattr(op, name)
+        if name in ("fn", "rest", "body", "orelse") or isinstance(value, Region):
+            continue
+        if name in op._operand_fields:
+            if isinstance(value, list):
+                shown.append("[" + ", ".join(operand_text(v) for v in value) + "]"
+                              if name not in ("args", "items", "parts", "values", "defaults")
+                              else ", ".join(operand_text(v) for v in value))
+            elif value is not None:
+                shown.append(operand_text(value))
+        elif isinstance(value, bool):
+            if value:
+                shown.append(name)
+        elif value is not None and not isinstance(value, (list, Pos)):
+            # (positions are where the op came from, shown in the line column)
+            shown.append(f"{name}={value!r}" if name not in ("op", "name") else repr(value)
+                          if name == "name" else str(value))
+    return f"{op.opname}({', '.join(shown)})"
+
+
+class Printer:
+    def __init__(self, annotate: Annotator | None = None) -> None:
+        self.lines: list[tuple[str, int, str]] = []  # (line marker, depth, text)
+        self.last_line = -1
+        self.annotate = annotate
+
+    def add(self, stmt_line: int, depth: int, text: str) -> None:
+        marker = "" if stmt_line == self.last_line else str(stmt_line)
+        self.last_line = stmt_line
+        self.lines.append((marker, depth, text))
+
+    def function(self, ir: FunctionIR, depth: int = 0) -> None:
+        args = ir.args.signature()
+        kind = {"class": "class", "comprehension": "comprehension", "lambda": "lambda"}.get(
+            ir.kind, "async def" if ir.is_async else "def")
+        self.add(ir.pos.lineno, depth, f"{kind} {ir.qualname}({args})")
+        for decl, names in (("global", ir.globals), ("nonlocal", ir.nonlocals)):
+            if names:
+                self.add(ir.pos.lineno, depth + 1, f"{decl} {', '.join(names)}")
+        self.block(ir.body, depth + 1)
+
+    def block(self, stmts: list[Stmt], depth: int) -> None:
+        for stmt in stmts:
+            self.stmt(stmt, depth)
+
+    def region(self, label: str, region: Region, depth: int, line: int) -> None:
+        self.add(line, depth, f"{label}:")
+        self.block(region.body, depth + 1)
+        self.add(line, depth + 1, f"→ {region.value!r}")
+
+    def stmt(self, stmt: Stmt, depth: int) -> None:
+        line = stmt.pos.lineno
+        if isinstance(stmt, Assign):
+            text = op_text(stmt.op)
+            if isinstance(stmt.op, Unpack):
+                lhs = ", ".join(repr(r) for r in stmt.results)
+                text = f"{lhs} = {text}"
+            elif stmt.results:
+                annotation = stmt.results[0].annotation
+                suffix = f"::{annotation}" if annotation is not None else ""
+                text = f"{stmt.results[0]!r} = {text}{suffix}"
+            self.add(line, depth, text)
+            for i, region in enumerate(stmt.op.regions()):
+                self.region(f"lazy {i + 1}", region, depth + 1, line)
+            inner = getattr(stmt.op, "fn", None)
+            if isinstance(inner, FunctionIR):
+                self.function(inner, depth + 1)
+        elif isinstance(stmt, Store):
+            self.add(line, depth, f"{stmt.var.name} = {stmt.value!r}")
+        elif isinstance(stmt, DeleteVar):
+            self.add(line, depth, f"del {stmt.var.name}")
+        elif isinstance(stmt, If):
+            self.add(line, depth, f"if {stmt.test!r}")
+            self.block(stmt.body, depth + 1)
+            if stmt.orelse:
+                self.add(line, depth, "else")
+                self.block(stmt.orelse, depth + 1)
+            self.add(line, depth, "end")
+        elif isinstance(stmt, While):
+            self.add(line, depth, "while")
+            self.region("test", stmt.test, depth + 1, line)
+            self.block(stmt.body, depth + 1)
+            if stmt.orelse:
+                self.add(line, depth, "else")
+                self.block(stmt.orelse, depth + 1)
+            self.add(line, depth, "end")
+        elif isinstance(stmt, For):
+            word = "async for" if stmt.is_async else "for"
+            self.add(line, depth, f"{word} {stmt.target!r} = next({stmt.iterator!r})")
+            self.block(stmt.body, depth + 1)
+            if stmt.orelse:
+                self.add(line, depth, "else")
+                self.block(stmt.orelse, depth + 1)
+            self.add(line, depth, "end")
+        elif isinstance(stmt, With):
+            word = "async with" if stmt.is_async else "with"
+            target = f" as {stmt.target!r}" if stmt.target is not None else ""
+            self.add(line, depth, f"{word} enter({stmt.manager!r}){target}")
+            self.block(stmt.body, depth + 1)
+            self.add(line, depth, f"exit({stmt.manager!r})")
+        elif isinstance(stmt, Try):
+            self.add(line, depth, "try")
+            self.block(stmt.body, depth + 1)
+            for handler in stmt.handlers:
+                star = "*" if stmt.is_star else ""
+                name = f" as {handler.name}" if handler.name else ""
+                self.add(handler.pos.lineno, depth, f"except{star}{name}")
+                if handler.type is not None:
+                    self.region("matches", handler.type, depth + 1, handler.pos.lineno)
+                self.block(handler.body, depth + 1)
+            if stmt.orelse:
+                self.add(line, depth, "else")
+                self.block(stmt.orelse, depth + 1)
+            if stmt.finalbody:
+                self.add(line, depth, "finally")
+                self.block(stmt.finalbody, depth + 1)
+            self.add(line, depth, "end")
+        elif isinstance(stmt, Match):
+            self.add(line, depth, f"match {stmt.subject!r}")
+            for case in stmt.cases:
+                self.add(line, depth + 1, f"case {ast.unparse(case.pattern)}")
+                if case.guard is not None:
+                    self.region("guard", case.guard, depth + 2, line)
+                self.block(case.body, depth + 2)
+            self.add(line, depth, "end")
+        elif isinstance(stmt, (FunctionDef, ClassDef)):
+            operands = ", ".join([*(repr(o) for o in stmt.operands()),
+                                  *(_scoped_parts(stmt) if isinstance(stmt, ClassDef) else [])])
+            word = "def" if isinstance(stmt, FunctionDef) else "class"
+            self.add(line, depth,
+                     f"{word} {stmt.fn.name}{_type_params(stmt.fn.type_params)}({operands})")
+            self.function(stmt.fn, depth + 1)
+        elif isinstance(stmt, TypeAlias):
+            self.add(line, depth, f"type {stmt.var.name}{_type_params(stmt.type_params)}"
+                                  f" = lazy {ast.unparse(stmt.value)}")
+        elif isinstance(stmt, (Import, ImportFrom)):
+            names = ", ".join(n if a is None else f"{n} as {a}" for n, a in stmt.names)
+            if isinstance(stmt, ImportFrom):
+                module = "." * stmt.level + (stmt.module or "")
+                self.add(line, depth, f"from {module} import {names}")
+            else:
+                self.add(line, depth, f"import {names}")
+        else:
+            name = type(stmt).__name__.lower()
+            operands = ", ".join(repr(o) for o in stmt.operands())
+            self.add(line, depth, f"{name} {operands}".rstrip())
+            for region in stmt.regions():
+                self.region("lazy", region, depth + 1, line)
+
+    def render(self) -> str:
+        width = max((len(m) for m, _, _ in self.lines), default=1)
+        out = []
+        for number, (marker, depth, text) in enumerate(self.lines, start=1):
+            out.append(f"{marker:>{width}} │ {number:>3} {'  ' * depth}{text}")
+        return "\n".join(out)
+
+
+def format_function(ir: FunctionIR, annotate: Annotator | None = None) -> str:
+    """The listing of ``ir``."""
+    printer = Printer(annotate)
+    printer.function(ir)
+    return printer.render()
+
+
+def _type_params(params: list[ast.AST]) -> str:
+    """``[T, *Ts]``: PEP 695 type parameters as written (evaluated lazily, so shown as
+    source), or nothing."""
+    return f"[{', '.join(ast.unparse(p) for p in params)}]" if params else ""
+
+
+def _scoped_parts(stmt: ClassDef) -> list[str]:
+    """A generic class's bases and keywords, evaluated in its type parameters' scope."""
+    return [ast.unparse(part) for part in [*stmt.scoped_bases, *stmt.scoped_keywords]]

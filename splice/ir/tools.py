@@ -14,68 +14,54 @@ remove statements, and build new ones::
 
 Rewrites keep the IR's invariants if each new operand is a ``Temp`` defined earlier on the
 same path, a ``Var`` or a ``Const``; ``splice.ir.verify`` checks that.
+
+The reading that ``FunctionIR.calls()`` itself needs (``Location``, ``locations``,
+``definitions``, ``local_names``, ``CallSite``, ``calls``, ``dotted_path``, ``resolve``) is
+written in ``splice.ir.nodes``, so that the nodes import nothing above them; this module is
+where a plugin author imports it from, with the rest.
 """
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from splice.ir.nodes import (
     Assign,
     Call,
+    CallSite,
     Const,
-    DeleteVar,
     For,
-    FunctionDef,
     FunctionIR,
     GetAttr,
-    Import,
-    ImportFrom,
     Keyword,
     Load,
+    Location,
     Op,
     Operand,
     Pos,
-    Starred,
     Stmt,
     Store,
     Temp,
-    TypeAlias,
     Var,
-    Walrus,
     With,
+    calls,
+    definitions,
+    dotted_path,
+    local_names,
+    locations,
+    resolve,
 )
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
+__all__ = ["Builder", "CallSite", "Location", "calls", "definitions", "dotted_path",
+           "find", "find_calls", "insert_after", "insert_before", "local_names",
+           "locations", "loop_targets", "redefined", "remove", "replace_op", "replace_uses",
+           "resolve", "scopes", "use_counts", "uses", "walk"]
+
 # ---------------------------------------------------------------------------------- walking
-
-
-@dataclass(frozen=True, slots=True)
-class Location:
-    """Where a statement is: the list holding it and its index there."""
-
-    stmt: Stmt
-    block: list[Stmt]
-    index: int
-
-
-def locations(ir: FunctionIR) -> Iterator[Location]:
-    """Every statement of ``ir`` (nested blocks and lazily evaluated regions included, nested
-    scopes excluded) with the block that holds it, in source order."""
-    def block(stmts: list[Stmt]) -> Iterator[Location]:
-        for index, stmt in enumerate(stmts):
-            for region in stmt.regions():
-                yield from block(region.body)
-            yield Location(stmt, stmts, index)
-            for inner in stmt.blocks():
-                yield from block(inner)
-
-    return block(ir.body)
 
 
 def walk(ir: FunctionIR) -> Iterator[Stmt]:
@@ -92,16 +78,6 @@ def scopes(ir: FunctionIR) -> Iterator[FunctionIR]:
             inner = getattr(stmt.op, "fn", None)
         if isinstance(inner, FunctionIR):
             yield from scopes(inner)
-
-
-def definitions(ir: FunctionIR) -> dict[Temp, Assign]:
-    """The statement defining each temp of ``ir``."""
-    found: dict[Temp, Assign] = {}
-    for stmt in walk(ir):
-        if isinstance(stmt, Assign):
-            for result in stmt.results:
-                found[result] = stmt
-    return found
 
 
 def redefined(ir: FunctionIR) -> set[Temp]:
@@ -140,92 +116,7 @@ def uses(ir: FunctionIR, temp: Temp) -> list[Stmt]:
     return found
 
 
-def local_names(ir: FunctionIR) -> set[str]:
-    """Names bound in this scope (parameters, stores, imports, nested defs), minus the
-    ``global``/``nonlocal`` ones: the names a call cannot resolve statically."""
-    names = set(ir.args.names())
-    for stmt in walk(ir):
-        if isinstance(stmt, (Store, DeleteVar, TypeAlias)):
-            names.add(stmt.var.name)
-        elif isinstance(stmt, Assign) and isinstance(stmt.op, Walrus):
-            names.add(stmt.op.var.name)
-        elif isinstance(stmt, FunctionDef) or type(stmt).__name__ == "ClassDef":
-            names.add(stmt.fn.name)  # type: ignore[attr-defined]
-        elif isinstance(stmt, Import):
-            names.update((a or n.split(".")[0]) for n, a in stmt.names)
-        elif isinstance(stmt, ImportFrom):
-            names.update((a or n) for n, a in stmt.names)
-    return names - set(ir.globals) - set(ir.nonlocals)
-
-
 # ----------------------------------------------------------------------------------- calls
-
-
-_UNRESOLVED = object()
-
-
-class CallSite:
-    """A call statement: ``%r = call f(args..., kw=...)``.
-
-    ``callee`` is the object called when it can be known from the source alone (a global,
-    builtin, closure variable or attribute chain of those, looked up now); ``None`` if not.
-    Assigning ``callee`` makes the call use a constant instead.
-    """
-
-    def __init__(self, ir: FunctionIR, location: Location,
-                 defs: dict[Temp, Assign]) -> None:
-        self.ir = ir
-        self.location = location
-        self._defs = defs
-
-    @property
-    def stmt(self) -> Assign:
-        stmt = self.location.stmt
-        assert isinstance(stmt, Assign)
-        return stmt
-
-    @property
-    def op(self) -> Call:
-        op = self.stmt.op
-        assert isinstance(op, Call)
-        return op
-
-    @property
-    def result(self) -> Temp | None:
-        return self.stmt.result
-
-    @property
-    def args(self) -> list[Operand | Starred]:
-        return self.op.args
-
-    @property
-    def keywords(self) -> list[Keyword]:
-        return self.op.keywords
-
-    @property
-    def callee_path(self) -> str | None:
-        """The dotted source path of the callee (``"math.sin"``), if it is one."""
-        return dotted_path(self.op.func, self._defs)
-
-    @property
-    def callee(self) -> Any:
-        value = resolve(self.ir, self.op.func, self._defs)
-        return None if value is _UNRESOLVED else value
-
-    @callee.setter
-    def callee(self, value: Any) -> None:
-        self.op.func = Const(value, self.stmt.pos)
-
-    def __repr__(self) -> str:
-        path = self.callee_path or repr(self.op.func)
-        return f"<CallSite {path}(...) at line {self.stmt.pos.lineno}>"
-
-
-def calls(ir: FunctionIR) -> list[CallSite]:
-    """Every call statement of ``ir`` (nested scopes excluded), in source order."""
-    defs = definitions(ir)
-    return [CallSite(ir, loc, defs) for loc in locations(ir)
-            if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)]
 
 
 def find_calls(ir: FunctionIR, callee: Any = None, *, path: str | None = None
@@ -240,81 +131,6 @@ def find_calls(ir: FunctionIR, callee: Any = None, *, path: str | None = None
             continue
         found.append(site)
     return found
-
-
-def dotted_path(operand: Operand, defs: dict[Temp, Assign]) -> str | None:
-    """``a.b.c`` for an operand computed by loading ``a`` and getting attributes."""
-    if isinstance(operand, Var):
-        return operand.name
-    if isinstance(operand, Temp):
-        stmt = defs.get(operand)
-        if stmt is None:
-            return None
-        op = stmt.op
-        if isinstance(op, Load):
-            return op.var.name
-        if isinstance(op, GetAttr):
-            base = dotted_path(op.obj, defs)
-            return None if base is None else f"{base}.{op.name}"
-    return None
-
-
-def resolve(ir: FunctionIR, operand: Operand, defs: dict[Temp, Assign] | None = None) -> Any:
-    """The object ``operand`` denotes if the source alone determines it (constants,
-    globals, builtins, closure variables and attributes of those, read now), else a private
-    sentinel. Reading attributes runs no user code: only plain ``__dict__`` lookups are
-    made (properties and ``__getattr__`` are not followed)."""
-    defs = definitions(ir) if defs is None else defs
-    if isinstance(operand, Const):
-        return operand.value
-    path = dotted_path(operand, defs)
-    if path is None:
-        return _UNRESOLVED
-    head, *rest = path.split(".")
-    value = _resolve_name(ir, head)
-    for name in rest:
-        if value is _UNRESOLVED:
-            return _UNRESOLVED
-        value = _static_getattr(value, name)
-    return value
-
-
-def _resolve_name(ir: FunctionIR, name: str) -> Any:
-    if ir.kind not in ("function", "lambda") or name in local_names(ir):
-        return _UNRESOLVED
-    function = ir.function
-    if function is not None:
-        code = function.__code__
-        if name in code.co_freevars:
-            cell = function.__closure__[code.co_freevars.index(name)]
-            try:
-                return cell.cell_contents
-            except ValueError:
-                return _UNRESOLVED
-        namespace = function.__globals__
-        if name in namespace:
-            return namespace[name]
-        builtin_ns = namespace.get("__builtins__", builtins)
-        builtin_ns = getattr(builtin_ns, "__dict__", builtin_ns)
-        if name in builtin_ns:
-            return builtin_ns[name]
-    return _UNRESOLVED
-
-
-def _static_getattr(value: Any, name: str) -> Any:
-    try:
-        namespace = object.__getattribute__(value, "__dict__")
-    except AttributeError:
-        namespace = None
-    if isinstance(namespace, dict) and name in namespace:
-        return namespace[name]
-    for klass in getattr(type(value), "__mro__", ()):
-        if name in klass.__dict__:
-            attr = klass.__dict__[name]
-            if hasattr(attr, "__get__") and not isinstance(value, type):
-                return _UNRESOLVED  # a method or descriptor: its result depends on the call
-            return attr
-    return _UNRESOLVED
 
 
 # ------------------------------------------------------------------------------- rewriting
