@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from splice.errors import PluginError
 from splice.ir.nodes import FunctionIR
@@ -32,7 +32,8 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["CALL_HOOKS", "COMPILE_HOOKS", "IR_STAGES", "HookTable", "Hooks", "overrides"]
+__all__ = ["CALL_HOOKS", "COMPILE_HOOKS", "IR_STAGES", "HookTable", "Hooks", "nests_plugins",
+           "nesting", "overrides"]
 
 #: the hooks that rewrite IR, in the order the pipeline runs them
 IR_STAGES = ("lowered", "typed", "optimized")
@@ -45,9 +46,35 @@ _RETURNS = {stage: f"{stage} hooks return None or a FunctionIR" for stage in IR_
 
 
 class Hooks:
-    """Every plugin hook, with the default that changes nothing (``splice.Plugin``
-    documents what each does)."""
+    """Every plugin hook and switch, with the default that changes nothing
+    (``splice.Plugin`` documents what each does)."""
 
+    #: a callee splice cannot transform raises ``UnsupportedError`` instead of running
+    #: natively
+    strict: bool = False
+    #: whether operators, subscripts, attribute access, iteration and formatting of
+    #: non-builtin types enter Python dunders, properties and descriptors under the plugin
+    #: (docs/runtime.md, "Implicit calls"): None means only when
+    #: the plugin has per-call hooks (``prehook``, ``posthook``, ``overdub``); True asks for
+    #: it anyway (a ``lowered`` pass that must see dunder bodies), False declines it
+    implicit_calls: bool | None = None
+    #: a call keeps the definitions it started with (``splice.Plugin`` says more)
+    world_age: bool = False
+    #: intercepts apply to the calls made while ``run`` is active (``splice.Plugin`` says more)
+    dynamic_scope: bool = False
+    #: threads started under the plugin (``threading.Thread``, ``ThreadPoolExecutor``,
+    #: ``loop.run_in_executor``) run their targets under it too; False: natively
+    follow_threads: bool = True
+    #: work started under the plugin in other processes (``ProcessPoolExecutor``,
+    #: ``multiprocessing.Pool``, ``multiprocessing.Process``) runs there under an equal
+    #: plugin, sent pickled (``splice.runtime.processes``); False: natively
+    follow_processes: bool = True
+    #: intercepted target -> the name of the method that replaces it (``__init_subclass__``
+    #: of ``splice.Plugin`` fills it from ``@splice.intercept`` marks)
+    _splice_intercepts: ClassVar[dict[Any, str]] = {}
+    #: splice's state of this plugin object (``splice.runtime.plugin_state``): None on the
+    #: class, set in each instance's ``__dict__``
+    _splice: ClassVar[Any] = None
     #: the abstract interpreter inference uses under this plugin (None: the default)
     interpreter: Any = None
 
@@ -89,11 +116,46 @@ class Hooks:
         """A runtime key to specialize this call on (None: types only)."""
         return None
 
+    def cache_token(self) -> Hashable:
+        """A hashable value naming everything this plugin's compile-time hooks read
+        (``lowered``, ``typed``, ``optimized``, ``recurse``, ``specialize``, the intercepts
+        and class attributes such as ``implicit_calls``), or None (the default).
+
+        Plugins of the same class with equal tokens share their compiled code: a new
+        plugin object configured like an earlier one compiles nothing the earlier one
+        compiled. The token is read each time a run starts, so a plugin whose
+        configuration changed gets code for its new configuration. What a hook reads at
+        run time (a list it appends events to, counters) is not part of the token, and
+        must not be inserted into the code as a constant other than as an attribute of the
+        plugin (those are rebound to each plugin's own). None: this plugin object owns its
+        code, built again for every new plugin object (call ``invalidate`` after changing
+        what its hooks read)."""
+        return None
+
     def compiled(self, fn: Any, start_ns: int, end_ns: int) -> None:
         """Called after splice compiled ``fn`` (and what that compile built with it) under
         the plugin, with the ``time.perf_counter_ns`` interval it took, on the thread
         that compiled it, before ``fn`` runs: a profiler can keep compile time out of
         the program's."""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: the mark of a method that runs a call under its plugin (``nests_plugins``)
+_NESTS = "_splice_nests_plugins"
+
+
+def nests_plugins(method: F) -> F:
+    """Mark ``method`` (``splice.Plugin.run``) as running a call under its plugin: called
+    on another plugin under a context, the runtime runs it under the composition of both
+    (``nesting``). A mark, so that the runtime, below the plugin API, need not import it."""
+    setattr(method, _NESTS, True)
+    return method
+
+
+def nesting(fn: Any) -> bool:
+    """Whether the function ``fn`` is marked by ``nests_plugins``."""
+    return fn.__dict__.get(_NESTS, False) is True
 
 
 def overrides(plugin: Any, hook: str) -> bool:

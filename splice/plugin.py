@@ -5,18 +5,20 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Callable, Hashable
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, Self, TypeVar
 
 from splice.cache.instances import CodeInstance
 from splice.compiler.pipeline import compile_for
 from splice.errors import SpliceError
-from splice.hooks import Hooks
+from splice.hooks import Hooks, nests_plugins
 from splice.ir.nodes import Assign, MakeComprehension, MakeLambda
 from splice.ir.source import function_of
 from splice.pristine import BUILTINS
 from splice.runtime import dynamic
-from splice.runtime.context import Context, Reached, context_of, made, plugins_of
+from splice.runtime.context import Context, Reached
 from splice.runtime.pending import PENDING, PENDING_ANYWHERE, get_hashed
+from splice.runtime.plugin_state import STATE, plugins_of, state_of
+from splice.runtime.registry import context_of
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -138,34 +140,11 @@ class Plugin(Hooks):
     alive: ``compose(long_lived, Plugin()).run(f)`` leaves nothing on ``long_lived``.
     """
 
-    strict: bool = False
-    #: whether operators, subscripts, attribute access, iteration and formatting of
-    #: non-builtin types enter Python dunders, properties and descriptors under the plugin
-    #: (docs/runtime.md, "Implicit calls"): None means only when
-    #: the plugin has per-call hooks (``prehook``, ``posthook``, ``overdub``); True asks for
-    #: it anyway (a ``lowered`` pass that must see dunder bodies), False declines it
-    implicit_calls: bool | None = None
-    #: a call keeps the definitions it started with (see the class docstring)
-    world_age: bool = False
-    #: intercepts apply to the calls made while ``run`` is active (see the class docstring)
-    dynamic_scope: bool = False
-    #: threads started under the plugin (``threading.Thread``, ``ThreadPoolExecutor``,
-    #: ``loop.run_in_executor``) run their targets under it too; False: natively
-    follow_threads: bool = True
-    #: work started under the plugin in other processes (``ProcessPoolExecutor``,
-    #: ``multiprocessing.Pool``, ``multiprocessing.Process``) runs there under an equal
-    #: plugin, sent pickled (``splice.runtime.processes``); False: natively
-    follow_processes: bool = True
-    _splice_intercepts: ClassVar[dict[Any, str]] = {}
-    #: intercepted target -> its original's entry, for ``recurse_call`` (set on the instance
-    #: by the first context that intercepts for it; this class-level one stays empty)
-    _splice_bypass: ClassVar[dict[Any, Any]] = {}
-
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         if (args or kwargs) and cls.__init__ is object.__init__:
             raise TypeError(f"{cls.__name__}() takes no arguments")  # as object's
         self = super().__new__(cls)
-        made(self)  # the order plugins are made in: a composition's newest keeps its context
+        state_of(self)  # the order plugins are made in: a composition's newest keeps its context
         return self
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -183,29 +162,12 @@ class Plugin(Hooks):
 
     # ------------------------------------------------------------------------- caching
 
-    def cache_token(self) -> Hashable:
-        """A hashable value naming everything this plugin's compile-time hooks read
-        (``lowered``, ``typed``, ``optimized``, ``recurse``, ``specialize``, the intercepts
-        and class attributes such as ``implicit_calls``), or None (the default).
-
-        Plugins of the same class with equal tokens share their compiled code: a new
-        plugin object configured like an earlier one compiles nothing the earlier one
-        compiled. The token is read each time a run starts, so a plugin whose
-        configuration changed gets code for its new configuration. What a hook reads at
-        run time (a list it appends events to, counters) is not part of the token, and
-        must not be inserted into the code as a constant other than as an attribute of the
-        plugin (those are rebound to each plugin's own). None: this plugin object owns its
-        code, built again for every new plugin object (call ``invalidate`` after changing
-        what its hooks read)."""
-        return None
-
     def invalidate(self) -> None:
         """Drop the code compiled under this plugin (and the compositions holding it), so
         that the next run compiles for its current configuration: for a plugin without a
         ``cache_token`` whose hooks now behave differently. (A plugin with a token needs
         none: a changed token selects other code; code shared with equal tokens stays.)"""
-        self.__dict__["_splice_generation"] = self.__dict__.get("_splice_generation", 0) + 1
-        self.__dict__.pop("_splice_contexts", None)
+        state_of(self).invalidate()
 
     # --------------------------------------------------------------- other processes
 
@@ -213,7 +175,8 @@ class Plugin(Hooks):
         """The plugin's configuration, as pickled to run work in another process: its
         ``__dict__`` without splice's own state (contexts, code caches), which the copy
         makes anew. A plugin holding what cannot be pickled leaves it out here."""
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_splice_")}
+        return {k: v for k, v in self.__dict__.items()
+                if k != STATE and not k.startswith("_splice_")}
 
     def worker_report(self) -> Any:
         """Called on this plugin's copy in a worker process when the process ends: what
@@ -234,6 +197,7 @@ class Plugin(Hooks):
         """This plugin's context (the owner of its code cache)."""
         return context_of((self,))
 
+    @nests_plugins
     def run(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         """Call ``fn(*args, **kwargs)`` with everything it reaches under this plugin."""
         if self.dynamic_scope:
@@ -262,9 +226,11 @@ class Plugin(Hooks):
         if self.dynamic_scope:  # everything in a dynamic scope runs natively
             target = get_hashed(dynamic.ACTIVE, fn)  # a patched target runs its original body
             return (fn if target is None else target.body)(*args, **kwargs)
-        original = get_hashed(self._splice_bypass, fn)  # an intercept of its first context
-        if original is not None:
-            return original(*args, **kwargs)
+        state = self._splice
+        if state is not None:  # an intercept of its first context: its original's entry
+            original = get_hashed(state.bypass, fn)
+            if original is not None:
+                return original(*args, **kwargs)
         return self.context.recurse_call(fn, args, kwargs)
 
 

@@ -19,9 +19,13 @@ ROOT = Path(splice.__file__).parent
 
 #: lowest first; a module may import from its own layer and the ones before it
 LAYERS: list[tuple[str, ...]] = [
-    ("splice.pristine", "splice.errors", "splice.compat", "splice._version", "splice.forks"),
+    ("splice.pristine", "splice.errors", "splice.compat", "splice._version", "splice.forks",
+     "splice.world_age"),
     ("splice.ir",),
     ("splice.infer",),
+    # the tools over typed IR read the abstract values inference leaves on temps; they sit
+    # with the other IR tools, where a plugin author looks for them
+    ("splice.ir.typed_tools",),
     ("splice.hooks",),
     ("splice.cache",),
     ("splice.compiler",),
@@ -33,15 +37,6 @@ LAYERS: list[tuple[str, ...]] = [
 
 #: (importing module, imported module) -> why it still goes against the order
 KNOWN: dict[tuple[str, str], str] = {
-    ("splice.runtime.context", "splice.plugin"): "a context recognises Plugin.run (a call "
-                                                 "that nests another plugin) and types "
-                                                 "its plugins as Plugin",
-    ("splice.runtime.dynamic", "splice.plugin"): "types its plugins as Plugin (for type "
-                                                 "checking only)",
-    ("splice.ir.typed_tools", "splice.infer.lattice"): "issue 12: IR tools for typed IR "
-                                                       "belong above infer",
-    ("splice.infer.objects", "splice.cache.world"): "issue 12: the world age belongs below "
-                                                    "infer (its caches drop when it moves)",
     ("splice", "splice.integrations.ipython"): "%load_ext splice finds its function on the "
                                                "package itself (imported only when IPython "
                                                "loads the extension)",
@@ -49,10 +44,7 @@ KNOWN: dict[tuple[str, str], str] = {
 
 
 #: cycles between modules of one layer (sorted), each closed by imports inside functions
-KNOWN_CYCLES: list[list[str]] = [
-    # issue 12: FunctionIR.calls() and its printing reach up to the tools and the printer
-    ["splice.ir.nodes", "splice.ir.printer", "splice.ir.tools"],
-]
+KNOWN_CYCLES: list[list[str]] = []
 
 
 def _module_name(path: Path) -> str:

@@ -1,7 +1,8 @@
 """The world counter and the backedges that invalidate cached code when definitions change.
 
 A *world* is a number that moves whenever splice observes a change to a definition that cached
-code relied on. Function objects are watched through CPython's audit events: assigning a
+code relied on (the counter is ``splice.world_age``, below inference, whose caches read it;
+this module moves it). Function objects are watched through CPython's audit events: assigning a
 function's ``__code__``, ``__defaults__`` or ``__kwdefaults__`` raises ``object.__setattr__``
 (``object.__delattr__`` when it is deleted or set to None)
 (as IPython's autoreload and jurigged do), and the hook then drops every cache entry that
@@ -25,15 +26,17 @@ from typing import Any
 
 from splice.forks import fork_safe_lock
 from splice.pristine import BUILTINS
+from splice.world_age import advance, world
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["add_backedge", "advance", "invalidate", "watch", "world"]
 
 _WATCHED_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 
 # not re-entrant: a weak reference's callback never waits for it (``_dead``), and one run by
 # a collection inside a locked block must not change the tables under that block
 _lock = fork_safe_lock()
-_world = 0
 # id(function) -> callbacks that drop the entries relying on it (the backedges). Keyed by id
 # with a weak reference alongside, so watching a function never keeps it alive.
 _backedges: dict[int, tuple[weakref.ref[Any], list[Callable[[], None]]]] = {}
@@ -41,19 +44,6 @@ _hook_installed = False
 #: dispatch tables (anything with ``forget(function) -> bool``) whose entries for a function
 #: are dropped when it changes, by id; held weakly, so a dropped context's table goes away
 _watchers: dict[int, weakref.ref[Any]] = {}
-
-
-def world() -> int:
-    """The current world: it moves each time a definition that splice relied on changes."""
-    return _world
-
-
-def advance() -> int:
-    """Move the world forward (a definition changed); returns the new world."""
-    global _world
-    with _lock:
-        _world += 1
-        return _world
 
 
 def add_backedge(function: Any, drop: Callable[[], None]) -> None:

@@ -11,7 +11,7 @@ reuses its id), and nothing an entry holds leads back to its class (its methods 
 by weak reference: a method's ``__class__`` cell holds the class). An entry of a class is
 found again when the functions along its MRO are no longer those it was found from (a
 method added, replaced or deleted, a changed ``__code__``, new bases), and every entry is
-dropped when the world moves (``splice.cache.world``), as when a function's code changes.
+dropped when the world moves (``splice.world_age``), as when a function's code changes.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
 import splice.ir as splice_ir
-from splice.cache.world import world
 from splice.infer.lattice import (
     ANY,
     NEVER,
@@ -41,6 +40,7 @@ from splice.infer.lattice import (
 from splice.ir import nodes as N
 from splice.ir.tools import scopes
 from splice.pristine import BUILTINS
+from splice.world_age import world
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 

@@ -25,7 +25,7 @@ typedef struct {
     vectorcallfunc vectorcall;
 } RecurseCall;
 
-static PyObject *str_stack, *str_body, *str_dynamic_scope, *str_splice_bypass,
+static PyObject *str_stack, *str_body, *str_dynamic_scope, *str_splice, *str_bypass,
     *str_context, *str_recurse_call;
 
 /* d[key] as a borrowed reference, or NULL with no error when absent or unhashable (the
@@ -128,7 +128,16 @@ recurse_vectorcall_body(RecurseCall *r, PyObject *const *args, size_t nargsf, Py
         Py_DECREF(body);
         return result;
     }
-    PyObject *bypass = PyObject_GetAttr(self, str_splice_bypass);
+    /* the plugin's state (splice.runtime.plugin_state; None on the class) and its table of
+       intercepted originals */
+    PyObject *state = PyObject_GetAttr(self, str_splice);
+    if (state == NULL) return NULL;
+    if (state == Py_None) {
+        Py_DECREF(state);
+        return context_call(self, fn, rest, nrest, kwnames);
+    }
+    PyObject *bypass = PyObject_GetAttr(state, str_bypass);
+    Py_DECREF(state);
     if (bypass == NULL) return NULL;
     PyObject *original = PyDict_Check(bypass) ? lookup(bypass, fn) : NULL;
     if (original != NULL) {  /* an intercept of this plugin's first context */
@@ -266,7 +275,8 @@ PyInit__recurse(void)
     if (!(str_stack = PyUnicode_InternFromString("stack"))
         || !(str_body = PyUnicode_InternFromString("body"))
         || !(str_dynamic_scope = PyUnicode_InternFromString("dynamic_scope"))
-        || !(str_splice_bypass = PyUnicode_InternFromString("_splice_bypass"))
+        || !(str_splice = PyUnicode_InternFromString("_splice"))
+        || !(str_bypass = PyUnicode_InternFromString("bypass"))
         || !(str_context = PyUnicode_InternFromString("context"))
         || !(str_recurse_call = PyUnicode_InternFromString("recurse_call")))
         return NULL;

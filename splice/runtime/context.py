@@ -31,13 +31,12 @@ the C extension, in one Python frame that runs them, named ``splice_call``.
 from __future__ import annotations
 
 import functools
-import itertools
 import sys
 import types
 import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from splice.cache.code_cache import CodeCache
 from splice.cache.guards import lookup_global
@@ -50,10 +49,10 @@ from splice.compiler.pipeline import build_code
 from splice.compiler.route_calls import route_calls
 from splice.compiler.route_implicit import route_implicit
 from splice.errors import InterpreterError, UnsupportedError
-from splice.forks import fork_safe_lock
-from splice.hooks import HookTable
+from splice.hooks import Hooks, HookTable, nesting
 from splice.ir.assemble import CompiledCode, instantiate
 from splice.ir.nodes import FunctionIR
+from splice.pristine import BUILTINS
 from splice.runtime import overlays, processes
 from splice.runtime.attributes import (
     ATTRIBUTE_NATIVE_TYPES,
@@ -68,25 +67,15 @@ from splice.runtime.hooked import with_hooks
 from splice.runtime.implicit import NATIVE_TYPES, Implicit
 from splice.runtime.native import CHOSEN, INSTANTIATOR, SLOT_CALL
 from splice.runtime.pending import PENDING, PENDING_ANYWHERE, continuation_for, get_hashed
+from splice.runtime.plugin_state import plugins_of, state_of
 from splice.runtime.sharing import bind, share
 from splice.runtime.sites import Site
 from splice.runtime.specializing import SpecializingEntry
 from splice.runtime.table import DispatchTable
 
-if TYPE_CHECKING:
-    from splice.plugin import Plugin
-
-from splice.pristine import BUILTINS
-
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
-__all__ = ["Context", "Reached", "context_of", "keeper_of", "made"]
+__all__ = ["Context", "Reached"]
 
-
-def _plugin_class() -> type[Plugin]:
-    """``splice.plugin.Plugin`` (which imports this module), taken from ``sys.modules``: an
-    ``import`` statement here would go through ``builtins.__import__``, which the program
-    under the plugin may have replaced."""
-    return sys.modules["splice.plugin"].Plugin  # type: ignore[no-any-return]
 
 @dataclass(frozen=True, slots=True)
 class Reached:
@@ -114,9 +103,12 @@ class Context:
     #: (``_instantiate_steps`` driven by C code, splice.runtime.dunders.drive)
     instantiate: Callable[..., Any]
 
-    def __init__(self, plugins: tuple[Plugin, ...],
-                 tokens: tuple[Hashable, ...] | None = None) -> None:
+    def __init__(self, plugins: tuple[Hooks, ...], tokens: tuple[Hashable, ...] | None,
+                 context_of: Callable[[tuple[Hooks, ...]], Context]) -> None:
         self.plugins = plugins
+        #: the context of another stack of plugins, for the runs this one nests
+        #: (``splice.runtime.registry.context_of``)
+        self.context_of = context_of
         #: which plugins override which hook (``splice.hooks``)
         self.hooks = hooks = HookTable.of(plugins)
         self.instantiate = drive(self._instantiate_steps)
@@ -138,7 +130,7 @@ class Context:
         #: some plugin has a ``typed``/``optimized`` hook or an ``interpreter``: functions
         #: run code instances specialised on their arguments' classes
         self.typed_stages = hooks.typed_stages
-        self.intercepts: dict[Any, tuple[Plugin, str]] = {}
+        self.intercepts: dict[Any, tuple[Hooks, str]] = {}
         for plugin in reversed(plugins):  # the outermost plugin's intercept wins
             for target, name in type(plugin)._splice_intercepts.items():
                 # ``Class.classmethod`` is a bound method: intercept its function (the
@@ -241,8 +233,7 @@ class Context:
             cls = callee.__self__
             return functools.partial(self.instantiate, cls), False, 0
         if kind is types.MethodType:
-            plugin_class = _plugin_class()
-            if callee.__func__ is plugin_class.run and isinstance(callee.__self__, plugin_class):
+            if isinstance(callee.__self__, Hooks) and nesting(callee.__func__):
                 return self._nested_run(callee.__self__), False, 0
             return types.MethodType(self.table[callee.__func__], callee.__self__), False, 0
         if isinstance(callee, type):
@@ -263,10 +254,9 @@ class Context:
     def _splice_function(self, fn: types.FunctionType) -> Any:
         """splice's own code is never transformed; ``Plugin.run`` called on another plugin
         (at a method site: ``other.run(f, x)``) runs under the composition of both."""
-        plugin_class = _plugin_class()
-        if fn is plugin_class.run:
-            def run_nested(plugin: Plugin, target: Any, /, *args: Any, **kwargs: Any) -> Any:
-                return context_of((*self.plugins, *plugins_of(plugin))).run(
+        if nesting(fn):
+            def run_nested(plugin: Hooks, target: Any, /, *args: Any, **kwargs: Any) -> Any:
+                return self.context_of((*self.plugins, *plugins_of(plugin))).run(
                     target, args, kwargs)
             return run_nested
         return fn
@@ -324,15 +314,15 @@ class Context:
         plugin, name = found
         method: Callable[..., Any] = getattr(plugin, name)
         self._record(callee, False, f"intercepted by {type(plugin).__name__}.{name}")
-        owned = plugin.__dict__
+        state = state_of(plugin)
         if not self.hooked and not plugin.dynamic_scope and \
-                owned.setdefault("_splice_bypass_owner", self) is self:
+                state.claim_bypass(self):
             # the first context of this plugin to intercept: the entry is the plugin's
             # method itself (no frame in between); its ``recurse_call`` finds the original
-            # in the plugin's ``_splice_bypass`` (other contexts, and a dynamically scoped
+            # in the plugin state's ``bypass`` (other contexts, and a dynamically scoped
             # plugin's, whose own ``recurse_call`` runs originals natively, push it on
             # PENDING)
-            bypass: dict[Any, Any] = owned.setdefault("_splice_bypass", {})
+            bypass: dict[Any, Any] = state.bypass
 
             def resolve_original(*args: Any, **kwargs: Any) -> Any:
                 entry = bypass[callee] = self._bypass(callee)
@@ -367,7 +357,7 @@ class Context:
         entry, _, _ = self.resolve(callee, intercepted=False)
         return entry
 
-    def decide(self, fn: types.FunctionType) -> tuple[Plugin, ...]:
+    def decide(self, fn: types.FunctionType) -> tuple[Hooks, ...]:
         """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""
         if self.hooks.recurse_everywhere:
             return self.plugins
@@ -379,7 +369,7 @@ class Context:
             self._record(fn, False, "recurse returned False")
             return fn
         if plugins != self.plugins:
-            return context_of(plugins).transformed(fn)
+            return self.context_of(plugins).transformed(fn)
         return self.transformed(fn)
 
     def recompiled(self, fn: types.FunctionType) -> Any:
@@ -676,8 +666,8 @@ class Context:
         # callee), made again for every call, so the callee's latest entry is used
         return self._wrap(p, functools.partial(self.table[p.func], *p.args, **p.keywords))
 
-    def _nested_run(self, inner: Plugin) -> Any:
-        composed = context_of((*self.plugins, *plugins_of(inner)))
+    def _nested_run(self, inner: Hooks) -> Any:
+        composed = self.context_of((*self.plugins, *plugins_of(inner)))
 
         def run_nested(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
             return composed.run(fn, args, kwargs)
@@ -717,7 +707,7 @@ class Context:
         """This context's link to the processes it starts work in (made on first use)."""
         channel = self._processes
         if channel is None:
-            channel = self._processes = processes.Channel(self, context_of)
+            channel = self._processes = processes.Channel(self, self.context_of)
         return channel
 
     def _record(self, callee: Any, entered: bool, reason: str) -> None:
@@ -768,12 +758,6 @@ def _is_splice_code(fn: types.FunctionType) -> bool:
     return module == "splice" or module.startswith("splice.")
 
 
-def plugins_of(plugin: Plugin) -> tuple[Plugin, ...]:
-    """The plugins a plugin stands for (a composition stands for several)."""
-    plugins: tuple[Plugin, ...] | None = getattr(plugin, "plugins", None)
-    return plugins if isinstance(plugins, tuple) else (plugin,)
-
-
 def _plain_hash(obj: Any) -> bool:
     """Whether hashing ``obj`` runs no Python code (functions, builtins, classes, slot
     wrappers)."""
@@ -784,90 +768,3 @@ def _plain_hash(obj: Any) -> bool:
 
 def _frame_sensitive(fn: Any) -> bool:
     return (fn is super or type(fn) is types.BuiltinFunctionType) and fn in FRAME_SENSITIVE
-
-
-
-_contexts_lock = fork_safe_lock()
-_serials = itertools.count(1)
-#: id(plugin) -> (weak reference, serial): the order plugins were made in (``made``)
-_made: dict[int, tuple[weakref.ref[Any], int]] = {}
-
-
-def made(plugin: Plugin) -> int:
-    """``plugin``'s serial: it grows with each plugin made (``Plugin.__new__`` calls this;
-    a plugin made some other way gets one when first seen here)."""
-    key = id(plugin)
-    entry = _made.get(key)
-    if entry is not None and entry[0]() is plugin:
-        return entry[1]
-    serial = next(_serials)
-    try:
-        ref = weakref.ref(plugin, functools.partial(_unmade, key))
-    except TypeError:  # pragma: no cover (a Plugin can always be referenced weakly)
-        return 0
-    _made[key] = (ref, serial)
-    return serial
-
-
-def _unmade(key: int, ref: weakref.ref[Any]) -> None:
-    """A weak reference's callback: the plugin is gone (an entry made since for another
-    object with the same id stays; losing that race only gives it a newer serial)."""
-    entry = _made.get(key)
-    if entry is not None and entry[0] is ref:
-        _made.pop(key, None)
-
-
-def keeper_of(plugins: tuple[Plugin, ...]) -> Plugin:
-    """The plugin of a stack that keeps the stack's context: its newest (``context_of``)."""
-    if len(plugins) == 1:
-        return plugins[0]
-    return max(plugins, key=made)
-
-
-def context_of(plugins: tuple[Plugin, ...]) -> Context:
-    """The context of a stack of plugins: one per stack and configuration, while its
-    plugins live.
-
-    A context holds its plugins (its hooks call them), so whatever holds a context keeps all
-    of its plugins alive. It is kept by one plugin of the stack only, its newest
-    (``keeper_of``), in that plugin's ``__dict__`` (``_splice_contexts``): a reference
-    cycle, freed once nothing else refers to that plugin or to the context. The newest
-    plugin is the one expected to go first: ``compose(long_lived, Plugin()).run(f)`` leaves
-    nothing on ``long_lived``, and the new plugin and the context are freed together after
-    the call, however many times it is made. (An older plugin dropped by the program lives
-    on, with the context, as long as the newest plugin of the stack does.) The key is the
-    ids of the stack's plugins: they cannot be reused while the entry exists, since its
-    context holds those plugins.
-
-    The plugins' configurations are read here, each time (``Plugin.cache_token``, and the
-    count of ``Plugin.invalidate`` calls of a plugin without a token): a stack whose
-    configuration changed gets a new context, with the code of its new configuration
-    (shared with equally configured stacks through their owner when every plugin has a
-    token)."""
-    keeper = keeper_of(plugins)
-    cache: dict[tuple[int, ...], tuple[Hashable, Context]] | None = \
-        keeper.__dict__.get("_splice_contexts")
-    if cache is None:
-        cache = keeper.__dict__.setdefault("_splice_contexts", {})
-    key = tuple(id(p) for p in plugins)
-    tokens = tuple(_token(p) for p in plugins)
-    configuration = (tokens, tuple(p.__dict__.get("_splice_generation", 0) for p in plugins))
-    found = cache.get(key)
-    if found is None or found[0] != configuration:
-        with _contexts_lock:
-            found = cache.get(key)
-            if found is None or found[0] != configuration:
-                found = cache[key] = (configuration, Context(plugins, tokens))
-    return found[1]
-
-
-def _token(plugin: Plugin) -> Hashable:
-    """``plugin.cache_token()``, checked: a hashable value or None."""
-    token = plugin.cache_token()
-    try:
-        hash(token)
-    except TypeError:
-        raise TypeError(f"{type(plugin).__qualname__}.cache_token() must return a hashable "
-                        f"value (or None), not {type(token).__name__}: {token!r} (use "
-                        "tuples and frozensets instead of lists, sets and dicts)") from None
-    return token

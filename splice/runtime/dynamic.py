@@ -28,12 +28,12 @@ import contextvars
 import itertools
 import types
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from splice.compiler.constructors import CO_GENERATOR_LIKE, def_line
 from splice.errors import SpliceError, UnsupportedError
 from splice.forks import fork_safe_lock
-from splice.hooks import overrides
+from splice.hooks import Hooks, overrides
 from splice.ir import lower
 from splice.ir.assemble import CompiledCode, compile_code, instantiate, restore_nested_code
 from splice.ir.hidden import substitute
@@ -57,14 +57,11 @@ from splice.ir.source import describe
 from splice.ir.stand_ins import stands_for
 from splice.pristine import BUILTINS
 
-if TYPE_CHECKING:
-    from splice.plugin import Plugin
-
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 #: the dynamically scoped plugins whose runs are active in the current context, outermost
 #: first (a transformed context started under them composes with them)
-SCOPES: contextvars.ContextVar[tuple[Plugin, ...]] = contextvars.ContextVar(
+SCOPES: contextvars.ContextVar[tuple[Hooks, ...]] = contextvars.ContextVar(
     "splice.dynamic.scopes", default=())
 
 #: hooks a dynamically scoped plugin may not define: they need every call transformed
@@ -107,7 +104,7 @@ _built: weakref.WeakKeyDictionary[types.FunctionType, _Patched] = \
     weakref.WeakKeyDictionary()
 
 
-def targets_of(plugin: Plugin) -> list[tuple[types.FunctionType, str]]:
+def targets_of(plugin: Hooks) -> list[tuple[types.FunctionType, str]]:
     """The functions ``plugin`` intercepts, with the names of its intercepting methods,
     checked to suit a dynamic scope (a ``SpliceError`` saying what does not, and what to
     do instead)."""
@@ -136,7 +133,7 @@ def targets_of(plugin: Plugin) -> list[tuple[types.FunctionType, str]]:
     return targets
 
 
-def run(plugin: Plugin, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def run(plugin: Hooks, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Call ``fn(*args, **kwargs)`` with ``plugin``'s intercepts in scope."""
     targets = targets_of(plugin)
     acquired: list[_Target] = []

@@ -1,4 +1,4 @@
-"""How long contexts live (``splice.runtime.context.context_of``): a stack's context is kept
+"""How long contexts live (``splice.runtime.registry.context_of``): a stack's context is kept
 by its newest plugin, so composing a short-lived plugin with a long-lived one leaves nothing
 behind on the long-lived one once the short-lived one is dropped."""
 
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import splice
+from splice.runtime.plugin_state import state_of
 
 RUNS = 50
 
@@ -34,7 +35,7 @@ class Short(splice.Plugin):
 
 def _kept_by(plugin: splice.Plugin) -> int:
     """How many contexts ``plugin`` keeps."""
-    return len(plugin.__dict__.get("_splice_contexts", {}))
+    return len(state_of(plugin).contexts)
 
 
 @pytest.mark.parametrize("short_first", [False, True], ids=["inner", "outer"])

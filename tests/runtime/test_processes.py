@@ -13,7 +13,7 @@ import pytest
 
 import splice
 from splice.plugins import Patch, Tracer
-from splice.runtime import context as context_module
+from splice.runtime import registry
 from tests.runtime import process_program as program
 
 METHODS = [m for m in ("fork", "spawn", "forkserver")
@@ -130,7 +130,7 @@ def test_a_child_forked_while_a_thread_holds_a_lock_of_splice_goes_on() -> None:
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with context_module._contexts_lock:
+        with registry._contexts_lock:
             held.set()
             release.wait(60)
 
