@@ -6,7 +6,8 @@ kept on the plugin), how many times it was invalidated, and the table of interce
 originals its ``recurse_call`` reads (``Context._intercept`` fills it; the C form of
 ``recurse_call``, ``splice/runtime/_recurse.c``, reads ``_splice`` and ``bypass``).
 
-A plugin's state is not part of what it pickles (``Plugin.__getstate__`` leaves it out): a copy, in this process or another, starts with a state of its own.
+A plugin's state is not part of what it pickles (``Plugin.__getstate__`` leaves it out): a
+copy, in this process or another, starts with a state of its own.
 """
 
 from __future__ import annotations
