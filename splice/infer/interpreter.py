@@ -43,7 +43,7 @@ from splice.infer.containers import (
 )
 from splice.infer.lattice import (
     ANY,
-    LOST_SITE_HOOKS,
+    LOST_SITE_HOOK,
     NEVER,
     Abstract,
     Alloc,
@@ -199,7 +199,8 @@ class AbstractInterpreter(ContainerTracking):
         self._deadline = start + self.params.time_budget
         self._given_up = False
         result: Inference | None = None
-        LOST_SITE_HOOKS.append(self.escape)
+        # the sites this run's joins forget escape this run's tracking (see LOST_SITE_HOOK)
+        reporting = LOST_SITE_HOOK.set(self.escape)
         try:
             for _ in range(self.params.attribute_rounds):
                 self._attr_changed = False
@@ -222,7 +223,7 @@ class AbstractInterpreter(ContainerTracking):
                 self._give_up_tables()
                 result = self._infer_function(fn, args, top=True)
         finally:
-            LOST_SITE_HOOKS.remove(self.escape)
+            LOST_SITE_HOOK.reset(reporting)
         assert result is not None
         if result._ir is None:
             # the typed copy of the entry is made now: the lowered IR it copies may be

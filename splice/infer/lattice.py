@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import Any
 
 from splice.pristine import BUILTINS
@@ -76,8 +77,9 @@ class Abstract:
     def widen(self) -> Abstract:
         """The next vaguer description: constants become their class, and so on."""
         result = self._widen()
-        if LOST_SITE_HOOKS:
-            _report_lost(self, result)
+        report = LOST_SITE_HOOK.get()
+        if report is not None:
+            _report_lost(report, self, result)
         return result
 
     def _widen(self) -> Abstract:
@@ -332,9 +334,13 @@ class Elements(Abstract):
         return f"{_class_name(self.cls)}[{self.elem}]"
 
 
-#: called with each ``Alloc`` whose sites a join or widening forgets (the interpreter
-#: registers itself here while it runs: such containers escape its tracking)
-LOST_SITE_HOOKS: list[Any] = []
+#: called with each ``Alloc`` whose sites a join or widening forgets: the ``escape`` of the
+#: inference running in this thread (or task), which sets it for the time of its run, as
+#: such containers escape its tracking; ``None`` when none runs. A context variable, so
+#: that an inference hears of its own joins only, never of another thread's nor of an
+#: inference nested in it (whose sites are not its own).
+LOST_SITE_HOOK: ContextVar[Callable[[Alloc], None] | None] = ContextVar(
+    "splice_lost_site_hook", default=None)
 
 
 def allocs(value: Abstract) -> set[tuple[type, Any]]:
@@ -357,7 +363,8 @@ def allocs(value: Abstract) -> set[tuple[type, Any]]:
     return found
 
 
-def _report_lost(before: Abstract, *after: Abstract) -> None:
+def _report_lost(report: Callable[[Alloc], None], before: Abstract, *after: Abstract
+                 ) -> None:
     if isinstance(before, (Exact, Const, Sub, _Top, _Bottom)):
         return
     kept: set[tuple[type, Any]] = set()
@@ -365,8 +372,7 @@ def _report_lost(before: Abstract, *after: Abstract) -> None:
         kept |= allocs(a)
     lost = allocs(before) - kept
     for cls, site in lost:
-        for hook in LOST_SITE_HOOKS:
-            hook(Alloc(cls, (site,)))
+        report(Alloc(cls, (site,)))
 
 
 class Alloc(Abstract):
@@ -613,11 +619,14 @@ def _leq(a: Abstract, b: Abstract) -> bool:
 def join(a: Abstract, b: Abstract, width: int = DEFAULT_UNION_WIDTH) -> Abstract:
     """The least description (within this lattice's bounded width) of both ``a`` and ``b``."""
     result = _join(a, b, width)
-    if LOST_SITE_HOOKS and result is not a and result is not b:
-        _report_lost(a, result)
-        _report_lost(b, result)
-    elif LOST_SITE_HOOKS:
-        _report_lost(b if result is a else a, result)
+    report = LOST_SITE_HOOK.get()
+    if report is None:
+        return result
+    if result is not a and result is not b:
+        _report_lost(report, a, result)
+        _report_lost(report, b, result)
+    else:
+        _report_lost(report, b if result is a else a, result)
     return result
 
 
