@@ -1,0 +1,210 @@
+"""How a context turns a Python function into its entry: its code transformed.
+
+The code of a function is built once per context (``splice.compiler.pipeline.build_code``)
+or, when the context shares code with equally configured ones, bound from what their owner
+keeps, built or loaded from the disk cache (``splice.runtime.sharing``,
+``splice.cache.owners``). Plugins with typed stages get a specializing entry instead, which
+runs a code instance per argument classes (``splice.runtime.specializing``). A function
+that cannot be transformed runs as itself, with the reason recorded for ``explain`` (a
+strict context raises it). Routing (``_route``) is the context's part of the pipeline: it
+points the IR's calls at this context's table and sites.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from splice.cache.guards import lookup_global
+from splice.cache.owners import SharedCode
+from splice.compiler.pipeline import build_code
+from splice.compiler.route_calls import route_calls
+from splice.compiler.route_implicit import route_implicit
+from splice.errors import InterpreterError, UnsupportedError
+from splice.ir.assemble import CompiledCode, instantiate
+from splice.ir.nodes import FunctionIR
+from splice.pristine import BUILTINS
+from splice.runtime import overlays, processes
+from splice.runtime.attributes import ATTRIBUTE_NATIVE_TYPES
+from splice.runtime.context_fields import ContextFields, is_splice_code
+from splice.runtime.implicit import NATIVE_TYPES
+from splice.runtime.native import CHOSEN
+from splice.runtime.sharing import bind, share
+from splice.runtime.sites import Site
+from splice.runtime.specializing import SpecializingEntry
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["Compiling"]
+
+
+class Compiling(ContextFields):
+    """A context's compiling job: the entries of Python functions."""
+
+    def _function(self, fn: types.FunctionType) -> Any:
+        plugins = self.decide(fn)
+        if not plugins:
+            self._record(fn, False, "recurse returned False")
+            return fn
+        if plugins != self.plugins:
+            return self.context_of(plugins).transformed(fn)
+        return self.transformed(fn)
+
+    def recompiled(self, fn: types.FunctionType) -> Any:
+        """``fn``'s entry if ``fn``'s code was compiled under this context already and
+        nothing but the transformation applies to it (``plain_functions``); else None,
+        and ``resolve`` decides."""
+        if fn in self.intercepts or fn in overlays.FUNCTIONS or is_splice_code(fn) or \
+                processes.starter(fn) is not None:
+            return None
+        code = fn.__code__
+        compiled = self.code.cached(code)
+        if compiled is None or isinstance(compiled, UnsupportedError):
+            return None
+        self._record(fn, True, "transformed")
+        return instantiate(compiled, fn, share_kwdefaults=True, code=code)
+
+    def transformed(self, fn: types.FunctionType) -> Any:
+        """``fn`` rebuilt from its code transformed under this context (``fn`` itself, with
+        the reason recorded, if it cannot be transformed)."""
+        # the table is watched (``splice.cache.world.watch``): a change of ``fn``'s code or
+        # defaults drops the entry made here
+        if self.typed_stages:
+            return self._specializing(fn)
+        code = fn.__code__  # read once: each read raises an audit event
+        compiled = self.code.get(fn, self._build, code)
+        if isinstance(compiled, UnsupportedError):
+            self._record(fn, False, compiled.reason)
+            if self.strict:
+                raise compiled
+            return fn
+        note = self._cache_notes.get(id(code)) if self._cache_notes else None
+        self._record(fn, True, "transformed" if note is None
+                     else f"transformed, its cache entry ignored: {note}")
+        return instantiate(compiled, fn, share_kwdefaults=True, code=code)
+
+    def _specializing(self, fn: types.FunctionType) -> Any:
+        """For plugins with typed stages: an entry that runs ``fn``'s code instance for its
+        arguments' exact classes (``splice.runtime.specializing``), or ``fn`` if none can be
+        built."""
+        entry = SpecializingEntry(self, fn)
+        code = fn.__code__
+        last = self._last_entries.get(id(code))
+        before = last() if last is not None else None
+        try:
+            # a closure made anew (in a loop) takes the choices of the one before it that
+            # fit it; a first function object of its code builds what any call can run
+            # now, so a function that cannot be transformed runs as itself from its start
+            if not (before is not None and entry.adopt(before)) and \
+                    not any(ci.fits(fn) for ci in self.instances.of_code(code)):
+                entry.generic()
+        except UnsupportedError as exc:
+            self._record(fn, False, exc.reason)
+            if self.strict:
+                raise
+            return fn
+        except InterpreterError as exc:
+            return self.untyped(fn, exc)
+        self._record(fn, True, "transformed")
+        self._last_entries[id(code)] = weakref.ref(
+            entry, functools.partial(self._forget_entry, id(code)))
+        if CHOSEN is not None:
+            # no frame of the entry's; its earlier choices run without Python (_hooks.c)
+            return CHOSEN(entry.choose, fn, runners=entry.runners)
+        return entry
+
+    def _forget_entry(self, key: int, _freed: Any = None) -> None:
+        """Drop the freed entry of ``_last_entries[key]`` (not a newer one)."""
+        last = self._last_entries.get(key)
+        if last is not None and last() is None:
+            del self._last_entries[key]
+
+    def untyped(self, fn: types.FunctionType, error: Exception,
+                argtypes: tuple[Any, ...] = ()) -> Any:
+        """What runs ``fn`` (for arguments of ``argtypes``: abstract values, none for any
+        arguments) without its typed stages, for ``error``: the plugin's interpreter failed
+        to infer it (an ``InterpreterError``: a strict context raises it instead), or its
+        instances were rebuilt too often (``splice.runtime.specializing.RebuildLimit``).
+        That is ``fn`` transformed as a context without typed stages transforms it (the
+        ``lowered`` hooks, calls routed through the table), or ``fn`` itself if that cannot
+        be done; the reason is recorded."""
+        if self.strict and isinstance(error, InterpreterError):
+            raise error
+        code = fn.__code__
+        compiled = self.code.get(fn, self._build, code)
+        if isinstance(compiled, UnsupportedError):
+            self._record(fn, False, f"{compiled.reason} (and {error})")
+            return fn
+        which = f" for arguments ({', '.join(map(str, argtypes))})" if argtypes else ""
+        self._record(fn, True, f"transformed without its typed stages{which}: {error}")
+        return instantiate(compiled, fn, share_kwdefaults=True, code=code)
+
+    def _build(self, fn: types.FunctionType,
+               finish: Callable[[FunctionIR], FunctionIR] | None = None
+               ) -> CompiledCode | UnsupportedError:
+        """``fn``'s code transformed under this context (``splice.compiler.pipeline``):
+        built, or bound from the code its owner keeps (``splice.runtime.sharing``)."""
+        owner = self.owner
+        if owner is None:
+            return build_code(self, fn, finish)
+        built: list[CompiledCode | UnsupportedError] = []
+        kind = "code" if finish is None else "constructor"
+
+        def build(function: types.FunctionType) -> SharedCode | UnsupportedError:
+            loaded = owner.load(function, kind)
+            if isinstance(loaded, SharedCode):
+                return loaded
+            if loaded is not None:  # why the entry on disk was not used
+                self._cache_notes[id(function.__code__)] = loaded
+            compiled = build_code(self, function, finish)
+            owner.compiles += 1
+            built.append(compiled)
+            shared = share(compiled, self, function.__code__.co_freevars)
+            if isinstance(shared, SharedCode):
+                owner.save(function, kind, shared)
+            return shared
+
+        cache = owner.code if finish is None else owner.constructors
+        shared = cache.get(fn, build)
+        if built:
+            return built[0]
+        if not isinstance(shared, SharedCode):
+            return shared
+        bound = bind(shared, self)
+        return bound if bound is not None else build_code(self, fn, finish)
+
+    def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
+        native_attributes: set[int] = set()
+        route_calls(ir, self.table, self.routed_names, plain=plain,
+                    direct_builtins=self.direct_builtin_methods,
+                    global_site=self._site_maker(ir),
+                    native_attributes=native_attributes, methods=self.table.methods)
+        if self.implicit is not None:
+            route_implicit(ir, self.implicit, NATIVE_TYPES, ATTRIBUTE_NATIVE_TYPES,
+                           skip=(self.table, self.table.fast), compact=plain,
+                           native_attributes=frozenset(native_attributes))
+        return ir
+
+    def _site_maker(self, ir: FunctionIR) -> Callable[[str], Site | None] | None:
+        """For the calls of global names in ``ir``'s scope: one ``Site`` per name, filled
+        at once when the table has an entry for the name's current value."""
+        fn = ir.function
+        if fn is None or ir.kind not in ("function", "lambda"):
+            return None
+        code = fn.__code__
+        local = {*code.co_varnames, *code.co_cellvars, *code.co_freevars}
+        namespace = fn.__globals__
+        made: dict[str, Site] = {}
+
+        def site_for(name: str) -> Site | None:
+            if name in local:
+                return None
+            site = made.get(name)
+            if site is None:
+                site = made[name] = Site(self.table)
+                site.fill(lookup_global(namespace, name))
+            return site
+        return site_for
