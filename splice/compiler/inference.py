@@ -3,10 +3,13 @@ and inference again after the ``typed`` hooks.
 
 Inference runs the abstract interpreter a plugin chose (``Plugin.interpreter``), or the one
 of the compile under way on this thread (callee instances built for direct calls reuse the
-caller's, whose cache already holds their inferences), or a fresh default one. An
-interpreter a plugin chose that raises or returns something other than an inference is an
-``InterpreterError`` (the plugin's bug: a context then runs the function without its typed
-stages); the default interpreter's errors are splice's own and propagate as they are.
+caller's, whose cache already holds their inferences), or a fresh default one. When the
+last compile using an interpreter on the thread ends, the interpreter forgets what it
+learned (``using``): a plugin's, which lives as long as the plugin, holds no class or
+function from one compile to the next. An interpreter a plugin chose that raises or
+returns something other than an inference is an ``InterpreterError`` (the plugin's bug: a
+context then runs the function without its typed stages); the default interpreter's
+errors are splice's own and propagate as they are.
 
 Inference always starts anew from the IR the stages give it, never from an inference the
 interpreter cached earlier (that one was made from other IR: without the plugins' hooks or
@@ -35,7 +38,15 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 __all__ = ["Loaded", "infer_under", "interpreter_for", "load_call_arguments",
            "unload_call_arguments", "using"]
 
-_current = threading.local()
+
+class _Compiling(threading.local):
+    """The interpreters of the compiles under way on this thread, outermost first."""
+
+    def __init__(self) -> None:
+        self.interpreters: list[Any] = []
+
+
+_current = _Compiling()
 
 
 def interpreter_for(hooks: HookTable) -> Any:
@@ -47,8 +58,8 @@ def interpreter_for(hooks: HookTable) -> Any:
     chooser = hooks.chooser
     if chooser is not None:
         return chooser.interpreter
-    current = getattr(_current, "interpreter", None)
-    return AbstractInterpreter() if current is None else current
+    compiling = _current.interpreters
+    return compiling[-1] if compiling else AbstractInterpreter()
 
 
 def _infer(fn: types.FunctionType, ir: FunctionIR, argtypes: tuple[Abstract, ...],
@@ -197,15 +208,22 @@ def unload_call_arguments(ir: FunctionIR, inserted: Loaded) -> int:
 
 class using:
     """``with using(interpreter):`` the interpreter of the compile under way on this thread
-    (what :func:`interpreter_for` gives callee instances built meanwhile)."""
+    (what :func:`interpreter_for` gives callee instances built meanwhile). When the last
+    compile using it on this thread ends, the interpreter forgets what it learned
+    (``AbstractInterpreter.forget``): a plugin's interpreter lives as long as the plugin,
+    and would otherwise hold every class and function it ever looked at. Compiles run one
+    at a time (``splice.cache.instances._lock``), so no other thread's is under way."""
 
     def __init__(self, interpreter: Any) -> None:
         self.interpreter = interpreter
-        self.outer: Any = None
 
     def __enter__(self) -> None:
-        self.outer = getattr(_current, "interpreter", None)
-        _current.interpreter = self.interpreter
+        _current.interpreters.append(self.interpreter)
 
     def __exit__(self, *exc: object) -> None:
-        _current.interpreter = self.outer
+        compiling = _current.interpreters
+        compiling.pop()
+        if all(other is not self.interpreter for other in compiling):
+            forget = getattr(self.interpreter, "forget", None)  # (a plugin's may lack it)
+            if forget is not None:
+                forget()

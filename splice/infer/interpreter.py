@@ -150,6 +150,10 @@ _GLOBAL_DECL = re.compile(r"^\s*global\s+(.*)$", re.M)
 class AbstractInterpreter(ContainerTracking):
     """Infers functions over splice's IR. One instance keeps a cache of specialisations
     (``cache``) and of class attribute tables; reuse it to share work across ``infer`` calls.
+    What it keeps holds every class and function it looked at (their inferences mention
+    them), until ``forget()``; splice calls it when the last compile using the instance on
+    a thread ends (``splice.compiler.inference.using``), so a plugin's interpreter, which
+    lives as long as the plugin, keeps nothing from one compile to the next.
 
     Overridable methods (a plugin's interpreter subclasses this):
 
@@ -164,6 +168,16 @@ class AbstractInterpreter(ContainerTracking):
 
     def __init__(self, params: InferenceParams | None = None) -> None:
         self.params = params or InferenceParams()
+        AbstractInterpreter.forget(self)  # (not a subclass's: its own state is not set yet)
+
+    def forget(self) -> None:
+        """Drop everything learned by earlier ``infer`` calls (specialisations, attribute
+        tables, allocation sites, lowered IR): the next ``infer`` starts afresh, and the
+        classes and functions looked at are no longer held. Not while an ``infer`` runs.
+
+        Nothing finer can let a class go: the abstract values kept everywhere
+        (specialisations' arguments, attribute tables, sites) hold their classes, so
+        weak keys (``splice.infer.objects._ByIdentity``) would still lead back to them."""
         self.cache: dict[Any, Inference] = {}
         self._lowered: dict[Any, N.FunctionIR | None] = {}
         self._pending: dict[Any, list[Any]] = {}  # key -> [assumed return, used?]
