@@ -141,10 +141,12 @@ class _Scope:
         for item in new:
             self.block_of[id(item)] = block
 
-    def insert_after(self, stmt: Stmt, new: Stmt) -> None:
+    def insert_after(self, stmt: Stmt, new: list[Stmt]) -> None:
         block = self.block_of[id(stmt)]
-        block.insert(block.index(stmt) + 1, new)
-        self.block_of[id(new)] = block
+        index = block.index(stmt) + 1
+        block[index:index] = new
+        for item in new:
+            self.block_of[id(item)] = block
 
 
 def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
@@ -211,8 +213,13 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             continue
         looked_up = ir.new_temp()
         stmt.op.func = looked_up
-        _insert_lookup(scope, loc.block, stmt, func,
-                       _lookup(table, func, looked_up, stmt.pos, compact), defs)
+        lookup = _lookup(table, func, looked_up, stmt.pos, compact)
+        if methods is not None and not compact and (isinstance(func, Var) or (
+                isinstance(func, Temp) and func in defs and isinstance(defs[func].op, Load))):
+            _insert_lookup(scope, loc.block, stmt, func, _builtin_method_first(
+                ir, methods, func, looked_up, lookup, stmt.pos), defs)
+        else:
+            _insert_lookup(scope, loc.block, stmt, func, lookup, defs)
     # decorators: ``@deco`` applies ``deco`` by a call the syntax makes
     for loc in list(locations(ir)):
         definition = loc.stmt
@@ -412,16 +419,37 @@ def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos, plain: bool = F
 
 
 def _insert_lookup(scope: _Scope, block: list[Stmt], call: Stmt, func: Operand,
-                   lookup: Stmt, defs: dict[Temp, Assign]) -> None:
+                   lookup: Stmt | list[Stmt], defs: dict[Temp, Assign]) -> None:
     """Put the table lookup right after the callee is computed (where CPython has it on
     the stack), so the arguments' code stays between them and both can be re-nested."""
+    statements = lookup if isinstance(lookup, list) else [lookup]
     definition = defs.get(func) if isinstance(func, Temp) else None
     if definition is not None and id(definition) in scope.block_of and \
             func not in scope.redefined:
-        scope.insert_after(definition, lookup)
+        scope.insert_after(definition, statements)
         return
-    block.insert(block.index(call), lookup)
-    scope.block_of[id(lookup)] = block
+    index = block.index(call)
+    block[index:index] = statements
+    for item in statements:
+        scope.block_of[id(item)] = block
+
+
+def _builtin_method_first(ir: FunctionIR, methods: Any, callee: Operand, result: Temp,
+                          lookup: Stmt, pos: Pos) -> list[Stmt]:
+    """``lookup``, after a test for a builtin method bound to an object, which takes the
+    table's C lookup instead (``splice.runtime._methods``: such a method is its own entry
+    when no overlay or intercept takes its name). For callees held in names, where
+    ``append = out.append; append(x)`` keeps one: the table never holds such a method (it
+    would keep its receiver alive), so the subscript would miss on every call and pay for a
+    raised ``KeyError`` and the table's Python miss path (about 1.6 us, against 40 ns for
+    the call). The test costs a Python function held in a name one ``type()`` and one
+    ``is``."""
+    kind = ir.new_temp()
+    is_builtin = ir.new_temp()
+    return [Assign((kind,), Call(Const(_type, pos), [callee], []), pos),
+            Assign((is_builtin,), Compare("is_", kind, Const(_BuiltinMethodType, pos)), pos),
+            If(is_builtin, [Assign((result,), Call(Const(methods, pos), [callee], []), pos)],
+               [lookup], pos)]
 
 
 def _through_methods(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,

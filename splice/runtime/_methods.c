@@ -25,7 +25,14 @@
    ``methods(callee)`` is the table's entry for ``callee`` (resolved when missing, on
    every call when ``callee`` cannot be a key): the lookup of code that must stay one
    expression, where a subscript of the table would raise ``TypeError`` for an unhashable
-   callee (a callable object whose class defines ``__eq__`` only).
+   callee (a callable object whose class defines ``__eq__`` only), and of callees that are
+   likely builtin methods bound to an object (``append = out.append; append(x)``). Such a
+   method is a new object each time it is bound, never kept in the table (it would keep
+   its receiver alive); when the table's context calls builtin methods directly (no
+   per-call hook), ``routed`` is the set of names that an overlay or an intercept takes,
+   and a builtin method bound to an object other than a module, whose name is not in it,
+   is its own entry: returned here at once, as the table's ``__missing__`` would return it
+   after a raised ``KeyError`` and two Python calls.
 
    Optional: splice falls back to the Python form of method calls (splice/runtime/
    callsites.py) when this module is not built. Version-specific: from 3.13 the
@@ -34,6 +41,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include <string.h>
 
 #if PY_VERSION_HEX >= 0x030D0000
 PyAPI_FUNC(int) _PyObject_GetMethod(PyObject *obj, PyObject *name, PyObject **method);
@@ -44,12 +52,40 @@ typedef struct {
     PyObject_HEAD
     PyObject *fast;   /* exact dict */
     PyObject *slow;   /* slow_entry(callee) */
+    PyObject *routed; /* frozenset of names, or NULL: no builtin method is its own entry */
+    PyObject *last_name;  /* the name ``direct_builtin`` answered for last, or NULL */
+    int last_direct;      /* its answer */
     vectorcallfunc vectorcall;
 } Methods;
+
+/* 1 when ``callee`` is a builtin method bound to an object other than a module, whose name
+   no overlay or intercept takes: its own entry; 0 when not; -1 on error. The answer for
+   the last name asked is kept (names of one call site repeat), compared by content. */
+static int
+direct_builtin(Methods *m, PyObject *callee)
+{
+    if (m->routed == NULL || !PyCFunction_Check(callee)) return 0;
+    PyObject *self = PyCFunction_GET_SELF(callee);
+    if (self == NULL || Py_IS_TYPE(self, &PyModule_Type)) return 0;
+    const char *name = ((PyCFunctionObject *)callee)->m_ml->ml_name;
+    if (m->last_name != NULL && strcmp(name, PyUnicode_AsUTF8(m->last_name)) == 0)
+        return m->last_direct;
+    PyObject *text = PyUnicode_FromString(name);
+    if (text == NULL) return -1;
+    int routed = PySet_Contains(m->routed, text);
+    if (routed < 0) { Py_DECREF(text); return -1; }
+    Py_XSETREF(m->last_name, text);
+    m->last_direct = !routed;
+    return m->last_direct;
+}
 
 static PyObject *
 entry_of(Methods *m, PyObject *callee)   /* new reference */
 {
+    /* first: a builtin method bound to an object is never in the table */
+    int direct = direct_builtin(m, callee);
+    if (direct < 0) return NULL;
+    if (direct) { Py_INCREF(callee); return callee; }
     PyObject *entry = PyDict_GetItemWithError(m->fast, callee);
     if (entry != NULL) { Py_INCREF(entry); return entry; }
     if (PyErr_Occurred()) {
@@ -109,6 +145,7 @@ methods_traverse(Methods *m, visitproc visit, void *arg)
 {
     Py_VISIT(m->fast);
     Py_VISIT(m->slow);
+    Py_VISIT(m->routed);
     return 0;
 }
 
@@ -117,6 +154,8 @@ methods_clear(Methods *m)
 {
     Py_CLEAR(m->fast);
     Py_CLEAR(m->slow);
+    Py_CLEAR(m->routed);
+    Py_CLEAR(m->last_name);
     return 0;
 }
 
@@ -131,12 +170,18 @@ methods_dealloc(Methods *m)
 static PyObject *
 methods_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *fast, *slow;
-    if (!PyArg_ParseTuple(args, "O!O:Methods", &PyDict_Type, &fast, &slow)) return NULL;
+    PyObject *fast, *slow, *routed = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O|O:Methods", &PyDict_Type, &fast, &slow, &routed))
+        return NULL;
+    if (routed != Py_None && !PyFrozenSet_Check(routed)) {
+        PyErr_SetString(PyExc_TypeError, "Methods: routed must be a frozenset or None");
+        return NULL;
+    }
     Methods *m = (Methods *)type->tp_alloc(type, 0);
     if (m == NULL) return NULL;
     Py_INCREF(fast); m->fast = fast;
     Py_INCREF(slow); m->slow = slow;
+    if (routed != Py_None) { Py_INCREF(routed); m->routed = routed; }
     m->vectorcall = (vectorcallfunc)methods_vectorcall;
     return (PyObject *)m;
 }

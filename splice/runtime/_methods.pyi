@@ -6,7 +6,8 @@ class Methods:
     """What to call with the arguments of ``obj.name(...)``, the receiver held in it
     (splice/runtime/_methods.c)."""
 
-    def __init__(self, fast: dict[Any, Any], slow: Callable[[Any], Any], /) -> None: ...
+    def __init__(self, fast: dict[Any, Any], slow: Callable[[Any], Any],
+                 routed: frozenset[str] | None = None, /) -> None: ...
     @overload
     def __call__(self, callee: object, /) -> Callable[..., Any]: ...
     @overload

@@ -120,6 +120,8 @@ class Context(Instantiating):
             # ``super().__setattr__(...)``: object's slots reach descriptors' Python code
             self.routed_names |= {"__getattribute__", "__setattr__", "__delattr__"}
         self.owner = self._owner(tokens)
+        if self.direct_builtin_methods:
+            self.table.call_builtin_methods(frozenset(self.routed_names))
         self._cache_notes = {}
 
     def _owner(self, tokens: tuple[Hashable, ...] | None) -> Owner | None:

@@ -35,7 +35,7 @@ try:
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
     HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = None
 
-METHODS: Callable[[dict[Any, Any], Callable[[Any], Any]], Any] | None
+METHODS: Callable[[dict[Any, Any], Callable[[Any], Any], frozenset[str] | None], Any] | None
 try:
     from splice.runtime._methods import Methods as METHODS
 except ImportError:  # built without a compiler: method calls take the Python form

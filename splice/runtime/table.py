@@ -66,7 +66,15 @@ class DispatchTable(dict[Any, Any]):
         #: method lookups without a bound method (splice/runtime/_methods.c; None when the
         #: extension is not built: the Python form of method calls)
         self.methods = None if native.METHODS is None else \
-            native.METHODS(self.fast, self.slow_entry)
+            native.METHODS(self.fast, self.slow_entry, None)
+
+    def call_builtin_methods(self, routed: frozenset[str]) -> None:
+        """From now on (before any code is compiled under the context), ``methods(callee)``
+        returns a builtin method bound to an object other than a module as its own entry,
+        unless its name is in ``routed`` (as ``__missing__`` does): for contexts without
+        per-call hooks."""
+        if native.METHODS is not None:
+            self.methods = native.METHODS(self.fast, self.slow_entry, routed)
 
     def __missing__(self, callee: Any) -> Any:
         kind = type(callee)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import collections
 import math
 import traceback
+import types
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -266,3 +268,58 @@ def test_multiline_method_call_positions(form: str, fn: Callable[..., Any]) -> N
 
     native = spans(lambda: fn(Base(1)))
     assert native and spans(lambda: Identity().run(fn, Base(1))) == native
+
+
+class WeakList(list[Any]):
+    """A list a weak reference can point to."""
+
+
+def held_in_names(n: int) -> Any:
+    # builtin methods kept in names (the ``append = out.append`` idiom), a method
+    # descriptor, a builtin bound to its module, and one that raises
+    perm = list(range(5))
+    ins, pop = perm.insert, perm.pop
+    for _ in range(n):
+        ins(2, pop(0))
+    upper, size, method = "abc".upper, len, str.lower
+    result = (perm, upper(), size(perm), method("X"))
+    empty = [].pop
+    return result, empty()
+
+
+def test_builtin_methods_held_in_names(form: str) -> None:
+    plugin = both(held_in_names, 7)
+    kept = [key for key in plugin.context.table if type(key) is types.BuiltinMethodType
+            and not isinstance(key.__self__, types.ModuleType)]
+    assert kept == []  # a bound builtin method would keep its receiver alive
+
+
+def test_a_receiver_reached_through_a_method_held_in_a_name_dies_natively(form: str) -> None:
+    def program() -> list[bool]:
+        alive = []
+        items = WeakList()
+        ref = weakref.ref(items)
+        add = items.append
+        add(1)
+        del add, items
+        alive.append(ref() is not None)
+        return alive
+
+    assert program() == [False]
+    assert Identity().run(program) == [False]
+
+
+class InterceptInsert(splice.Plugin):
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    @splice.intercept(list.insert)
+    def insert(self, lst: list[Any], index: int, x: Any) -> None:
+        self.seen.append(x)
+        self.recurse_call(list.insert, lst, index, x)
+
+
+def test_an_intercepted_builtin_method_held_in_a_name_is_intercepted(form: str) -> None:
+    plugin = InterceptInsert()
+    assert outcome(lambda: plugin.run(held_in_names, 3)) == outcome(held_in_names, 3)
+    assert plugin.seen == [0, 1, 2]
