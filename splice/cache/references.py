@@ -7,7 +7,9 @@ splice's helpers, constants a plugin inserted. ``encode`` writes each as JSON-ab
   is: ``["const", ...]``;
 * an object that a module holds under its qualified name (``json.dumps``,
   ``builtins.len``, ``time.perf_counter_ns``, a class) as that reference:
-  ``["ref", module, qualname]``; the object found there must be the object itself;
+  ``["ref", module, qualname]``; the object found there must be the object itself (the
+  interpreter's classes that only ``types`` names, such as ``builtin_function_or_method``,
+  as ``["ref", "types", name]``);
 * an object whose class opts in with ``__splice_persist__`` (returning the arguments to
   make it again, themselves encodable), as the class's reference and the arguments; it is
   made again by the class's ``__splice_make__`` if it has one (to share an existing
@@ -78,7 +80,18 @@ def _same_code(value: Any, own: types.CodeType) -> bool:
                             and value.co_firstlineno == own.co_firstlineno)
 
 
+#: id -> name in ``types`` of the interpreter's own classes that no module holds under
+#: their qualified name (``builtins.builtin_function_or_method`` does not exist)
+_TYPES_NAMES: dict[int, str] = {}
+for _name, _value in sorted(vars(types).items()):  # the first name of two: FunctionType
+    if isinstance(_value, type) and _name[:1].isupper() and _value.__module__ == "builtins":
+        _TYPES_NAMES.setdefault(id(_value), _name)
+
+
 def _reference(value: Any) -> list[str]:
+    alias = _TYPES_NAMES.get(id(value)) if isinstance(value, type) else None
+    if alias is not None and getattr(types, alias) is value:
+        return ["types", alias]
     module = getattr(value, "__module__", None)
     qualname = getattr(value, "__qualname__", None)
     if isinstance(value, types.BuiltinFunctionType) and module is None:
