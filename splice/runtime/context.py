@@ -70,7 +70,6 @@ __all__ = ["Context", "Reached"]
 
 
 _BuiltinMethodType = types.BuiltinMethodType
-_FunctionType = types.FunctionType
 _MethodWrapperType = types.MethodWrapperType
 _ModuleType = types.ModuleType
 
