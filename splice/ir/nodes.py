@@ -1434,6 +1434,15 @@ class Printer:
         for stmt in stmts:
             self.stmt(stmt, depth)
 
+    def body_else_end(self, body: list[Stmt], orelse: list[Stmt], depth: int,
+                      line: int) -> None:
+        """A compound statement's body, its ``else`` block if any, and ``end``."""
+        self.block(body, depth + 1)
+        if orelse:
+            self.add(line, depth, "else")
+            self.block(orelse, depth + 1)
+        self.add(line, depth, "end")
+
     def region(self, label: str, region: Region, depth: int, line: int) -> None:
         self.add(line, depth, f"{label}:")
         self.block(region.body, depth + 1)
@@ -1462,27 +1471,15 @@ class Printer:
             self.add(line, depth, f"del {stmt.var.name}")
         elif isinstance(stmt, If):
             self.add(line, depth, f"if {stmt.test!r}")
-            self.block(stmt.body, depth + 1)
-            if stmt.orelse:
-                self.add(line, depth, "else")
-                self.block(stmt.orelse, depth + 1)
-            self.add(line, depth, "end")
+            self.body_else_end(stmt.body, stmt.orelse, depth, line)
         elif isinstance(stmt, While):
             self.add(line, depth, "while")
             self.region("test", stmt.test, depth + 1, line)
-            self.block(stmt.body, depth + 1)
-            if stmt.orelse:
-                self.add(line, depth, "else")
-                self.block(stmt.orelse, depth + 1)
-            self.add(line, depth, "end")
+            self.body_else_end(stmt.body, stmt.orelse, depth, line)
         elif isinstance(stmt, For):
             word = "async for" if stmt.is_async else "for"
             self.add(line, depth, f"{word} {stmt.target!r} = next({stmt.iterator!r})")
-            self.block(stmt.body, depth + 1)
-            if stmt.orelse:
-                self.add(line, depth, "else")
-                self.block(stmt.orelse, depth + 1)
-            self.add(line, depth, "end")
+            self.body_else_end(stmt.body, stmt.orelse, depth, line)
         elif isinstance(stmt, With):
             word = "async with" if stmt.is_async else "with"
             target = f" as {stmt.target!r}" if stmt.target is not None else ""
