@@ -26,7 +26,20 @@
    5 call           ``a()`` is true (a guard with no C form, checked by its Python method).
 
    Lookups use ``PyDict_GetItemWithError`` on exact dicts: the keys are ``str``, whose hash
-   and comparison run no Python code. */
+   and comparison run no Python code.
+
+   Stamps: a call whose checks all held records, for each dict a global or dict-item check
+   read (the globals, and the builtins where the name was not a global) its version, and
+   for each class a class-attribute check looked up on its version tag. While every one of
+   them is unchanged, those checks are not evaluated again: only the cells and the calls
+   are. Soundness: CPython gives a dict a new version (unique in the process) whenever a
+   key is added, removed or bound to another object, and a class a new version tag (or
+   none) whenever its dict, a base's dict or its bases change (``PyType_Modified``, which
+   ``_PyType_Lookup``'s own method cache relies on). So unchanged stamps mean every such
+   lookup finds what it found when they were taken; any change sends the call through
+   every check, which stamps again if they still hold. A class without a valid tag (none
+   was assigned, or CPython ran out of them) is never stamped. Version-specific reading of
+   both is in ``dict_version`` and ``type_version``. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -34,11 +47,30 @@
 
 enum { GLOBAL = 0, GLOBAL_CLASS = 1, CLASS_ATTR = 2, DICT_ITEM = 3, CELL = 4, CALL = 5 };
 
+/* one item of ``items``, parsed once (its objects borrowed: the tuple holds them) */
+typedef struct {
+    int kind;
+    PyObject *a, *b, *c;
+} Check;
+
+/* a dict's version or a class's version tag as the last call whose checks held saw it
+   (``obj`` borrowed: an item holds it, or it is the builtins dict a global fell back to,
+   which the globals dict holds while its version is unchanged) */
+typedef struct {
+    PyObject *obj;
+    int is_type;
+    uint64_t version;
+} Stamp;
+
 typedef struct {
     PyObject_HEAD
     PyObject *alive;    /* list of one bool, or None */
     PyObject *items;    /* tuple of (kind, a, b, c) */
     PyObject *missing;
+    Check *checks;      /* the items, parsed */
+    Py_ssize_t n_checks;
+    Stamp *stamps;      /* NULL while not stamped */
+    Py_ssize_t n_stamps;
     vectorcallfunc vectorcall;
 } GuardCheck;
 
@@ -66,18 +98,11 @@ lookup_global(PyObject *globals, PyObject *name)
 
 /* 1: the check holds, 0: it does not, -1: an error (set) */
 static int
-item_holds(GuardCheck *g, PyObject *item)
+check_holds(GuardCheck *g, const Check *check)
 {
-    if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) {
-        PyErr_SetString(PyExc_TypeError, "GuardCheck: each item is (kind, a, b, c)");
-        return -1;
-    }
-    long kind = PyLong_AsLong(PyTuple_GET_ITEM(item, 0));
-    PyObject *a = PyTuple_GET_ITEM(item, 1);
-    PyObject *b = PyTuple_GET_ITEM(item, 2);
-    PyObject *c = PyTuple_GET_ITEM(item, 3);
+    PyObject *a = check->a, *b = check->b, *c = check->c;
     PyObject *found;
-    switch (kind) {
+    switch (check->kind) {
     case GLOBAL:
     case GLOBAL_CLASS:
         if (!PyDict_CheckExact(a)) return 0;
@@ -86,7 +111,7 @@ item_holds(GuardCheck *g, PyObject *item)
             if (PyErr_Occurred()) return -1;
             return c == g->missing;
         }
-        if (kind == GLOBAL) return found == c;
+        if (check->kind == GLOBAL) return found == c;
         /* a short tuple's shape is a tuple of its items' shapes: left to Python */
         if (PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) <= 16) return 0;
         return (PyObject *)Py_TYPE(found) == c;
@@ -103,34 +128,159 @@ item_holds(GuardCheck *g, PyObject *item)
         if (!PyCell_Check(a)) return 0;
         found = PyCell_GET(a);
         return (found != NULL ? found : g->missing) == b;
-    case CALL: {
+    default: {  /* CALL (kinds are checked when the GuardCheck is made) */
         PyObject *result = PyObject_CallNoArgs(a);
         if (result == NULL) return -1;
         int truth = PyObject_IsTrue(result);
         Py_DECREF(result);
         return truth;
     }
-    default:
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "GuardCheck: unknown kind %ld", kind);
-        return -1;
     }
+}
+
+/* --- stamps ------------------------------------------------------------------------------ */
+
+/* a dict's version: changed by every insertion, deletion and rebinding (deprecated from 3.12
+   on, where dict watchers exist, but kept up to date through 3.13) */
+static uint64_t
+dict_version(PyObject *dict)
+{
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+    return ((PyDictObject *)dict)->ma_version_tag;
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+}
+
+/* a class's version tag, 0 when it has none that is valid (3.11 also clears a flag) */
+static uint64_t
+type_version(PyObject *type)
+{
+    PyTypeObject *t = (PyTypeObject *)type;
+#if PY_VERSION_HEX < 0x030C0000
+    if (!PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
+#endif
+    return t->tp_version_tag;
+}
+
+/* the builtins dict a global that is not in ``globals`` is looked up in (borrowed), or NULL */
+static PyObject *
+builtins_of(PyObject *globals)
+{
+    PyObject *builtins = PyDict_GetItemWithError(globals, str_builtins);
+    if (builtins == NULL) return PyErr_Occurred() ? NULL : builtins_dict;
+    if (PyModule_Check(builtins)) builtins = PyModule_GetDict(builtins);
+    return builtins != NULL && PyDict_CheckExact(builtins) ? builtins : NULL;
+}
+
+/* add a stamp of ``obj`` unless there is one; 0, or -1 when it cannot be stamped */
+static int
+add_stamp(Stamp *stamps, Py_ssize_t *n, PyObject *obj, int is_type)
+{
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        if (stamps[i].obj == obj) return 0;
+    }
+    uint64_t version = is_type ? type_version(obj) : dict_version(obj);
+    if (version == 0) return -1;
+    stamps[*n].obj = obj;
+    stamps[*n].is_type = is_type;
+    stamps[*n].version = version;
+    (*n)++;
+    return 0;
+}
+
+/* after every check held: stamp what the global, dict-item and class checks read (on
+   failure, of memory or of a class without a tag, leave the GuardCheck unstamped) */
+static void
+stamp(GuardCheck *g)
+{
+    PyMem_Free(g->stamps);
+    g->stamps = NULL;
+    g->n_stamps = 0;
+    Stamp *stamps = PyMem_Malloc(sizeof(Stamp) * (size_t)(2 * g->n_checks + 1));
+    if (stamps == NULL) return;  /* stay unstamped: every check runs */
+    Py_ssize_t n = 0;
+    int ok = 0;
+    for (Py_ssize_t i = 0; i < g->n_checks && ok == 0; i++) {
+        const Check *check = &g->checks[i];
+        switch (check->kind) {
+        case GLOBAL:
+            ok = add_stamp(stamps, &n, check->a, 0);
+            if (ok == 0) {
+                int in_globals = PyDict_Contains(check->a, check->b);
+                if (in_globals < 0) { PyErr_Clear(); ok = -1; break; }
+                if (!in_globals) {
+                    PyObject *builtins = builtins_of(check->a);
+                    if (builtins == NULL) { PyErr_Clear(); ok = -1; break; }
+                    ok = add_stamp(stamps, &n, builtins, 0);
+                }
+            }
+            break;
+        case DICT_ITEM:
+            ok = add_stamp(stamps, &n, check->a, 0);
+            break;
+        case CLASS_ATTR:
+            ok = add_stamp(stamps, &n, check->a, 1);
+            break;
+        default:
+            break;
+        }
+    }
+    if (ok < 0 || n == 0) {
+        PyMem_Free(stamps);
+        return;
+    }
+    g->stamps = stamps;
+    g->n_stamps = n;
+}
+
+/* whether every stamp is as it was taken */
+static int
+stamps_hold(GuardCheck *g)
+{
+    for (Py_ssize_t i = 0; i < g->n_stamps; i++) {
+        const Stamp *s = &g->stamps[i];
+        uint64_t now = s->is_type ? type_version(s->obj) : dict_version(s->obj);
+        if (now != s->version) return 0;
+    }
+    return 1;
 }
 
 /* 1: every check holds, 0: one does not, -1: an error */
 static int
 guard_check_holds(GuardCheck *g)
 {
+    if (g->items == NULL) return 0;  /* cleared by the collector */
     if (g->alive != Py_None) {
         if (!PyList_CheckExact(g->alive) || PyList_GET_SIZE(g->alive) != 1 ||
                 PyList_GET_ITEM(g->alive, 0) != Py_True)
             return 0;
     }
-    Py_ssize_t n = PyTuple_GET_SIZE(g->items);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int holds = item_holds(g, PyTuple_GET_ITEM(g->items, i));
-        if (holds != 1) return holds;
+    if (g->stamps != NULL && stamps_hold(g)) {
+        /* the stamped lookups find what they found: only the rest can have changed */
+        for (Py_ssize_t i = 0; i < g->n_checks; i++) {
+            int kind = g->checks[i].kind;
+            if (kind == GLOBAL || kind == DICT_ITEM || kind == CLASS_ATTR) continue;
+            int holds = check_holds(g, &g->checks[i]);
+            if (holds != 1) return holds;
+        }
+        return 1;
     }
+    for (Py_ssize_t i = 0; i < g->n_checks; i++) {
+        int holds = check_holds(g, &g->checks[i]);
+        if (holds != 1) {
+            if (g->stamps != NULL) {
+                PyMem_Free(g->stamps);
+                g->stamps = NULL;
+                g->n_stamps = 0;
+            }
+            return holds;
+        }
+    }
+    stamp(g);
     return 1;
 }
 
@@ -165,6 +315,8 @@ static void
 guard_check_dealloc(GuardCheck *g)
 {
     PyObject_GC_UnTrack(g);
+    PyMem_Free(g->checks);
+    PyMem_Free(g->stamps);
     guard_check_clear(g);
     Py_TYPE(g)->tp_free((PyObject *)g);
 }
@@ -179,11 +331,35 @@ guard_check_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "GuardCheck: alive is a list of one item or None");
         return NULL;
     }
+    Py_ssize_t n = PyTuple_GET_SIZE(items);
+    Check *checks = PyMem_Malloc(sizeof(Check) * (size_t)(n + 1));
+    if (checks == NULL) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4) {
+            PyMem_Free(checks);
+            PyErr_SetString(PyExc_TypeError, "GuardCheck: each item is (kind, a, b, c)");
+            return NULL;
+        }
+        long kind = PyLong_AsLong(PyTuple_GET_ITEM(item, 0));
+        if (kind < GLOBAL || kind > CALL) {
+            PyMem_Free(checks);
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "GuardCheck: unknown kind %ld", kind);
+            return NULL;
+        }
+        checks[i].kind = (int)kind;
+        checks[i].a = PyTuple_GET_ITEM(item, 1);
+        checks[i].b = PyTuple_GET_ITEM(item, 2);
+        checks[i].c = PyTuple_GET_ITEM(item, 3);
+    }
     GuardCheck *g = (GuardCheck *)type->tp_alloc(type, 0);
-    if (g == NULL) return NULL;
+    if (g == NULL) { PyMem_Free(checks); return NULL; }
     Py_INCREF(alive); g->alive = alive;
     Py_INCREF(items); g->items = items;
     Py_INCREF(missing); g->missing = missing;
+    g->checks = checks;
+    g->n_checks = n;
     g->vectorcall = (vectorcallfunc)guard_check_vectorcall;
     return (PyObject *)g;
 }

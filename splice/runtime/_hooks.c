@@ -493,34 +493,52 @@ static PyTypeObject InstantiatorType = {
    ``splice.cache._guards.GuardCheck``: the instance is valid and its guards hold) returns
    True runs ``function`` at once, with no Python code of splice's; any other call asks
    ``choose``, which checks again in Python, rebuilds what must be rebuilt and updates the
-   dict. The dict's tuples are read, never changed, here. The last runner that ran is kept
-   with its classes, so calls with the same classes skip the tuple and the lookup; its check
-   still runs on every call, and a runner the dict no longer holds is one whose check fails
-   (the entry drops a runner only once it is unusable), so it is never run stale. */
+   dict. The dict's tuples are read, never changed, here. The last ``CHOSEN_WAYS`` runners
+   that ran are kept with their classes (the oldest replaced first), so calls whose classes
+   are among them skip the tuple and the lookup, at a polymorphic call site too (a method
+   called on instances of a few subclasses); a runner's check still runs on every call,
+   and a runner the dict no longer holds is one whose check fails (the entry drops a runner
+   only once it is unusable), so it is never run stale. */
+#define CHOSEN_WAYS 4
 typedef struct {
     PyObject_HEAD
     PyObject *choose;
     PyObject *callee;
     Py_ssize_t skip;
     PyObject *runners;   /* dict or NULL */
-    PyObject *last_key;  /* the classes of the last call run from ``runners`` (or NULL) */
-    PyObject *last_runner;  /* and its runner */
+    /* the classes of the last calls run from ``runners`` (or NULL), and their runners */
+    PyObject *last_key[CHOSEN_WAYS];
+    PyObject *last_runner[CHOSEN_WAYS];
+    int next_way;  /* the way replaced next */
     PyObject *weakreflist;
     vectorcallfunc vectorcall;
 } Chosen;
 
-/* the runner of the last call if these arguments have its classes (a new reference), so a
-   call site that always passes the same classes pays no tuple and no dict lookup */
-static PyObject *
-chosen_last(Chosen *c, PyObject *const *args, Py_ssize_t nargs)
+/* which of the last calls' ways has these arguments' classes (-1: none), so a call site that
+   passes the same few classes pays no tuple and no dict lookup */
+static int
+chosen_way(Chosen *c, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *key = c->last_key;
-    if (key == NULL || PyTuple_GET_SIZE(key) != nargs) return NULL;
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        if ((PyObject *)Py_TYPE(args[i]) != PyTuple_GET_ITEM(key, i)) return NULL;
+    for (int way = 0; way < CHOSEN_WAYS; way++) {
+        PyObject *key = c->last_key[way];
+        if (key == NULL || PyTuple_GET_SIZE(key) != nargs) continue;
+        Py_ssize_t i = 0;
+        while (i < nargs && (PyObject *)Py_TYPE(args[i]) == PyTuple_GET_ITEM(key, i)) i++;
+        if (i == nargs) return way;
     }
-    Py_INCREF(c->last_runner);
-    return c->last_runner;
+    return -1;
+}
+
+/* keep ``runner`` (for ``classes``, both new references, stolen) in a way, or forget the
+   way's runner (both NULL) */
+static void
+chosen_remember(Chosen *c, int way, PyObject *classes, PyObject *runner)
+{
+    PyObject *old_key = c->last_key[way], *old_runner = c->last_runner[way];
+    c->last_key[way] = classes;
+    c->last_runner[way] = runner;
+    Py_XDECREF(old_key);
+    Py_XDECREF(old_runner);
 }
 
 /* the function a runner chosen before gives for these arguments (a new reference), or
@@ -529,8 +547,13 @@ static PyObject *
 chosen_before(Chosen *c, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *classes = NULL;
-    PyObject *runner = chosen_last(c, args, nargs);
-    if (runner == NULL) {
+    PyObject *runner;
+    int way = chosen_way(c, args, nargs);
+    if (way >= 0) {
+        runner = c->last_runner[way];
+        Py_INCREF(runner);
+    }
+    else {
         classes = PyTuple_New(nargs);
         if (classes == NULL) return NULL;
         for (Py_ssize_t i = 0; i < nargs; i++) {
@@ -553,17 +576,24 @@ chosen_before(Chosen *c, PyObject *const *args, Py_ssize_t nargs)
             function = PyTuple_GET_ITEM(runner, 1);
             Py_INCREF(function);
         }
-        Py_XDECREF(holds);
+        else if (holds == NULL) {
+            Py_XDECREF(classes);
+            Py_DECREF(runner);
+            return NULL;
+        }
+        Py_DECREF(holds);
     }
-    if (classes != NULL && function != NULL) {
+    if (function == NULL && way >= 0 && c->last_runner[way] == runner) {
+        /* unusable: ``choose`` replaces it in the dict, where the next call looks */
+        chosen_remember(c, way, NULL, NULL);
+    }
+    else if (classes != NULL && function != NULL) {
         /* remember it (a runner whose check fails later sends calls to the dict again) */
-        PyObject *old_key = c->last_key, *old_runner = c->last_runner;
+        int next = c->next_way;
+        c->next_way = (next + 1) % CHOSEN_WAYS;
         Py_INCREF(runner);
-        c->last_key = classes;
-        c->last_runner = runner;
+        chosen_remember(c, next, classes, runner);
         classes = NULL;
-        Py_XDECREF(old_key);
-        Py_XDECREF(old_runner);
     }
     Py_XDECREF(classes);
     Py_DECREF(runner);
@@ -610,7 +640,9 @@ static int
 chosen_traverse(Chosen *c, visitproc visit, void *arg)
 {
     Py_VISIT(c->choose); Py_VISIT(c->callee); Py_VISIT(c->runners);
-    Py_VISIT(c->last_key); Py_VISIT(c->last_runner);
+    for (int way = 0; way < CHOSEN_WAYS; way++) {
+        Py_VISIT(c->last_key[way]); Py_VISIT(c->last_runner[way]);
+    }
     return 0;
 }
 
@@ -618,7 +650,9 @@ static int
 chosen_clear(Chosen *c)
 {
     Py_CLEAR(c->choose); Py_CLEAR(c->callee); Py_CLEAR(c->runners);
-    Py_CLEAR(c->last_key); Py_CLEAR(c->last_runner);
+    for (int way = 0; way < CHOSEN_WAYS; way++) {
+        Py_CLEAR(c->last_key[way]); Py_CLEAR(c->last_runner[way]);
+    }
     return 0;
 }
 

@@ -5,6 +5,8 @@ the specializing entry runs an earlier choice without Python code only while it 
 
 from __future__ import annotations
 
+import gc
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -28,11 +30,28 @@ from splice.runtime.specializing import SpecializingEntry
 pytestmark = pytest.mark.skipif(guards.GuardCheck is None, reason="the C guards are not built")
 
 
+#: one check kept per guard across a test's changes: once its checks held, it answers from
+#: the versions of the dicts and classes it read (its stamps) until one of them changes
+_KEPT: dict[int, tuple[Guard, Any]] = {}
+
+
 def agree(guard: Guard) -> bool:
-    """The C check of ``guard`` alone, asserted to agree with its Python form."""
-    check = guard_check([True], [guard])
-    assert check() is guard.holds(), guard
-    return guard.holds()
+    """The C check of ``guard`` alone, asserted to agree with its Python form, both made
+    anew and kept since the guard's first check (stamped)."""
+    holds = guard.holds()
+    assert guard_check([True], [guard])() is holds, guard
+    kept = _KEPT.get(id(guard))
+    if kept is None or kept[0] is not guard:
+        kept = _KEPT[id(guard)] = (guard, guard_check([True], [guard]))
+    assert kept[1]() is holds, ("kept", guard)
+    assert kept[1]() is holds, ("kept, asked again", guard)
+    return holds
+
+
+@pytest.fixture(autouse=True)
+def _forget_kept_checks() -> Any:
+    yield
+    _KEPT.clear()
 
 
 def make_namespace() -> dict[str, Any]:
@@ -172,6 +191,50 @@ def test_the_alive_flag_and_several_guards() -> None:
     assert check() is False
 
 
+def test_a_stamped_check_sees_what_its_stamps_do_not_cover() -> None:
+    """Once stamped, a check still reads cells and calls every time, still follows the
+    builtins a global fell back to, and ignores changes that keep every binding."""
+    builtins_dict = {"len": len}
+    namespace = {"__builtins__": builtins_dict, "x": 1}
+
+    def outer() -> Any:
+        value = 1
+
+        def read() -> int:
+            return value
+        return read
+
+    read = outer()
+    assert read.__closure__ is not None
+    cell = read.__closure__[0]
+
+    class Base:
+        def m(self) -> int:
+            return 1
+
+    class Derived(Base):
+        pass
+
+    check = guard_check([True], [GlobalGuard.now(namespace, "x"),
+                                 GlobalGuard.now(namespace, "len"),
+                                 AttributeGuard.now(Derived, "m")],
+                        [(cell, 1)])
+    assert check() is True and check() is True
+    cell.cell_contents = 2           # no dict or class changed: the cell is read anyway
+    assert check() is False
+    cell.cell_contents = 1
+    assert check() is True
+    builtins_dict["len"] = abs       # the builtins dict the global fell back to
+    assert check() is False
+    builtins_dict["len"] = len
+    assert check() is True
+    namespace["y"] = 2               # a new version, the same bindings: stamped again
+    Base.other = 3                   # likewise for the class
+    assert check() is True and check() is True
+    Base.m = lambda self: 2          # a base's change reaches the class's version tag
+    assert check() is False
+
+
 # --- the specializing entry's fast path ------------------------------------------------------
 
 class TypedIdentity(splice.Plugin):
@@ -211,6 +274,55 @@ def test_earlier_choices_run_without_asking_until_a_guard_fails(
     # the first call of scaled with an int asks; the 49 after it do not; the call after
     # SCALE was rebound asks again (its instance relied on SCALE)
     assert asked.count((int,)) == 2, asked
+
+
+#: (class of the argument, id of the code object running) for each call of ``scaled_seen``
+SEEN: list[tuple[type, Any]] = []
+
+
+def scaled_seen(x):  # type: ignore[no-untyped-def]
+    SEEN.append((type(x), id(sys._getframe().f_code)))  # (equal code objects compare equal)
+    return x * SCALE
+
+
+def calls_scaled_with_many_classes(n):  # type: ignore[no-untyped-def]
+    global SCALE
+    values = (3, 1.5, 2j, "ab", (1,))  # one class more than Chosen keeps at hand
+    out = [scaled_seen(v) for _ in range(n) for v in values]
+    SCALE = 3
+    out += [scaled_seen(v) for _ in range(n) for v in values]
+    SCALE = 2
+    return out
+
+
+@pytest.mark.skipif(native.CHOSEN is None, reason="the C hooks are not built")
+def test_a_polymorphic_call_site_runs_each_class_its_own_choice(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls alternating between five argument classes run their earlier choices from C
+    (the last few kept at hand, the others found in the entry's dict): each class the code
+    instance made for it, never another class's; after a guard failed, a class whose
+    instance relied on the rebound global asks once again, not on every call (int's did:
+    its instance had ``SCALE``'s value folded in)."""
+    asked: list[tuple[type, ...]] = []
+    runner_for = SpecializingEntry._runner_for
+
+    def counting(self: SpecializingEntry, classes: tuple[type, ...]) -> Any:
+        asked.append(classes)
+        return runner_for(self, classes)
+
+    monkeypatch.setattr(SpecializingEntry, "_runner_for", counting)
+    native_result = calls_scaled_with_many_classes(20)
+    SEEN.clear()
+    assert TypedIdentity().run(calls_scaled_with_many_classes, 20) == native_result
+    assert asked.count((int,)) == 2, asked
+    for cls in (float, complex, str, tuple):
+        assert 1 <= asked.count((cls,)) <= 2, (cls, asked)
+    half = len(SEEN) // 2
+    for phase in (SEEN[:half], SEEN[half:]):
+        # the first call of a class may run its instance through ``choose``: the same code
+        codes = {cls: {code for seen, code in phase if seen is cls} for cls, _ in phase}
+        assert all(len(found) == 1 for found in codes.values()), codes
+        assert len({next(iter(found)) for found in codes.values()}) == len(codes), codes
 
 
 # --- closures made anew take the choices of the one before -----------------------------------
@@ -256,6 +368,12 @@ def test_a_closure_made_anew_adopts_the_choices_before_it(
         return choose(self, *args, **kwargs)
 
     monkeypatch.setattr(SpecializingEntry, "choose", counting)
-    assert TypedIdentity().run(closures_in_a_loop, 100) == closures_in_a_loop(100)
+    # a full collection sweeps the table: the closure made after it has no entry before it
+    # to adopt and chooses once more (when it comes depends on what earlier tests left)
+    gc.disable()
+    try:
+        assert TypedIdentity().run(closures_in_a_loop, 100) == closures_in_a_loop(100)
+    finally:
+        gc.enable()
     # the first lambda chooses; the 99 after it run the same instance at once
     assert asked.count("closures_in_a_loop.<locals>.<lambda>") == 1, asked
