@@ -500,12 +500,18 @@ static PyTypeObject InstantiatorType = {
    and a runner the dict no longer holds is one whose check fails (the entry drops a runner
    only once it is unusable), so it is never run stale. */
 #define CHOSEN_WAYS 4
+
+/* ``generic``, when given, is a list of one item the specializing entry keeps up to date:
+   its generic runner ``(instance, function, check)`` (or None before a call needed it). A
+   call with keywords runs its function at once while its check holds; otherwise it asks
+   ``choose``, which (re)builds it. */
 typedef struct {
     PyObject_HEAD
     PyObject *choose;
     PyObject *callee;
     Py_ssize_t skip;
     PyObject *runners;   /* dict or NULL */
+    PyObject *generic;   /* list of one runner (or None), or NULL */
     /* the classes of the last calls run from ``runners`` (or NULL), and their runners */
     PyObject *last_key[CHOSEN_WAYS];
     PyObject *last_runner[CHOSEN_WAYS];
@@ -541,6 +547,37 @@ chosen_remember(Chosen *c, int way, PyObject *classes, PyObject *runner)
     Py_XDECREF(old_runner);
 }
 
+/* a runner's function (a new reference) if its check holds, else NULL (with an error set
+   if the check failed to run) */
+static PyObject *
+runner_function(PyObject *runner)
+{
+    PyObject *check = PyTuple_GET_ITEM(runner, 2);
+    if (check == Py_None) return NULL;
+    PyObject *holds = PyObject_CallNoArgs(check);
+    if (holds == NULL) return NULL;
+    PyObject *function = NULL;
+    if (holds == Py_True) {
+        function = PyTuple_GET_ITEM(runner, 1);
+        Py_INCREF(function);
+    }
+    Py_DECREF(holds);
+    return function;
+}
+
+/* the generic runner's function (a new reference) for a call with keywords, or NULL (with
+   an error set on failure) */
+static PyObject *
+chosen_generic(Chosen *c)
+{
+    PyObject *runner = PyList_GET_ITEM(c->generic, 0);
+    if (!PyTuple_CheckExact(runner) || PyTuple_GET_SIZE(runner) != 3) return NULL;
+    Py_INCREF(runner);  /* the check may let other threads replace it */
+    PyObject *function = runner_function(runner);
+    Py_DECREF(runner);
+    return function;
+}
+
 /* the function a runner chosen before gives for these arguments (a new reference), or
    NULL with no error set when ``choose`` must decide (NULL with an error set on failure) */
 static PyObject *
@@ -568,20 +605,11 @@ chosen_before(Chosen *c, PyObject *const *args, Py_ssize_t nargs)
         }
         Py_INCREF(runner);  /* the check may let other threads change the dict */
     }
-    PyObject *check = PyTuple_GET_ITEM(runner, 2);
-    PyObject *function = NULL;
-    if (check != Py_None) {
-        PyObject *holds = PyObject_CallNoArgs(check);
-        if (holds == Py_True) {
-            function = PyTuple_GET_ITEM(runner, 1);
-            Py_INCREF(function);
-        }
-        else if (holds == NULL) {
-            Py_XDECREF(classes);
-            Py_DECREF(runner);
-            return NULL;
-        }
-        Py_DECREF(holds);
+    PyObject *function = runner_function(runner);
+    if (function == NULL && PyErr_Occurred()) {
+        Py_XDECREF(classes);
+        Py_DECREF(runner);
+        return NULL;
     }
     if (function == NULL && way >= 0 && c->last_runner[way] == runner) {
         /* unusable: ``choose`` replaces it in the dict, where the next call looks */
@@ -613,6 +641,15 @@ chosen_vectorcall_body(Chosen *c, PyObject *const *args, size_t nargsf, PyObject
         }
         if (PyErr_Occurred()) return NULL;
     }
+    else if (c->generic != NULL && kwnames != NULL && c->skip == 0) {
+        PyObject *target = chosen_generic(c);
+        if (target != NULL) {
+            PyObject *result = PyObject_Vectorcall(target, args, nargsf, kwnames);
+            Py_DECREF(target);
+            return result;
+        }
+        if (PyErr_Occurred()) return NULL;
+    }
     if (nargs < c->skip) {
         PyErr_Format(PyExc_TypeError, "splice: a chosen call takes at least %zd arguments",
                      c->skip);
@@ -639,7 +676,7 @@ chosen_vectorcall(Chosen *c, PyObject *const *args, size_t nargsf, PyObject *kwn
 static int
 chosen_traverse(Chosen *c, visitproc visit, void *arg)
 {
-    Py_VISIT(c->choose); Py_VISIT(c->callee); Py_VISIT(c->runners);
+    Py_VISIT(c->choose); Py_VISIT(c->callee); Py_VISIT(c->runners); Py_VISIT(c->generic);
     for (int way = 0; way < CHOSEN_WAYS; way++) {
         Py_VISIT(c->last_key[way]); Py_VISIT(c->last_runner[way]);
     }
@@ -649,7 +686,7 @@ chosen_traverse(Chosen *c, visitproc visit, void *arg)
 static int
 chosen_clear(Chosen *c)
 {
-    Py_CLEAR(c->choose); Py_CLEAR(c->callee); Py_CLEAR(c->runners);
+    Py_CLEAR(c->choose); Py_CLEAR(c->callee); Py_CLEAR(c->runners); Py_CLEAR(c->generic);
     for (int way = 0; way < CHOSEN_WAYS; way++) {
         Py_CLEAR(c->last_key[way]); Py_CLEAR(c->last_runner[way]);
     }
@@ -668,12 +705,16 @@ chosen_dealloc(Chosen *c)
 static PyObject *
 chosen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *choose, *callee, *runners = Py_None;
+    PyObject *choose, *callee, *runners = Py_None, *generic = Py_None;
     Py_ssize_t skip = 0;
-    static char *keywords[] = {"", "", "skip", "runners", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|nO:Chosen", keywords, &choose, &callee,
-                                     &skip, &runners))
+    static char *keywords[] = {"", "", "skip", "runners", "generic", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|nOO:Chosen", keywords, &choose, &callee,
+                                     &skip, &runners, &generic))
         return NULL;
+    if (generic != Py_None && !(PyList_CheckExact(generic) && PyList_GET_SIZE(generic) == 1)) {
+        PyErr_SetString(PyExc_TypeError, "Chosen: generic must be a list of one item or None");
+        return NULL;
+    }
     if (skip < 0) {
         PyErr_SetString(PyExc_ValueError, "Chosen: skip must not be negative");
         return NULL;
@@ -688,6 +729,7 @@ chosen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Py_INCREF(callee); c->callee = callee;
     c->skip = skip;
     if (runners != Py_None) { Py_INCREF(runners); c->runners = runners; }
+    if (generic != Py_None) { Py_INCREF(generic); c->generic = generic; }
     c->vectorcall = (vectorcallfunc)chosen_vectorcall;
     return (PyObject *)c;
 }

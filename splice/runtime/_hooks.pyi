@@ -31,7 +31,8 @@ class Instantiator:
 class Chosen:
     """``choose(*args, **kwargs)(*args[skip:], **kwargs)`` with no frame of its own while
     the chosen callable runs; with ``runners``, a choice made before whose check holds is
-    run without asking ``choose`` (splice/runtime/_hooks.c)."""
+    run without asking ``choose``, and with ``generic`` so is a call with keywords
+    (splice/runtime/_hooks.c)."""
 
     choose: Callable[..., Any]
     callee: Any
@@ -40,7 +41,8 @@ class Chosen:
     __module__: str
 
     def __init__(self, choose: Callable[..., Any], callee: Any, /, skip: int = 0,
-                 runners: dict[Any, Any] | None = None) -> None: ...
+                 runners: dict[Any, Any] | None = None,
+                 generic: list[Any] | None = None) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 

@@ -113,7 +113,7 @@ class Compiling(ContextFields):
             entry, functools.partial(self._forget_entry, id(code)))
         if CHOSEN is not None:
             # no frame of the entry's; its earlier choices run without Python (_hooks.c)
-            return CHOSEN(entry.choose, fn, runners=entry.runners)
+            return CHOSEN(entry.choose, fn, runners=entry.runners, generic=entry.generic_box)
         return entry
 
     def _forget_entry(self, key: int, _freed: Any = None) -> None:

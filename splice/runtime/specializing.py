@@ -23,11 +23,12 @@ instance was inferred for. The cost per call is a tuple of the argument classes,
 lookup and the instance's guard checks; that is why a context should use this entry only
 when some plugin has a ``typed`` or ``optimized`` hook or an ``interpreter``
 (``splice.hooks.HookTable.typed_stages``). With the C extensions built, the table holds
-``Chosen(entry.choose, fn, runners=entry.runners)``: a call without keywords whose classes
-were seen before runs its runner's function after the runner's C check (the instance's
-validity flag, its guards and ``fn``'s cells: ``CodeInstance.check_for``), with no Python
-code of splice's; a failing check, a new class tuple or keywords go through :meth:`choose`,
-which checks again in Python (and invalidates) before it chooses.
+``Chosen(entry.choose, fn, runners=entry.runners, generic=entry.generic_box)``: a call
+without keywords whose classes were seen before runs its runner's function after the
+runner's C check (the instance's validity flag, its guards and ``fn``'s cells:
+``CodeInstance.check_for``), with no Python code of splice's, and so does a call with
+keywords once the generic runner exists; a failing check or a new class tuple goes through
+:meth:`choose`, which checks again in Python (and invalidates) before it chooses.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ class SpecializingEntry:
         # classes -> (instance, the function running it for fn), or (None, what runs fn
         # without typed stages) where the interpreter failed
         self._runners: dict[tuple[type, ...], _Runner] = {}
-        self._generic: _Runner | None = None
+        # the generic runner, in a list C code reads too (``Chosen``'s keyword calls)
+        self._generic_box: list[_Runner | None] = [None]
         #: (classes, runtime key) -> runner, for plugins that give keys (``specialize``);
         #: None when no plugin does (then no call asks for a key)
         self._keyed: dict[tuple[tuple[type, ...], Any], _Runner] | None = \
@@ -111,6 +113,14 @@ class SpecializingEntry:
         the runner's check; None when calls need a runtime key, which only
         :meth:`choose` asks for."""
         return self._runners if self._keyed is None else None
+
+    @property
+    def generic_box(self) -> list[_Runner | None] | None:
+        """The generic runner (the instance for arguments of any type), once a call needed
+        it, in a list of one item kept up to date: what C code (``Chosen``) may run at once
+        for a call with keywords after the runner's check; None when calls need a runtime
+        key, which only :meth:`choose` asks for."""
+        return self._generic_box if self._keyed is None else None
 
     def _usable(self, ci: CodeInstance | None) -> bool:
         """Whether a runner of ``ci`` may run now (``None``: the untyped one, always)."""
@@ -159,16 +169,16 @@ class SpecializingEntry:
 
     def generic(self) -> CodeInstance:
         """The instance for arguments of any type."""
-        runner = self._generic
+        runner = self._generic_box[0]
         if runner is not None and runner[0] is not None and self._usable(runner[0]):
             return runner[0]
         with self._lock:
-            self._generic = None
+            self._generic_box[0] = None
             ci = self._generic_instance = self._instance(())
             return ci
 
     def _generic_runner(self) -> _Runner:
-        runner = self._generic
+        runner = self._generic_box[0]
         if runner is None or not self._usable(runner[0]):
             with self._lock:
                 ci = self._generic_instance
@@ -176,7 +186,7 @@ class SpecializingEntry:
                     runner = self._runner(())
                 else:
                     runner = (ci, ci.function_for(self.fn), ci.check_for(self.fn))
-                self._generic = runner
+                self._generic_box[0] = runner
                 self._generic_instance = None
         return runner
 

@@ -276,6 +276,46 @@ def test_earlier_choices_run_without_asking_until_a_guard_fails(
     assert asked.count((int,)) == 2, asked
 
 
+def helper(x):  # type: ignore[no-untyped-def]
+    return x + 1
+
+
+def other_helper(x):  # type: ignore[no-untyped-def]
+    return x - 1
+
+
+def scaled_by(x, factor=1):  # type: ignore[no-untyped-def]
+    return helper(x) * factor
+
+
+def calls_with_keywords(n):  # type: ignore[no-untyped-def]
+    global helper
+    out = [scaled_by(i, factor=2) for i in range(n)]
+    kept = helper
+    helper = other_helper   # the generic instance relied on the binding of helper
+    out.append(scaled_by(1, factor=2))
+    helper = kept
+    return out
+
+
+@pytest.mark.skipif(native.CHOSEN is None, reason="the C hooks are not built")
+def test_calls_with_keywords_run_the_generic_instance_without_asking(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[str] = []
+    generic_runner = SpecializingEntry._generic_runner
+
+    def counting(self: SpecializingEntry) -> Any:
+        asked.append(self.__qualname__)
+        return generic_runner(self)
+
+    monkeypatch.setattr(SpecializingEntry, "_generic_runner", counting)
+    native_result = calls_with_keywords(50)
+    assert TypedIdentity().run(calls_with_keywords, 50) == native_result
+    # the first keyword call asks; the 49 after it do not; the one after helper was
+    # rebound asks again
+    assert asked.count("scaled_by") == 2, asked
+
+
 #: (class of the argument, id of the code object running) for each call of ``scaled_seen``
 SEEN: list[tuple[type, Any]] = []
 
