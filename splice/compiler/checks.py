@@ -10,12 +10,13 @@ callee is the object inference resolved, and each argument fits the abstract val
 rewrite was made for. Otherwise the call the program wrote runs::
 
     %r = call %f(%a, %b)         becomes     %t1 = %f is <callee>
-                                             %k = type(%a)
-                                             %t2 = %k is float
-                                             if %t1 and %t2:
-                                                 %r = call <replacement>(%a, %b)
-                                             else:
-                                                 %r = call %f(%a, %b)
+                                             %t = %t1 and (%k = type(%a); %k is float)
+                                             %r = <replacement>(%a, %b) if %t
+                                                  else %f(%a, %b)
+
+(a conditional expression, so generated code keeps the call where the program's expression
+has it; each test after the first is computed only if those before it held, as ``and``
+does; where the two paths are not single calls, an ``if`` statement).
 
 The checks run no code of the program: ``is`` comparisons, ``type(x)``, and for the rare
 abstract values that are not one class or one object, ``Abstract.accepts`` (which looks at
@@ -49,6 +50,7 @@ from splice.ir.nodes import (
     FunctionIR,
     GetAttr,
     If,
+    IfExp,
     Operand,
     Pos,
     Region,
@@ -141,24 +143,58 @@ def guarded(ir: FunctionIR, generic: list[Stmt], fast: list[Stmt],
     """The statements replacing ``generic`` (the call the program makes): ``fast`` where
     each operand of ``tests`` fits its abstract value (and each bool of ``ready``, computed
     by ``before``, is true), else ``generic`` itself. The operands must be computed before
-    (temps, constants; a name is read where the test is)."""
+    (temps, constants; a name is read where the test is).
+
+    When both end by assigning the same one result (a call), the choice is a conditional
+    expression, ``%r = fast if test else generic``, not an ``if`` statement: generated code
+    can then keep the call inside the expression that uses it (``s += f(x) * y`` stays an
+    augmented assignment, as the program wrote it)."""
     pos = generic[-1].pos
     before = list(before or [])
-    results: list[Operand] = list(ready or [])
+    # each test with the statements computing it; a test after the first is computed only
+    # if those before it held (its statements in the ``and``'s region, as CPython would
+    # evaluate ``a and b``), so generated code can write the whole test as one expression
+    parts: list[tuple[list[Stmt], Operand]] = [([], r) for r in ready or []]
     for operand, value in tests:
         made, result = _argument_test(ir, operand, value, pos, checks)
-        before.extend(made)
         if result is not None:
-            results.append(result)
-    if not results:
+            parts.append((made, result))
+        else:
+            before.extend(made)
+    if not parts:
         return fast
-    test: Operand = results[0]
-    if len(results) > 1:
+    before.extend(parts[0][0])
+    test: Operand = parts[0][1]
+    if len(parts) > 1:
         test = ir.new_temp()
-        before.append(Assign((test,), BoolOp("and", results[0],
-                                             [Region([], r) for r in results[1:]],
+        before.append(Assign((test,), BoolOp("and", parts[0][1],
+                                             [Region(made, r) for made, r in parts[1:]],
                                              in_test=True), pos))
+    chosen = _as_expression(ir, test, generic, fast)
+    if chosen is not None:
+        return [*before, chosen]
     return [*before, If(test, fast, generic, pos)]
+
+
+def _as_expression(ir: FunctionIR, test: Operand, generic: list[Stmt], fast: list[Stmt]
+                   ) -> Assign | None:
+    """``%r = ifexp(test) fast else generic`` when both end by assigning ``%r`` alone (the
+    last statement of each is then made to assign a temp of its own, the region's value);
+    None otherwise."""
+    last_fast, last_generic = fast[-1], generic[-1]
+    if not (isinstance(last_fast, Assign) and isinstance(last_generic, Assign)
+            and len(last_fast.results) == 1 and last_fast.results == last_generic.results
+            and isinstance(last_fast.results[0], Temp)):
+        return None
+    result = last_fast.results[0]
+    if any(isinstance(s, Assign) and result in s.results for s in [*fast[:-1], *generic[:-1]]):
+        return None
+    fast_value, generic_value = ir.new_temp(), ir.new_temp()
+    fast_value.annotation = generic_value.annotation = result.annotation
+    last_fast.results = (fast_value,)
+    last_generic.results = (generic_value,)
+    return Assign((result,), IfExp(test, Region(fast, fast_value),
+                                   Region(generic, generic_value)), last_generic.pos)
 
 
 def finish(ir: FunctionIR, checks: Checks) -> int:

@@ -4,10 +4,9 @@ A call whose callee inference resolved to a Python function ``g`` (and whose arg
 it inferred) is compiled as a call of ``g``'s own code instance, specialised on those
 argument types, behind a guard that falls back to the ordinary call::
 
-    %r = call %g(x, y)          becomes     if %g is <binding>.holder[0]:
-                                                %r = call <instance of g(float, int)>(x, y)
-                                            else:
-                                                %r = call %g(x, y)
+    %r = call %g(x, y)          becomes     %r = <instance of g(float, int)>(x, y)
+                                                     if <binding>.holder[0] is %g
+                                                     else %g(x, y)
 
 ``holder[0]`` (of the instance's ``Binding`` to ``g``: instances are shared by function
 objects of one code) is ``g`` while the callee instance is valid and a sentinel once it is
@@ -177,7 +176,8 @@ def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any], checks: Checks,
                         pos)
         holder: list[Stmt] = [
             Assign((current,), GetItem(Const(binding.holder, pos), Const(0, pos)), pos),
-            Assign((same,), Compare("is_", op.func, current), pos)]
+            # (the holder read first, so generated code can inline it: ``holder[0] is g``)
+            Assign((same,), Compare("is_", current, op.func), pos)]
         # the callee instance relies on its arguments fitting its specialisation: checked
         # here, since what inference proved may no longer hold (a definition rebound while
         # this instance runs)
