@@ -157,7 +157,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
     scope = _Scope(ir)
     sites = [loc for loc in locations(ir)
              if isinstance(loc.stmt, Assign) and isinstance(loc.stmt.op, Call)
-             and not _internal(loc.stmt.op.func)]
+             and not _internal(loc.stmt.op.func) and not loc.stmt.op.native]
     # A class body's temporaries that cannot be re-nested would become class attributes,
     # so there every call uses the form ``@dispatch[f](args)``, which always re-nests.
     class_body = ir.kind == "class"
@@ -213,6 +213,15 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             continue
         looked_up = ir.new_temp()
         stmt.op.func = looked_up
+        if _computed_elsewhere(scope, loc.block, func, defs):
+            # a callee computed outside the block of its call (the generic path of a
+            # guarded direct call, a branch): looked up where it is called, in one
+            # expression, so a path that does not call it does not pay for the lookup
+            lookup = _lookup(table, func, looked_up, stmt.pos, True)
+            index = loc.block.index(stmt)
+            loc.block[index:index] = [lookup]
+            scope.block_of[id(lookup)] = loc.block
+            continue
         lookup = _lookup(table, func, looked_up, stmt.pos, compact)
         if methods is not None and not compact and (isinstance(func, Var) or (
                 isinstance(func, Temp) and func in defs and isinstance(defs[func].op, Load))):
@@ -416,6 +425,15 @@ def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos, plain: bool = F
     slow = Assign((result,), Call(Const(table.slow_entry, pos), [callee], []), pos)
     handler = Handler(Region([], Const((KeyError, TypeError), pos)), None, [slow], pos)
     return Try([fast], [handler], [], [], False, pos)
+
+
+def _computed_elsewhere(scope: _Scope, block: list[Stmt], func: Operand,
+                        defs: dict[Temp, Assign]) -> bool:
+    """Whether the temp ``func`` is computed by a statement outside ``block`` (the block
+    of its call) that is not redefined."""
+    definition = defs.get(func) if isinstance(func, Temp) else None
+    return definition is not None and func not in scope.redefined and \
+        scope.block_of.get(id(definition)) not in (None, block)
 
 
 def _insert_lookup(scope: _Scope, block: list[Stmt], call: Stmt, func: Operand,
