@@ -277,15 +277,23 @@ class CodeInstance:
             compiled = self._compiled = self.function_for(fn)
         return compiled  # type: ignore[no-any-return]
 
-    def bind(self, fn: types.FunctionType) -> Binding:
+    def bind(self, fn: types.FunctionType, holder: list[Any] | None = None) -> Binding:
         """The instance applied to ``fn`` for direct calls (one per function object): the
-        function to call and the holder the call's guard compares the callee with."""
+        function to call and the holder the call's guard compares the callee with.
+        ``holder``: a list made before the instance existed, by its own code's direct
+        calls of itself (``splice.compiler.direct.SelfCall``), used as the holder if ``fn``
+        has no binding yet; its item 1 is set to the function first."""
         with _lock:
             found = self._bindings.get(id(fn))
             if found is not None:
                 return found
-            holder = [fn if self.valid else INVALID]
-            binding = Binding(self, self.function_for(fn), holder)
+            function = self.function_for(fn)
+            if holder is None:
+                holder = [INVALID]
+            else:
+                holder[1] = function
+            holder[0] = fn if self.valid else INVALID
+            binding = Binding(self, function, holder)
             self._bindings[id(fn)] = binding  # the holder keeps fn: its id stays unique
         if fn is not self.fn:
             # a new code or defaults of fn: its direct calls take the generic path at once

@@ -23,9 +23,17 @@ generic. Only simple calls are
 made direct: all of ``g``'s positional parameters passed positionally (so no default is
 read), no ``*args``/``**kwargs``/keyword-only parameters, no keywords or ``*`` at the call.
 The owner must run ``g`` under the same plugins (``recurse``) and have no per-call hooks
-and no intercept of ``g`` (a direct call would skip them). Recursive calls (a callee whose
-instance is being built) stay ordinary calls. The caller relies on the callee instance: it
-takes its guards and is invalidated with it.
+and no intercept of ``g`` (a direct call would skip them). The caller relies on the callee
+instance: it takes its guards and is invalidated with it.
+
+A call of a function whose instance is being built stays an ordinary call, with one
+exception: a function calling itself with arguments of exactly the types its own instance
+is built for (``fib(n - 1)`` in ``fib(int)``). That call runs the instance being built,
+through a holder made before it exists (:class:`SelfCall`: ``[INVALID, None]``, filled by
+``CodeInstance.bind`` once the instance is made: ``[fn, its function]``), behind the same
+guard: ``holder[1](n - 1) if holder[0] is fib else fib(n - 1)``. So recursion stays a
+Python-to-Python call, which CPython runs without a C frame of its own, instead of going
+through the specializing entry each time.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from splice.cache.instances import INVALID
 from splice.compiler.checks import Checks, checked, guarded
 from splice.compiler.proven import proven_classes
 from splice.errors import InterpreterError, UnsupportedError
@@ -59,7 +68,8 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["MAX_DEPTH", "apply_direct_calls", "direct_native_calls", "plan_direct_calls"]
+__all__ = ["MAX_DEPTH", "SelfCall", "apply_direct_calls", "direct_native_calls",
+           "plan_direct_calls"]
 
 #: how deep callee instances are built below one top-level compile
 MAX_DEPTH = 8
@@ -88,6 +98,22 @@ class building:
         _stack().pop()
 
 
+class SelfCall:
+    """A direct call of the instance being built, from its own code: ``holder`` is
+    ``[INVALID, None]`` until :meth:`bind` (run once the instance exists) makes it ``[fn,
+    the function running the instance for fn]``; the instance's invalidation sets item 0
+    back to ``INVALID``, as for any binding."""
+
+    def __init__(self, fn: types.FunctionType, argtypes: tuple[Abstract, ...]) -> None:
+        self.fn = fn
+        self.argtypes = argtypes
+        self.holder: list[Any] = [INVALID, None]
+
+    def bind(self, instance: Any) -> None:
+        """Point the holder at ``instance``, the code instance now built for ``fn``."""
+        instance.bind(self.fn, self.holder)
+
+
 def _argument_type(value: Abstract) -> Abstract:
     """The type a callee is specialised on: what the call's check proves (plain value
     constants widen to their class, allocation sites and elements to the class; callables
@@ -110,12 +136,15 @@ def _eligible(owner: Any, callee: Any) -> bool:
 
 
 def plan_direct_calls(owner: Any, ir: FunctionIR,
-                      compile_for: Callable[[types.FunctionType, tuple[Abstract, ...]], Any]
+                      compile_for: Callable[[types.FunctionType, tuple[Abstract, ...]], Any],
+                      this: tuple[types.FunctionType, tuple[Abstract, ...]] | None = None
                       ) -> dict[int, Any]:
     """For each call statement of ``ir`` that can be made direct, the callee instance
     (built with ``compile_for(function, argtypes)``) bound to the callee, by statement
-    id."""
+    id; for a call of ``this`` (the function being built and its argument types) with
+    those same types, a :class:`SelfCall` (one for all of them)."""
     plan: dict[int, Any] = {}
+    self_call: SelfCall | None = None
     stack = _stack()
     if len(stack) > MAX_DEPTH:
         return plan
@@ -130,11 +159,16 @@ def plan_direct_calls(owner: Any, ir: FunctionIR,
         if not _eligible(owner, callee):
             continue
         code = callee.__code__
-        if len(op.args) != code.co_argcount or code in stack:
+        if len(op.args) != code.co_argcount:
             continue
         argtypes = tuple(_argument_type(type_of(a)) for a in op.args)
         if all(t is ANY for t in argtypes) and argtypes:
             continue  # nothing known: the generic path is as good
+        if code in stack:
+            if this is not None and callee is this[0] and argtypes == this[1]:
+                self_call = self_call or SelfCall(callee, argtypes)
+                plan[stmt.id] = self_call
+            continue
         try:
             instance = compile_for(callee, argtypes)
         except (UnsupportedError, InterpreterError):
@@ -165,15 +199,24 @@ def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any], checks: Checks,
             continue
         op = stmt.op
         callee = binding.fn
-        instance = binding.instance
         if op.callee is not callee or op.keywords or \
                 len(op.args) != callee.__code__.co_argcount:
             continue
         pos = stmt.pos
         current = ir.new_temp()
         same = ir.new_temp()
-        direct = Assign(stmt.results, Call(Const(binding.function, pos), list(op.args), []),
-                        pos)
+        if isinstance(binding, SelfCall):
+            # the instance being built: its function is in the holder once it exists
+            function = ir.new_temp()
+            item = GetItem(Const(binding.holder, pos), Const(1, pos))
+            direct: list[Stmt] = [
+                Assign((function,), item, pos),
+                Assign(stmt.results, Call(function, list(op.args), [], native=True), pos)]
+            specialized = binding.argtypes
+        else:
+            direct = [Assign(stmt.results, Call(Const(binding.function, pos), list(op.args),
+                                                []), pos)]
+            specialized = binding.instance.argtypes
         holder: list[Stmt] = [
             Assign((current,), GetItem(Const(binding.holder, pos), Const(0, pos)), pos),
             # (the holder read first, so generated code can inline it: ``holder[0] is g``)
@@ -181,14 +224,14 @@ def apply_direct_calls(ir: FunctionIR, plan: dict[int, Any], checks: Checks,
         # the callee instance relies on its arguments fitting its specialisation: checked
         # here, since what inference proved may no longer hold (a definition rebound while
         # this instance runs)
-        tests = [(arg, argtype) for arg, argtype in zip(op.args, instance.argtypes,
-                                                        strict=False)
+        tests = [(arg, argtype) for arg, argtype in zip(op.args, specialized, strict=False)
                  if not isinstance(arg, Starred)]
         index = loc.block.index(stmt)
-        loc.block[index:index + 1] = guarded(ir, [stmt], [direct], tests, checks,
+        loc.block[index:index + 1] = guarded(ir, [stmt], direct, tests, checks,
                                             before=holder, ready=[same])
         done.append(f"line {pos.lineno}: direct call of {describe(callee)}"
-                    f"({', '.join(str(t) for t in instance.argtypes)})")
+                    f"({', '.join(str(t) for t in specialized)})"
+                    + (" (itself)" if isinstance(binding, SelfCall) else ""))
     return done
 
 

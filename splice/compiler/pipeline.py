@@ -290,6 +290,8 @@ def _instance(owner: Any, state: CompileState) -> CodeInstance:
         retyped=bool(owner.hooks.stages["typed"]), guards=tuple(guards),
         inference=inference, times=state.times, optimizations=state.optimizations)
     _connect(ci, fn, callees)
+    for self_call in set(state.self_calls.values()):
+        self_call.bind(ci)
     return ci
 
 

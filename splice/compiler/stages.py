@@ -57,6 +57,7 @@ from splice.compiler.checks import (
     world_age_callees,
 )
 from splice.compiler.direct import (
+    SelfCall,
     apply_direct_calls,
     building,
     direct_native_calls,
@@ -125,6 +126,8 @@ class CompileState:
     replaced: list[str] = field(default_factory=list)
     optimizations: list[str] = field(default_factory=list)
     plan: dict[int, Any] = field(default_factory=dict)
+    #: the direct calls of the instance being built by its own code (bound once it exists)
+    self_calls: dict[int, SelfCall] = field(default_factory=dict)
 
     @property
     def current(self) -> FunctionIR:
@@ -218,13 +221,16 @@ def _optimize(state: CompileState) -> None:
 def _plan_direct(state: CompileState) -> None:
     assert state.callee_instance is not None
     with building(state.fn.__code__):
-        state.plan = plan_direct_calls(state.owner, state.current, state.callee_instance)
+        plan = plan_direct_calls(state.owner, state.current, state.callee_instance,
+                                 this=(state.fn, state.argtypes))
+    state.plan = {i: b for i, b in plan.items() if not isinstance(b, SelfCall)}
+    state.self_calls = {i: b for i, b in plan.items() if isinstance(b, SelfCall)}
 
 
 def _apply_direct(state: CompileState) -> None:
     unload_call_arguments(state.current, state.loaded)
-    state.optimizations.extend(apply_direct_calls(state.current, state.plan, state.checks,
-                                                  state.argtypes))
+    state.optimizations.extend(apply_direct_calls(
+        state.current, {**state.plan, **state.self_calls}, state.checks, state.argtypes))
 
 
 def _route(state: CompileState) -> None:

@@ -422,6 +422,9 @@ class Call(Op):
     keywords: list[Keyword]
     #: the object inference resolved the callee to (``None``: not known or not inferred)
     callee: Any = field(default=None, compare=False, repr=False)
+    #: called as it is, never through a dispatch table (a code instance's function that
+    #: a direct call runs: ``splice.compiler.direct``)
+    native: bool = field(default=False, compare=False, repr=False)
     _operand_fields: ClassVar = ("func", "args", "keywords")
     opname: ClassVar = "call"
 
@@ -1310,7 +1313,7 @@ def copy_ir(value: _T) -> _T:
 
     def reduce_call(op: Call) -> tuple[Any, ...]:
         callee = None if op.callee is None else share(op.callee)
-        return Call, (op.func, op.args, op.keywords, callee)
+        return Call, (op.func, op.args, op.keywords, callee, op.native)
 
     def reduce_scope(ir: FunctionIR) -> tuple[Any, ...]:
         values = []

@@ -46,3 +46,26 @@ def with_default(x, scale=2.0):
 
 def calls_with_default(x):
     return with_default(x)
+
+
+def countdown(n):
+    # rebinds itself half-way down: the calls after run the new function
+    global countdown
+    if n == 3:
+        countdown = replaced_countdown
+    if n <= 0:
+        return [n]
+    return [n, *countdown(n - 1)]
+
+
+def replaced_countdown(n):
+    return ["replaced", n]
+
+
+def mixed(n):
+    # calls itself with a float once: another instance, an ordinary call
+    if n <= 0:
+        return 0.0
+    if isinstance(n, int):
+        return mixed(float(n) - 1.0) + 1
+    return mixed(n - 1.0) + 0.5

@@ -60,15 +60,39 @@ def test_swapping_the_callee_code_during_the_run_takes_the_generic_path() -> Non
     assert splice.invoke(ci, 0.5) == native.swaps_code_midway(0.5)
 
 
-def test_recursive_calls_stay_ordinary_calls() -> None:
+def test_a_function_calling_itself_with_its_own_types_runs_its_own_instance() -> None:
     program = fresh()
     ci = splice.compile(None, program.sums, int)
     assert splice.invoke(ci, 15) == program.sums(15)
-    fib_instance = next(i for i in instances_of(splice.compile(None, program.sums,
-                                                               int).owner)
-                        if i.fn is program.fib)
-    assert not any("fib" in line for line in fib_instance.optimizations
-                   if "direct call" in line)
+    fib_instance = next(i for i in instances_of(ci.owner) if i.fn is program.fib)
+    assert any("direct call of" in line and "(itself)" in line
+               for line in fib_instance.optimizations), fib_instance.optimizations
+
+
+def test_a_function_rebinding_itself_while_it_recurses_takes_the_generic_path() -> None:
+    native, program = fresh(), fresh()
+    ci = splice.compile(None, program.countdown, int)
+    assert any("(itself)" in line for line in ci.optimizations), ci.optimizations
+    assert splice.invoke(ci, 6) == native.countdown(6) == [6, 5, 4, 3, "replaced", 2]
+
+
+def test_a_call_of_itself_with_other_types_stays_an_ordinary_call() -> None:
+    native, program = fresh(), fresh()
+    ci = splice.compile(None, program.mixed, int)
+    assert not any("(itself)" in line for line in ci.optimizations), ci.optimizations
+    assert splice.invoke(ci, 3) == native.mixed(3)
+
+
+def test_a_recursive_function_under_a_typed_plugin_agrees_with_native() -> None:
+    class Typed(splice.Plugin):
+        def typed(self, ir: object) -> object:
+            return ir
+
+    native, program = fresh(), fresh()
+    plugin = Typed()
+    assert plugin.run(program.sums, 12) == native.sums(12)
+    assert plugin.run(program.sums, 12) == native.sums(12)  # the code the first run made
+    assert plugin.run(program.countdown, 6) == native.countdown(6)
 
 
 def test_a_call_that_reads_a_default_is_not_direct() -> None:
