@@ -49,10 +49,9 @@ def calls_with_default(x):
 
 
 def countdown(n):
-    # rebinds itself half-way down: the calls after run the new function
-    global countdown
+    # rebinds its own name half-way down: the calls after run the new function
     if n == 3:
-        countdown = replaced_countdown
+        globals()["countdown"] = replaced_countdown
     if n <= 0:
         return [n]
     return [n, *countdown(n - 1)]
