@@ -19,9 +19,10 @@ inference, the same edges), so it is invalidated by the same changes. Plugins wi
 ``specialize`` pay nothing: no key is asked for.
 
 Specialising on exact classes is sound: every argument's class is exactly the one the
-instance was inferred for. The cost per call is a tuple of the argument classes, a dict
-lookup and the instance's guard checks; that is why a context should use this entry only
-when some plugin has a ``typed`` or ``optimized`` hook or an ``interpreter``
+instance was inferred for. The cost per call is a tuple of the argument classes and a dict
+lookup (skipped for the last few class tuples seen) and the instance's guard checks (a few
+version comparisons while nothing they read changed); that is why a context should use this
+entry only when some plugin has a ``typed`` or ``optimized`` hook or an ``interpreter``
 (``splice.hooks.HookTable.typed_stages``). With the C extensions built, the table holds
 ``Chosen(entry.choose, fn, runners=entry.runners, generic=entry.generic_box)``: a call
 without keywords whose classes were seen before runs its runner's function after the
