@@ -242,6 +242,21 @@ class TypedIdentity(splice.Plugin):
         return ir
 
 
+def counting(monkeypatch: pytest.MonkeyPatch, method: str,
+             record: Callable[..., Any]) -> list[Any]:
+    """Wrap ``SpecializingEntry.<method>``: each call appends ``record(entry, *args)`` to
+    the list returned (what a test counts to see which calls asked Python)."""
+    asked: list[Any] = []
+    original = getattr(SpecializingEntry, method)
+
+    def wrapper(self: SpecializingEntry, *args: Any, **kwargs: Any) -> Any:
+        asked.append(record(self, *args))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(SpecializingEntry, method, wrapper)
+    return asked
+
+
 SCALE = 2
 
 
@@ -261,14 +276,7 @@ def calls_scaled(n):  # type: ignore[no-untyped-def]
 @pytest.mark.skipif(native.CHOSEN is None, reason="the C hooks are not built")
 def test_earlier_choices_run_without_asking_until_a_guard_fails(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    asked: list[tuple[type, ...]] = []
-    runner_for = SpecializingEntry._runner_for
-
-    def counting(self: SpecializingEntry, classes: tuple[type, ...]) -> Any:
-        asked.append(classes)
-        return runner_for(self, classes)
-
-    monkeypatch.setattr(SpecializingEntry, "_runner_for", counting)
+    asked = counting(monkeypatch, "_runner_for", lambda entry, classes: classes)
     native_result = calls_scaled(50)
     assert TypedIdentity().run(calls_scaled, 50) == native_result
     # the first call of scaled with an int asks; the 49 after it do not; the call after
@@ -301,14 +309,7 @@ def calls_with_keywords(n):  # type: ignore[no-untyped-def]
 @pytest.mark.skipif(native.CHOSEN is None, reason="the C hooks are not built")
 def test_calls_with_keywords_run_the_generic_instance_without_asking(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    asked: list[str] = []
-    generic_runner = SpecializingEntry._generic_runner
-
-    def counting(self: SpecializingEntry) -> Any:
-        asked.append(self.__qualname__)
-        return generic_runner(self)
-
-    monkeypatch.setattr(SpecializingEntry, "_generic_runner", counting)
+    asked = counting(monkeypatch, "_generic_runner", lambda entry: entry.__qualname__)
     native_result = calls_with_keywords(50)
     assert TypedIdentity().run(calls_with_keywords, 50) == native_result
     # the first keyword call asks; the 49 after it do not; the one after helper was
@@ -343,14 +344,7 @@ def test_a_polymorphic_call_site_runs_each_class_its_own_choice(
     instance made for it, never another class's; after a guard failed, a class whose
     instance relied on the rebound global asks once again, not on every call (int's did:
     its instance had ``SCALE``'s value folded in)."""
-    asked: list[tuple[type, ...]] = []
-    runner_for = SpecializingEntry._runner_for
-
-    def counting(self: SpecializingEntry, classes: tuple[type, ...]) -> Any:
-        asked.append(classes)
-        return runner_for(self, classes)
-
-    monkeypatch.setattr(SpecializingEntry, "_runner_for", counting)
+    asked = counting(monkeypatch, "_runner_for", lambda entry, classes: classes)
     native_result = calls_scaled_with_many_classes(20)
     SEEN.clear()
     assert TypedIdentity().run(calls_scaled_with_many_classes, 20) == native_result
@@ -400,14 +394,7 @@ def test_a_closure_made_anew_runs_what_fits_its_cells() -> None:
 @pytest.mark.skipif(native.CHOSEN is None, reason="the C hooks are not built")
 def test_a_closure_made_anew_adopts_the_choices_before_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    asked: list[str] = []
-    choose = SpecializingEntry.choose
-
-    def counting(self: SpecializingEntry, *args: Any, **kwargs: Any) -> Any:
-        asked.append(self.__qualname__)
-        return choose(self, *args, **kwargs)
-
-    monkeypatch.setattr(SpecializingEntry, "choose", counting)
+    asked = counting(monkeypatch, "choose", lambda entry, *args: entry.__qualname__)
     # a full collection sweeps the table: the closure made after it has no entry before it
     # to adopt and chooses once more (when it comes depends on what earlier tests left)
     gc.disable()
