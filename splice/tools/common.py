@@ -31,7 +31,8 @@ def time_limit(seconds: float, error: type[BaseException]) -> Iterator[None]:
     ``WALL_FACTOR`` times that of wall-clock time (main thread, POSIX only; a no-op
     elsewhere or for ``seconds <= 0``). CPU time, so that a busy machine (tests run in
     parallel next to other work) does not turn a slow run into a failure, while a program
-    that loops for ever still stops."""
+    that loops for ever still stops, even if the first ``error`` was raised where Python
+    ignores exceptions."""
     usable = hasattr(signal, "setitimer") and threading.current_thread() is \
         threading.main_thread()
     if not usable or seconds <= 0:
@@ -39,15 +40,16 @@ def time_limit(seconds: float, error: type[BaseException]) -> Iterator[None]:
         return
 
     def alarm(signum: int, frame: object) -> None:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.setitimer(signal.ITIMER_REAL, 0)
         raise error(f"took longer than {seconds:g} s of CPU time (or "
                     f"{seconds * WALL_FACTOR:g} s in all)")
 
+    # the timers go on firing until the block is left: an exception raised where Python
+    # ignores it (a weak reference's callback, a finaliser) is raised again soon after
+    again = max(seconds / 4, 0.05)
     old_prof = signal.signal(signal.SIGPROF, alarm)
     old_alarm = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_PROF, seconds)
-    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_FACTOR)
+    signal.setitimer(signal.ITIMER_PROF, seconds, again)
+    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_FACTOR, again)
     try:
         yield
     finally:

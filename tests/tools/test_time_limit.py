@@ -24,6 +24,21 @@ def test_a_busy_loop_is_stopped() -> None:
             pass
 
 
+def test_a_limit_swallowed_once_fires_again() -> None:
+    """As when the first one is raised in a weak reference's callback, which Python
+    ignores after printing it."""
+    caught = 0
+    with pytest.raises(Limit), time_limit(0.1, Limit):
+        try:
+            while True:
+                pass
+        except Limit:
+            caught += 1
+        while True:
+            pass
+    assert caught == 1
+
+
 def test_waiting_counts_against_the_wall_clock_limit_only() -> None:
     with time_limit(0.05, Limit):
         time.sleep(0.05 * WALL_FACTOR / 2)  # no CPU time: within both limits
