@@ -27,11 +27,12 @@ and no intercept of ``g`` (a direct call would skip them). The caller relies on 
 instance: it takes its guards and is invalidated with it.
 
 A call of a function whose instance is being built stays an ordinary call, with one
-exception: a function calling itself with arguments of exactly the types its own instance
-is built for (``fib(n - 1)`` in ``fib(int)``). That call runs the instance being built,
-through a holder made before it exists (:class:`SelfCall`: ``[INVALID, None]``, filled by
-``CodeInstance.bind`` once the instance is made: ``[fn, its function]``), behind the same
-guard: ``holder[1](n - 1) if holder[0] is fib else fib(n - 1)``. So recursion stays a
+exception: a function (not a generator or coroutine function) calling itself with arguments
+of exactly the types its own instance is built for (``fib(n - 1)`` in ``fib(int)``). That
+call runs the instance being built, through a holder made before it exists
+(:class:`SelfCall`: ``[INVALID, None]``, filled by ``CodeInstance.bind`` once the instance
+is made: ``[fn, its function]``), behind the same guard: ``holder[1](n - 1) if holder[0]
+is fib else fib(n - 1)``. So recursion stays a
 Python-to-Python call, which CPython runs without a C frame of its own, instead of going
 through the specializing entry each time.
 """
@@ -74,6 +75,7 @@ __all__ = ["MAX_DEPTH", "SelfCall", "apply_direct_calls", "direct_native_calls",
 #: how deep callee instances are built below one top-level compile
 MAX_DEPTH = 8
 _CO_SIMPLE_FLAGS = 0x04 | 0x08  # CO_VARARGS | CO_VARKEYWORDS
+_CO_SUSPENDING = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable and async
 
 _building = threading.local()
 
@@ -165,7 +167,11 @@ def plan_direct_calls(owner: Any, ir: FunctionIR,
         if all(t is ANY for t in argtypes) and argtypes:
             continue  # nothing known: the generic path is as good
         if code in stack:
-            if this is not None and callee is this[0] and argtypes == this[1]:
+            # (not for a generator or coroutine function: its call only makes the object,
+            # so the direct path saves only the entry's check, about what its guard and
+            # hidden locals cost)
+            if this is not None and callee is this[0] and argtypes == this[1] and \
+                    not code.co_flags & _CO_SUSPENDING:
                 self_call = self_call or SelfCall(callee, argtypes)
                 plan[stmt.id] = self_call
             continue
