@@ -68,3 +68,10 @@ def mixed(n):
     if isinstance(n, int):
         return mixed(float(n) - 1.0) + 1
     return mixed(n - 1.0) + 0.5
+
+
+def walk(n):
+    # a generator calling itself: calling it only makes the generator (an ordinary call)
+    if n > 0:
+        yield n
+        yield from walk(n - 1)

@@ -83,6 +83,13 @@ def test_a_call_of_itself_with_other_types_stays_an_ordinary_call() -> None:
     assert splice.invoke(ci, 3) == native.mixed(3)
 
 
+def test_a_generator_calling_itself_stays_an_ordinary_call() -> None:
+    native, program = fresh(), fresh()
+    ci = splice.compile(None, program.walk, int)
+    assert not any("(itself)" in line for line in ci.optimizations), ci.optimizations
+    assert list(splice.invoke(ci, 4)) == list(native.walk(4)) == [4, 3, 2, 1]
+
+
 def test_a_recursive_function_under_a_typed_plugin_agrees_with_native() -> None:
     class Typed(splice.Plugin):
         def typed(self, ir: object) -> object:
