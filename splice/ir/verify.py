@@ -108,8 +108,13 @@ class _Verifier:
             body = self.block(stmt.body, defined)
             for handler in stmt.handlers:
                 self.block(handler.body, defined)
-            self.block(stmt.orelse, body)
-            self.block(stmt.finalbody, defined)
+            orelse = self.block(stmt.orelse, body)
+            final = self.block(stmt.finalbody, defined)
+            if not stmt.handlers:
+                # a ``try`` without handlers falls through only once its body (and else)
+                # ran to the end: what they and the ``finally`` define is defined after it
+                # (a plugin may wrap a statement so: the Tracer wraps each ``yield``)
+                defined |= orelse | final
             return
         for inner_block in stmt.blocks():
             self.block(inner_block, defined)

@@ -10,7 +10,7 @@ import pytest
 
 import splice
 from splice.ir import compile_ir, lower, verify
-from splice.ir.nodes import Assign, Call, Const, FunctionIR, Store
+from splice.ir.nodes import Assign, Call, Const, Copy, FunctionIR, Handler, Store, Try
 from splice.ir.tools import (
     Builder,
     calls,
@@ -19,6 +19,7 @@ from splice.ir.tools import (
     insert_after,
     insert_before,
     local_names,
+    locations,
     remove,
     replace_uses,
     scopes,
@@ -189,6 +190,26 @@ def test_verify_rejects_a_use_before_definition() -> None:
     site.op.args = [stray]
     with pytest.raises(splice.ir.VerifyError, match="used before it is defined"):
         verify(ir)
+
+
+def _wrapped_in_try(handlers: bool) -> FunctionIR:
+    """``simulate``'s IR with its first call statement wrapped in a ``try`` (whose result
+    is used after it), with an ``except`` clause or only a ``finally``."""
+    ir = lower(simulate)
+    site = find_calls(ir, math.sin)[0]
+    stmt, block = site.stmt, next(loc.block for loc in locations(ir) if loc.stmt is site.stmt)
+    pos = stmt.pos
+    final = [Assign((ir.new_temp(),), Copy(Const(None, pos)), pos)]
+    handler = [Handler(None, None, [Assign((ir.new_temp(),), Copy(Const(None, pos)), pos)],
+                       pos)] if handlers else []
+    block[block.index(stmt)] = Try([stmt], handler, [], final, False, pos)
+    return ir
+
+
+def test_verify_follows_a_try_without_handlers() -> None:
+    verify(_wrapped_in_try(handlers=False))  # the body ran to the end: its result exists
+    with pytest.raises(splice.ir.VerifyError, match="used before it is defined"):
+        verify(_wrapped_in_try(handlers=True))  # a handler may have fallen through
 
 
 def test_verify_rejects_a_statement_twice() -> None:
