@@ -32,9 +32,8 @@ of exactly the types its own instance is built for (``fib(n - 1)`` in ``fib(int)
 call runs the instance being built, through a holder made before it exists
 (:class:`SelfCall`: ``[INVALID, None]``, filled by ``CodeInstance.bind`` once the instance
 is made: ``[fn, its function]``), behind the same guard: ``holder[1](n - 1) if holder[0]
-is fib else fib(n - 1)``. So recursion stays a
-Python-to-Python call, which CPython runs without a C frame of its own, instead of going
-through the specializing entry each time.
+is fib else fib(n - 1)``. So recursion stays a Python-to-Python call, which CPython runs
+without a C frame of its own, instead of going through the specializing entry each time.
 """
 
 from __future__ import annotations

@@ -217,10 +217,8 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             # a callee computed outside the block of its call (the generic path of a
             # guarded direct call, a branch): looked up where it is called, in one
             # expression, so a path that does not call it does not pay for the lookup
-            lookup = _lookup(table, func, looked_up, stmt.pos, True)
-            index = loc.block.index(stmt)
-            loc.block[index:index] = [lookup]
-            scope.block_of[id(lookup)] = loc.block
+            _insert_before(scope, loc.block, stmt, [_lookup(table, func, looked_up, stmt.pos,
+                                                            True)])
             continue
         lookup = _lookup(table, func, looked_up, stmt.pos, compact)
         if methods is not None and not compact and (isinstance(func, Var) or (
@@ -446,6 +444,12 @@ def _insert_lookup(scope: _Scope, block: list[Stmt], call: Stmt, func: Operand,
             func not in scope.redefined:
         scope.insert_after(definition, statements)
         return
+    _insert_before(scope, block, call, statements)
+
+
+def _insert_before(scope: _Scope, block: list[Stmt], call: Stmt, statements: list[Stmt]
+                   ) -> None:
+    """Put ``statements`` right before ``call`` in ``block``."""
     index = block.index(call)
     block[index:index] = statements
     for item in statements:
