@@ -68,7 +68,7 @@ def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
                 plain: bool = False, direct_builtins: bool = True,
                 global_site: Callable[[str], Any] | None = None,
                 native_attributes: set[int] | None = None,
-                methods: Any = None) -> int:
+                methods: Any = None, held_call: Any = None) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
     ``table``. Returns the number of call sites rewritten. A method site whose name is not
     in ``overlay_names`` calls a builtin method directly. ``plain``: only lookups that stay
@@ -82,13 +82,17 @@ def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
     of the statements it adds that read an attribute of a bound method, of an object of a
     known builtin type (``%m.__func__``) or of a site are added to ``native_attributes``.
     ``methods``: the table's ``splice.runtime._methods.Methods`` (None: not built), for
-    method calls without a bound method where no hook needs to see builtin methods."""
+    method calls without a bound method where no hook needs to see builtin methods.
+    ``held_call``: ``splice.runtime.native.HELD_CALL``, for tables whose entries may hold a
+    nested function weakly: a callee that only a temporary holds (``make()()``) is called
+    as ``held_call(entry, callee, *args)``, so it stays alive until its call returns and
+    dies before the arguments, as on CPython's stack (None: called as ``entry(*args)``)."""
     count = 0
     inserted = native_attributes if native_attributes is not None else set()
     for scope, private in scopes_run_inline(ir, enclosing_class(ir)):
         count += _route_scope(scope, table, overlay_names, plain, direct_builtins, inserted,
                               global_site if scope is ir else None,
-                              methods if direct_builtins else None, private)
+                              methods if direct_builtins else None, private, held_call)
     return count
 
 
@@ -152,7 +156,7 @@ class _Scope:
 def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
                  plain: bool, direct_builtins: bool, native_attributes: set[int],
                  global_site: Callable[[str], Any] | None = None, methods: Any = None,
-                 private: str | None = None) -> int:
+                 private: str | None = None, held_call: Any = None) -> int:
     defs = definitions(ir)
     scope = _Scope(ir)
     sites = [loc for loc in locations(ir)
@@ -213,6 +217,9 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             continue
         looked_up = ir.new_temp()
         stmt.op.func = looked_up
+        if held_call is not None and _only_a_temp_holds(scope, func, defs):
+            stmt.op.func = Const(held_call, stmt.pos)
+            stmt.op.args = [looked_up, func, *stmt.op.args]
         if _computed_elsewhere(scope, loc.block, func, defs):
             # a callee computed outside the block of its call (the generic path of a
             # guarded direct call, a branch): looked up where it is called, in one
@@ -423,6 +430,16 @@ def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos, plain: bool = F
     slow = Assign((result,), Call(Const(table.slow_entry, pos), [callee], []), pos)
     handler = Handler(Region([], Const((KeyError, TypeError), pos)), None, [slow], pos)
     return Try([fast], [handler], [], [], False, pos)
+
+
+def _only_a_temp_holds(scope: _Scope, func: Operand, defs: dict[Temp, Assign]) -> bool:
+    """Whether the callee ``func`` may be held by its temp alone: a temp that is not (on
+    every path) a copy of a name's value, so nothing but the call may keep it alive."""
+    if not isinstance(func, Temp):
+        return False
+    definition = defs.get(func)
+    return definition is None or func in scope.redefined or \
+        not isinstance(definition.op, (Load, Copy, Const))
 
 
 def _computed_elsewhere(scope: _Scope, block: list[Stmt], func: Operand,

@@ -16,6 +16,13 @@
       happened;
    4. calls each ``posthook(result, fn, args, kwargs)`` of ``posthooks``.
 
+   With ``weak=True`` (a nested function, which the dispatch table then keys weakly:
+   splice/runtime/table.py) the entry holds ``fn`` by a weak reference and a call holds it
+   only while it runs, so the entry does not keep alive a function the program dropped.
+   Call sites keep a callee they computed alive through its call (``held_call`` below);
+   should one reach the entry after the program let go of ``fn`` anyway, ``target`` stands
+   in for it (the hooks see the function rebuilt from ``fn``'s code, with its cells).
+
    Being C, it is no frame: tracebacks, ``sys._getframe``, ``warnings.warn(stacklevel=)``,
    logging's caller and the recursion depth see the program's frames only (the hooks' own
    frames exist while a hook runs, not while the callee does). An exception a hook raises
@@ -32,7 +39,7 @@
 
 typedef struct {
     PyObject_HEAD
-    PyObject *fn;            /* the callee the program called */
+    PyObject *fn;            /* the callee the program called (a weak reference: ``weak``) */
     PyObject *target;        /* what runs it (its entry) */
     PyObject *prehooks;      /* tuple of plugins */
     PyObject *posthooks;     /* tuple of plugins */
@@ -41,16 +48,45 @@ typedef struct {
     PyObject *pending;       /* thread-local: .stack = [(fn, continuation), ...] */
     PyObject *anywhere;      /* list: one item per entry of any thread's stack */
     PyObject *failed;        /* failed(plugin, hook, fn, exc) -> PluginError */
+    int weak;                /* ``fn`` is a weak reference to the callee */
     PyObject *weakreflist;
     vectorcallfunc vectorcall;
 } Hooked;
+
+/* the referent of weak reference ``ref`` (a new reference), or NULL when it died */
+static PyObject *
+referent_of(PyObject *ref)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *obj;
+    if (PyWeakref_GetRef(ref, &obj) < 0) PyErr_Clear();
+    return obj;
+#else
+    PyObject *obj = PyWeakref_GetObject(ref);  /* borrowed */
+    if (obj == NULL) { PyErr_Clear(); return NULL; }
+    if (obj == Py_None) return NULL;
+    Py_INCREF(obj);
+    return obj;
+#endif
+}
+
+/* the callee a call of ``h`` passes to the hooks (a new reference): ``fn``, or with
+   ``weak`` its referent, or ``target`` when it died */
+static PyObject *
+hooked_callee(Hooked *h)
+{
+    if (!h->weak) { Py_INCREF(h->fn); return h->fn; }
+    PyObject *fn = referent_of(h->fn);
+    if (fn == NULL) { Py_INCREF(h->target); fn = h->target; }
+    return fn;
+}
 
 static PyObject *str_prehook, *str_posthook, *str_stack;
 
 /* Turn the pending exception of ``plugin``'s ``hook`` into its PluginError (an Exception
    other than RecursionError; anything else passes as it is). Returns NULL. */
 static PyObject *
-hook_failed(Hooked *h, PyObject *plugin, PyObject *hook)
+hook_failed(Hooked *h, PyObject *fn, PyObject *plugin, PyObject *hook)
 {
     if (!PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_RecursionError))
         return NULL;
@@ -58,7 +94,7 @@ hook_failed(Hooked *h, PyObject *plugin, PyObject *hook)
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
     if (tb != NULL) PyException_SetTraceback(value, tb);
-    PyObject *error = PyObject_CallFunctionObjArgs(h->failed, plugin, hook, h->fn, value, NULL);
+    PyObject *error = PyObject_CallFunctionObjArgs(h->failed, plugin, hook, fn, value, NULL);
     if (error == NULL) {
         Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
         return NULL;
@@ -77,16 +113,17 @@ hook_failed(Hooked *h, PyObject *plugin, PyObject *hook)
 
 /* Call ``hook`` of every plugin of ``plugins`` with ``arguments``; -1 on an error. */
 static int
-run_hooks(Hooked *h, PyObject *plugins, PyObject *hook, PyObject *const *arguments, size_t n)
+run_hooks(Hooked *h, PyObject *fn, PyObject *plugins, PyObject *hook,
+          PyObject *const *arguments, size_t n)
 {
     Py_ssize_t count = PyTuple_GET_SIZE(plugins);
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *plugin = PyTuple_GET_ITEM(plugins, i);
         PyObject *method = PyObject_GetAttr(plugin, hook);
-        if (method == NULL) { hook_failed(h, plugin, hook); return -1; }
+        if (method == NULL) { hook_failed(h, fn, plugin, hook); return -1; }
         PyObject *result = PyObject_Vectorcall(method, arguments, n, NULL);
         Py_DECREF(method);
-        if (result == NULL) { hook_failed(h, plugin, hook); return -1; }
+        if (result == NULL) { hook_failed(h, fn, plugin, hook); return -1; }
         Py_DECREF(result);
     }
     return 0;
@@ -94,7 +131,7 @@ run_hooks(Hooked *h, PyObject *plugins, PyObject *hook, PyObject *const *argumen
 
 /* overdub(fn, args, kwargs) with (fn, continuation) on this thread's pending stack */
 static PyObject *
-call_overdub(Hooked *h, PyObject *args, PyObject *kwargs)
+call_overdub(Hooked *h, PyObject *fn, PyObject *args, PyObject *kwargs)
 {
     PyObject *stack = PyObject_GetAttr(h->pending, str_stack);
     if (stack == NULL) return NULL;
@@ -103,7 +140,7 @@ call_overdub(Hooked *h, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_TypeError, "splice: the pending stack is not a list");
         return NULL;
     }
-    PyObject *item = PyTuple_Pack(2, h->fn, h->continuation);
+    PyObject *item = PyTuple_Pack(2, fn, h->continuation);
     if (item == NULL || PyList_Append(h->anywhere, Py_None) < 0) {
         Py_XDECREF(item); Py_DECREF(stack);
         return NULL;
@@ -114,7 +151,7 @@ call_overdub(Hooked *h, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     Py_DECREF(item);
-    PyObject *arguments[3] = {h->fn, args, kwargs};
+    PyObject *arguments[3] = {fn, args, kwargs};
     PyObject *result = PyObject_Vectorcall(h->overdub, arguments, 3, NULL);
     /* pop both, keeping the exception the overdub raised (as ``finally`` does) */
     PyObject *type, *value, *tb;
@@ -155,17 +192,19 @@ hooked_vectorcall_body(Hooked *h, PyObject *const *stack, size_t nargsf, PyObjec
         }
     }
     PyObject *result = NULL;
-    PyObject *pre[3] = {h->fn, args, kwargs};
-    if (run_hooks(h, h->prehooks, str_prehook, pre, 3) < 0) goto done;
+    PyObject *fn = hooked_callee(h);  /* held while the call runs */
+    PyObject *pre[3] = {fn, args, kwargs};
+    if (run_hooks(h, fn, h->prehooks, str_prehook, pre, 3) < 0) goto done;
     if (h->overdub != Py_None) {
-        result = call_overdub(h, args, kwargs);
+        result = call_overdub(h, fn, args, kwargs);
     } else {
         result = PyObject_Call(h->target, args, kwargs);
     }
     if (result == NULL) goto done;
-    PyObject *post[4] = {result, h->fn, args, kwargs};
-    if (run_hooks(h, h->posthooks, str_posthook, post, 4) < 0) Py_CLEAR(result);
+    PyObject *post[4] = {result, fn, args, kwargs};
+    if (run_hooks(h, fn, h->posthooks, str_posthook, post, 4) < 0) Py_CLEAR(result);
 done:
+    Py_DECREF(fn);
     Py_DECREF(args);
     Py_DECREF(kwargs);
     return result;
@@ -214,13 +253,23 @@ hooked_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     PyObject *fn, *target, *prehooks, *posthooks, *overdub, *continuation, *pending,
         *anywhere, *failed;
-    if (!PyArg_ParseTuple(args, "OOO!O!OOOO!O:Hooked", &fn, &target, &PyTuple_Type, &prehooks,
-                          &PyTuple_Type, &posthooks, &overdub, &continuation, &pending,
-                          &PyList_Type, &anywhere, &failed))
+    int weak = 0;
+    static char *keywords[] = {"", "", "", "", "", "", "", "", "", "weak", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!O!OOOO!O|p:Hooked", keywords, &fn,
+                                     &target, &PyTuple_Type, &prehooks, &PyTuple_Type,
+                                     &posthooks, &overdub, &continuation, &pending,
+                                     &PyList_Type, &anywhere, &failed, &weak))
         return NULL;
     Hooked *h = (Hooked *)type->tp_alloc(type, 0);
     if (h == NULL) return NULL;
-    Py_INCREF(fn); h->fn = fn;
+    if (weak) {
+        h->fn = PyWeakref_NewRef(fn, NULL);
+        if (h->fn == NULL) { Py_DECREF(h); return NULL; }
+        h->weak = 1;
+    }
+    else {
+        Py_INCREF(fn); h->fn = fn;
+    }
     Py_INCREF(target); h->target = target;
     Py_INCREF(prehooks); h->prehooks = prehooks;
     Py_INCREF(posthooks); h->posthooks = posthooks;
@@ -236,8 +285,13 @@ hooked_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static PyObject *
 hooked_get_fn(Hooked *h, void *closure)
 {
-    Py_INCREF(h->fn);
-    return h->fn;
+    return hooked_callee(h);
+}
+
+static PyObject *
+hooked_get_weak(Hooked *h, void *closure)
+{
+    return PyBool_FromLong(h->weak);
 }
 
 static PyObject *
@@ -259,11 +313,15 @@ hooked_get_continuation(Hooked *h, void *closure)
 static PyObject *
 hooked_get_callee_attribute(Hooked *h, void *name)
 {
-    return PyObject_GetAttrString(h->fn, (const char *)name);
+    PyObject *fn = hooked_callee(h);
+    PyObject *value = PyObject_GetAttrString(fn, (const char *)name);
+    Py_DECREF(fn);
+    return value;
 }
 
 static PyGetSetDef hooked_getset[] = {
     {"callee", (getter)hooked_get_fn, NULL, "the callee the program called", NULL},
+    {"weak", (getter)hooked_get_weak, NULL, "whether the callee is held weakly", NULL},
     {"target", (getter)hooked_get_target, NULL, "what runs the callee (its entry)", NULL},
     {"continuation", (getter)hooked_get_continuation, NULL,
      "what the overdub's recurse_call goes on with (None: no overdub)", NULL},
@@ -276,7 +334,10 @@ static PyGetSetDef hooked_getset[] = {
 static PyObject *
 hooked_repr(Hooked *h)
 {
-    return PyUnicode_FromFormat("<splice hooks around %R>", h->fn);
+    PyObject *fn = hooked_callee(h);
+    PyObject *repr = PyUnicode_FromFormat("<splice hooks around %R>", fn);
+    Py_DECREF(fn);
+    return repr;
 }
 
 static PyTypeObject HookedType = {
@@ -498,7 +559,11 @@ static PyTypeObject InstantiatorType = {
    are among them skip the tuple and the lookup, at a polymorphic call site too (a method
    called on instances of a few subclasses); a runner's check still runs on every call,
    and a runner the dict no longer holds is one whose check fails (the entry drops a runner
-   only once it is unusable), so it is never run stale. */
+   only once it is unusable), so it is never run stale.
+
+   ``weak=True``: ``callee`` (read for its names only) is held by a weak reference, as
+   ``Hooked`` holds a nested function; once it died, its names are ``choose.__self__``'s
+   (the specializing entry keeps them). */
 #define CHOSEN_WAYS 4
 
 /* ``generic``, when given, is a list of one item the specializing entry keeps up to date:
@@ -508,7 +573,8 @@ static PyTypeObject InstantiatorType = {
 typedef struct {
     PyObject_HEAD
     PyObject *choose;
-    PyObject *callee;
+    PyObject *callee;    /* a weak reference to it with ``weak`` */
+    int weak;
     Py_ssize_t skip;
     PyObject *runners;   /* dict or NULL */
     PyObject *generic;   /* list of one runner (or None), or NULL */
@@ -707,9 +773,10 @@ chosen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     PyObject *choose, *callee, *runners = Py_None, *generic = Py_None;
     Py_ssize_t skip = 0;
-    static char *keywords[] = {"", "", "skip", "runners", "generic", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|nOO:Chosen", keywords, &choose, &callee,
-                                     &skip, &runners, &generic))
+    int weak = 0;
+    static char *keywords[] = {"", "", "skip", "runners", "generic", "weak", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|nOOp:Chosen", keywords, &choose, &callee,
+                                     &skip, &runners, &generic, &weak))
         return NULL;
     if (generic != Py_None && !(PyList_CheckExact(generic) && PyList_GET_SIZE(generic) == 1)) {
         PyErr_SetString(PyExc_TypeError, "Chosen: generic must be a list of one item or None");
@@ -726,7 +793,14 @@ chosen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Chosen *c = (Chosen *)type->tp_alloc(type, 0);
     if (c == NULL) return NULL;
     Py_INCREF(choose); c->choose = choose;
-    Py_INCREF(callee); c->callee = callee;
+    if (weak) {
+        c->callee = PyWeakref_NewRef(callee, NULL);
+        if (c->callee == NULL) { Py_DECREF(c); return NULL; }
+        c->weak = 1;
+    }
+    else {
+        Py_INCREF(callee); c->callee = callee;
+    }
     c->skip = skip;
     if (runners != Py_None) { Py_INCREF(runners); c->runners = runners; }
     if (generic != Py_None) { Py_INCREF(generic); c->generic = generic; }
@@ -741,28 +815,59 @@ chosen_get_choose(Chosen *c, void *closure)
     return c->choose;
 }
 
+/* the callee (a new reference), or NULL with no error set once a weakly held one died */
+static PyObject *
+chosen_callee(Chosen *c)
+{
+    if (!c->weak) { Py_INCREF(c->callee); return c->callee; }
+    return referent_of(c->callee);
+}
+
 static PyObject *
 chosen_get_callee(Chosen *c, void *closure)
 {
-    Py_INCREF(c->callee);
-    return c->callee;
+    PyObject *callee = chosen_callee(c);
+    if (callee == NULL) Py_RETURN_NONE;
+    return callee;
+}
+
+static PyObject *
+chosen_get_weak(Chosen *c, void *closure)
+{
+    return PyBool_FromLong(c->weak);
 }
 
 static PyObject *
 chosen_get_callee_attribute(Chosen *c, void *name)
 {
-    return PyObject_GetAttrString(c->callee, (const char *)name);
+    PyObject *callee = chosen_callee(c);
+    if (callee == NULL) {
+        PyObject *owner = PyObject_GetAttrString(c->choose, "__self__");
+        if (owner == NULL) return NULL;
+        PyObject *value = PyObject_GetAttrString(owner, (const char *)name);
+        Py_DECREF(owner);
+        return value;
+    }
+    PyObject *value = PyObject_GetAttrString(callee, (const char *)name);
+    Py_DECREF(callee);
+    return value;
 }
 
 static PyObject *
 chosen_repr(Chosen *c)
 {
-    return PyUnicode_FromFormat("<splice entry of %R chosen by %R>", c->callee, c->choose);
+    PyObject *callee = chosen_get_callee(c, NULL);
+    PyObject *repr = PyUnicode_FromFormat("<splice entry of %R chosen by %R>", callee,
+                                          c->choose);
+    Py_DECREF(callee);
+    return repr;
 }
 
 static PyGetSetDef chosen_getset[] = {
     {"choose", (getter)chosen_get_choose, NULL, "gives what runs a call", NULL},
-    {"callee", (getter)chosen_get_callee, NULL, "the callee the program called", NULL},
+    {"callee", (getter)chosen_get_callee, NULL,
+     "the callee the program called (None once a weakly held one died)", NULL},
+    {"weak", (getter)chosen_get_weak, NULL, "whether the callee is held weakly", NULL},
     {"__name__", (getter)chosen_get_callee_attribute, NULL, "the callee's", "__name__"},
     {"__qualname__", (getter)chosen_get_callee_attribute, NULL, "the callee's", "__qualname__"},
     {"__module__", (getter)chosen_get_callee_attribute, NULL, "the callee's", "__module__"},
@@ -1142,7 +1247,30 @@ watch_compiles(PyObject *module, PyObject *record)
     Py_RETURN_NONE;
 }
 
+/* ``held_call(entry, callee, *args, **kwargs)``: ``entry(*args, **kwargs)``, where
+   generated code calls the entry of a callee that only a temporary holds (``make()()``,
+   ``handlers[key](event)``). Natively the callee stays on the caller's stack until its
+   call returns and is let go of before the arguments; here it is an argument of this call,
+   so the caller's stack holds it just as long, and frees it right after ``entry`` (the
+   table's) and before the arguments. An entry holding its callee weakly (``Hooked``,
+   ``Chosen``) then finds it alive for the whole call. No frame: the entry's own frame
+   (if any) is the one after the caller's. */
+static PyObject *
+held_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs < 2) {
+        PyErr_SetString(PyExc_TypeError, "held_call(entry, callee, *args): too few arguments");
+        return NULL;
+    }
+    /* args[1] may serve the entry as its spare slot (PY_VECTORCALL_ARGUMENTS_OFFSET) */
+    return PyObject_Vectorcall(args[0], args + 2,
+                               (size_t)(nargs - 2) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+}
+
 static PyMethodDef module_methods[] = {
+    {"held_call", (PyCFunction)(void (*)(void))held_call, METH_FASTCALL | METH_KEYWORDS,
+     "held_call(entry, callee, *args, **kwargs): entry(*args, **kwargs), with callee held "
+     "on the caller's stack through the call."},
     {"watch_compiles", (PyCFunction)watch_compiles, METH_O,
      "watch_compiles(record): call record(code, source) for each code object made from "
      "text by exec, eval or compile and then executed (an audit hook, installed once)."},

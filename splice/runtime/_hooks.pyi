@@ -5,6 +5,7 @@ class Hooked:
     """Per-call hooks around a callee, no frame of its own (splice/runtime/_hooks.c)."""
 
     callee: Any
+    weak: bool
     target: Any
     continuation: Any
     __name__: str
@@ -13,7 +14,8 @@ class Hooked:
 
     def __init__(self, fn: Any, target: Any, prehooks: tuple[Any, ...],
                  posthooks: tuple[Any, ...], overdub: Any, continuation: Any, pending: Any,
-                 anywhere: list[None], failed: Callable[..., BaseException], /) -> None: ...
+                 anywhere: list[None], failed: Callable[..., BaseException], /,
+                 weak: bool = False) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
@@ -36,13 +38,14 @@ class Chosen:
 
     choose: Callable[..., Any]
     callee: Any
+    weak: bool
     __name__: str
     __qualname__: str
     __module__: str
 
     def __init__(self, choose: Callable[..., Any], callee: Any, /, skip: int = 0,
                  runners: dict[Any, Any] | None = None,
-                 generic: list[Any] | None = None) -> None: ...
+                 generic: list[Any] | None = None, weak: bool = False) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
@@ -71,3 +74,8 @@ class SlotCall:
 def watch_compiles(record: Callable[[Any, str | bytes], object], /) -> None:
     """Call ``record(code, source)`` for each code object run by exec/eval right after its
     text was compiled (an audit hook, installed once; splice/runtime/_hooks.c)."""
+
+
+def held_call(entry: Callable[..., Any], callee: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """``entry(*args, **kwargs)``, with ``callee`` held on the caller's stack until the
+    call returns (splice/runtime/_hooks.c)."""

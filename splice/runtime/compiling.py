@@ -12,9 +12,7 @@ points the IR's calls at this context's table and sites.
 
 from __future__ import annotations
 
-import functools
 import types
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -31,10 +29,11 @@ from splice.runtime import overlays, processes
 from splice.runtime.attributes import ATTRIBUTE_NATIVE_TYPES
 from splice.runtime.context_fields import ContextFields, is_splice_code
 from splice.runtime.implicit import NATIVE_TYPES
-from splice.runtime.native import CHOSEN
+from splice.runtime.native import CHOSEN, HELD_CALL
 from splice.runtime.sharing import bind, share
 from splice.runtime.sites import Site
 from splice.runtime.specializing import SpecializingEntry
+from splice.runtime.weakkeys import is_nested
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -92,8 +91,7 @@ class Compiling(ContextFields):
         built."""
         entry = SpecializingEntry(self, fn)
         code = fn.__code__
-        last = self._last_entries.get(id(code))
-        before = last() if last is not None else None
+        before = self._last_choices.get(id(code))
         try:
             # a closure made anew (in a loop) takes the choices of the one before it that
             # fit it; a first function object of its code builds what any call can run
@@ -109,18 +107,15 @@ class Compiling(ContextFields):
         except InterpreterError as exc:
             return self.untyped(fn, exc)
         self._record(fn, True, "transformed")
-        self._last_entries[id(code)] = weakref.ref(
-            entry, functools.partial(self._forget_entry, id(code)))
+        # (the instances only, by classes: the entry itself holds fn's cells, which must
+        # die with fn, and the closure before this one is often dead already)
+        self._last_choices[id(code)] = entry.instances
         if CHOSEN is not None:
             # no frame of the entry's; its earlier choices run without Python (_hooks.c)
-            return CHOSEN(entry.choose, fn, runners=entry.runners, generic=entry.generic_box)
+            # (a nested function held weakly: the table then keys it weakly)
+            return CHOSEN(entry.choose, fn, runners=entry.runners, generic=entry.generic_box,
+                          weak=is_nested(fn))
         return entry
-
-    def _forget_entry(self, key: int, _freed: Any = None) -> None:
-        """Drop the freed entry of ``_last_entries[key]`` (not a newer one)."""
-        last = self._last_entries.get(key)
-        if last is not None and last() is None:
-            del self._last_entries[key]
 
     def untyped(self, fn: types.FunctionType, error: Exception,
                 argtypes: tuple[Any, ...] = ()) -> Any:
@@ -181,7 +176,10 @@ class Compiling(ContextFields):
         route_calls(ir, self.table, self.routed_names, plain=plain,
                     direct_builtins=self.direct_builtin_methods,
                     global_site=self._site_maker(ir),
-                    native_attributes=native_attributes, methods=self.table.methods)
+                    native_attributes=native_attributes, methods=self.table.methods,
+                    # entries that may hold a nested function weakly (per-call hooks, typed
+                    # stages): a callee only a temporary holds stays alive through its call
+                    held_call=HELD_CALL if self.hooked or self.typed_stages else None)
         if self.implicit is not None:
             route_implicit(ir, self.implicit, NATIVE_TYPES, ATTRIBUTE_NATIVE_TYPES,
                            skip=(self.table, self.table.fast), compact=plain,

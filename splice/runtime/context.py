@@ -88,7 +88,7 @@ class Context(Instantiating):
         watch(self.table)
         self.code = CodeCache[CompiledCode | UnsupportedError]()
         self.instances = InstanceCache()
-        self._last_entries = {}
+        self._last_choices = {}
         self.params = CompileParams()
         self.constructors = CodeCache[CompiledCode | UnsupportedError]()
         self._reached = {}

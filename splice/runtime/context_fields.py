@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import sys
 import types
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from splice.cache.code_cache import CodeCache
-from splice.cache.instances import InstanceCache
+from splice.cache.instances import CodeInstance, InstanceCache
 from splice.cache.owners import Owner
 from splice.compiler.params import CompileParams
 from splice.errors import UnsupportedError
@@ -38,7 +37,6 @@ from splice.ir.assemble import CompiledCode
 from splice.pristine import BUILTINS
 from splice.runtime.hooked import with_hooks
 from splice.runtime.implicit import Implicit
-from splice.runtime.specializing import SpecializingEntry
 from splice.runtime.table import DispatchTable
 
 if TYPE_CHECKING:
@@ -80,9 +78,10 @@ class ContextFields:
     constructors: CodeCache[CompiledCode | UnsupportedError]
     #: code instances built under this context (``splice.cache.instances``)
     instances: InstanceCache
-    #: id of a code object -> the specializing entry made last for a function of it
-    #: (weakly), whose choices a closure made anew adopts
-    _last_entries: dict[int, weakref.ref[SpecializingEntry]]
+    #: id of a code object -> the instances chosen by the specializing entry made last for
+    #: a function of it, by argument classes, which a closure made anew adopts (each
+    #: instance holds its code, so the id stays unique while this holds them)
+    _last_choices: dict[int, dict[tuple[type, ...], CodeInstance]]
     #: the compiler's limits and switches for this context
     params: CompileParams
     #: (module, qualified name or repr) -> (entered, reason); ``reached`` names them

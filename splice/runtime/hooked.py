@@ -11,6 +11,7 @@ exceptions pass as they are.
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from splice.errors import PluginError
@@ -19,6 +20,7 @@ from splice.ir.source import describe
 from splice.pristine import BUILTINS
 from splice.runtime import native
 from splice.runtime.pending import PENDING, PENDING_ANYWHERE, overdub_step
+from splice.runtime.weakkeys import holds_weakly, is_nested
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -39,8 +41,13 @@ def with_hooks(hooks: HookTable, fn: Any, target: Any) -> Any:
             for plugin in reversed(others):
                 continuation = overdub_step(plugin, fn, continuation)
             overdub = first.overdub
+        # a nested function is held weakly where nothing else the entry holds holds it
+        # (one overdub at most: the steps between overdubs hold it), so the table can key
+        # it weakly and the entry goes when the program drops it (splice/runtime/weakkeys.py)
+        weak = type(fn) is types.FunctionType and is_nested(fn) and \
+            len(hooks.overdubs) <= 1 and holds_weakly(target, fn)
         return native.HOOKED(fn, target, tuple(prehooks), tuple(posthooks), overdub,
-                      continuation, PENDING, PENDING_ANYWHERE, _hook_failed)
+                             continuation, PENDING, PENDING_ANYWHERE, _hook_failed, weak=weak)
     # a hook that raises is a PluginError, the call's own exceptions pass as they are:
     # a ``try`` around the hooks' loops costs nothing in 3.11 until something raises
     # (no frame or call more on the way)

@@ -10,6 +10,9 @@ without a compiler, and the pure-Python form it documents runs instead (docs/run
   a class's entry calling its constructor, counted as ``type.__call__`` counts (else a
   ``functools.partial``), and a callable object's entry (else a bound method).
 * ``METHODS`` (``_methods.Methods``): method calls without a bound method.
+* ``HELD_CALL`` (``_hooks.held_call``): a call of an entry that keeps the callee on the
+  caller's stack until it returns, so entries may hold nested functions weakly (else
+  entries hold them, and the table keys them strongly).
 """
 
 from __future__ import annotations
@@ -21,19 +24,21 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["CHOSEN", "HOOKED", "INSTANTIATOR", "METHODS", "SLOT_CALL"]
+__all__ = ["CHOSEN", "HELD_CALL", "HOOKED", "INSTANTIATOR", "METHODS", "SLOT_CALL"]
 
 HOOKED: Callable[..., Any] | None
 INSTANTIATOR: Callable[..., Any] | None
 CHOSEN: Callable[..., Any] | None
 SLOT_CALL: Callable[..., Any] | None
+HELD_CALL: Callable[..., Any] | None
 try:
     from splice.runtime._hooks import Chosen as CHOSEN
     from splice.runtime._hooks import Hooked as HOOKED
     from splice.runtime._hooks import Instantiator as INSTANTIATOR
     from splice.runtime._hooks import SlotCall as SLOT_CALL
+    from splice.runtime._hooks import held_call as HELD_CALL
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
-    HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = None
+    HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = HELD_CALL = None
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any], frozenset[str] | None], Any] | None
 try:

@@ -78,6 +78,11 @@ class SpecializingEntry:
                  max_specializations: int | None = None) -> None:
         self.owner = owner
         self._fn: weakref.ref[types.FunctionType] = weakref.ref(fn)
+        # what a stand-in for ``fn`` is made of, should a call come after ``fn`` died
+        # (the runners hold the same cells and defaults, so this keeps nothing longer)
+        self._parts = (fn.__code__, fn.__globals__, fn.__defaults__, fn.__closure__,
+                       fn.__kwdefaults__)
+        self._stand_in: types.FunctionType | None = None
         #: (``owner.params.max_specializations`` unless given)
         self.max_specializations = owner.params.max_specializations \
             if max_specializations is None else max_specializations
@@ -102,10 +107,19 @@ class SpecializingEntry:
 
     @property
     def fn(self) -> Any:
+        """The entry's function; once the program let go of it while a call was on its
+        way to the entry (a path that did not keep it alive: ``native.HELD_CALL``), a
+        function of the same code, globals, cells and defaults stands in for it."""
         fn = self._fn()
-        if fn is None:
-            raise ReferenceError("the function of this specializing entry was freed")
-        return fn
+        if fn is not None:
+            return fn
+        if self._stand_in is None:
+            code, namespace, defaults, closure, kwdefaults = self._parts
+            stand_in = types.FunctionType(code, namespace, self.__name__, defaults, closure)
+            stand_in.__kwdefaults__ = kwdefaults
+            stand_in.__qualname__ = self.__qualname__
+            self._stand_in = stand_in
+        return self._stand_in
 
     @property
     def runners(self) -> dict[tuple[type, ...], _Runner] | None:
@@ -149,18 +163,18 @@ class SpecializingEntry:
 
         return _callee_instance(self.owner, self.fn, types_, key)
 
-    def adopt(self, other: SpecializingEntry) -> bool:
-        """Take over the choices of ``other``, an entry of another function object of the
-        same code, whose instances fit this entry's function (a closure made anew in a
-        loop): the same instances, run with this function's cells and defaults. Whether
-        any was taken (none: the entry chooses on its own, as new)."""
+    def adopt(self, choices: dict[tuple[type, ...], CodeInstance]) -> bool:
+        """Take over ``choices`` (the instances an entry of another function object of the
+        same code chose, by argument classes: a closure made anew in a loop) whose
+        instances fit this entry's function: the same instances, run with this function's
+        cells and defaults. Whether any was taken (none: the entry chooses on its own, as
+        new)."""
         fn = self.fn
-        if other._keyed is not None or other._fn() is None or \
-                other.fn.__code__ is not fn.__code__:
+        if self._keyed is not None:
             return False
         with self._lock:
-            for classes, (ci, _, _) in list(other._runners.items()):
-                if ci is None or not ci.fits(fn):
+            for classes, ci in list(choices.items()):
+                if ci.specialization.code is not fn.__code__ or not ci.fits(fn):
                     continue
                 check = ci.check_for(fn)
                 if check() if check is not None else self._usable(ci):

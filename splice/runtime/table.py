@@ -4,8 +4,9 @@ use (``Context.resolve``) and swept so that it holds nothing the program dropped
 Generated code looks callees up here (``@dispatch[f](args)``), or in ``fast``, the same
 entries in an exact ``dict`` for call sites that catch a missing key. Entries whose key
 nothing else references are swept when the table has doubled since the last sweep and at
-every full collection; a nested function whose entry is its rebuilt copy is keyed weakly
-(``splice.runtime.weakkeys``), so its entry goes when the program drops it; classes
+every full collection; a nested function whose entry does not hold it (its rebuilt copy, a
+C entry holding it weakly) is keyed weakly (``splice.runtime.weakkeys``), so its entry goes
+when the program drops it; classes
 defined in Python are dropped before each full collection (a class is part of reference
 cycles, so an entry would keep it alive for good). Entries are made again on demand.
 """
@@ -24,7 +25,7 @@ from splice.pristine import BUILTINS
 from splice.runtime import native
 from splice.runtime.constructors import CONSTRUCTOR_ENTRY
 from splice.runtime.sites import Site
-from splice.runtime.weakkeys import WeakKey, is_nested
+from splice.runtime.weakkeys import WeakKey, holds_weakly, is_nested
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -113,11 +114,11 @@ class DispatchTable(dict[Any, Any]):
         return entry
 
     def _key(self, callee: Any, entry: Any) -> Any:
-        """What to key ``callee``'s entry by: a nested function whose entry is the function
-        rebuilt from transformed code (holding its cells, not it) weakly, so the entry
-        goes when the function does (splice/runtime/weakkeys.py); anything else itself."""
-        if type(callee) is _FunctionType and type(entry) is _FunctionType and \
-                entry is not callee and is_nested(callee):
+        """What to key ``callee``'s entry by: a nested function whose entry does not hold
+        it (the function rebuilt from transformed code, a C entry holding it weakly)
+        weakly, so the entry goes when the function does (splice/runtime/weakkeys.py);
+        anything else itself."""
+        if type(callee) is _FunctionType and is_nested(callee) and holds_weakly(entry, callee):
             return WeakKey(callee, self._dropped)
         return callee
 

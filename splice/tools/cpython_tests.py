@@ -339,13 +339,6 @@ REASONS: dict[str, Reason] = {
         "its own frame is a candidate, as a builtin's call spends a unit there; not "
         "confirmed), so the deepest table raises RecursionError"))}
        if VERSION < (3, 12) else {}),
-    # limits only newer versions show (their entries are in EXPECTED)
-    **({"hooked-entry-holds-callee": Reason("limit", (
-        "with per-call hooks the dispatch table keys a closure's entry by the closure "
-        "itself (docs/runtime.md, Object lifetimes; strict xfails in tests/runtime/"
-        "test_lifetimes.py): a wrapper function made per object (tempfile's "
-        "NamedTemporaryFile makes one per method read, holding the file's closer) lives "
-        "until a sweep, so the file is deleted late"))} if VERSION >= (3, 12) else {}),
     "quickening": Reason("limit", (
         "a function called under the plugin runs its transformed copy: the original code "
         "object never runs, so CPython never specialises it (dis(adaptive=True))")),
@@ -407,11 +400,6 @@ EXPECTED: list[tuple[tuple[str, ...], str, str, str]] = [
     (BOTH, "test_traceback", r"test\.test_traceback\.(TestStack\.test_(extract_stackup_"
      r"deferred_lookup_lines|format_locals)|TestTracebackException\.test_(print|from_"
      r"exception|comparison_params_variations))", "hidden-names"),
-    # tests that only newer versions have (found by running DEFAULT in both modes on
-    # 3.12.1 and 3.13.0; an entry for a test a version lacks would be stale there)
-    *([(HOOKED, "test_tempfile", r"test\.test_tempfile\.TestNamedTemporaryFile\.test_del_"
-        r"by_finalizer$", "hooked-entry-holds-callee")]
-      if VERSION >= (3, 12) else []),
 ]
 
 

@@ -123,15 +123,17 @@ def _all_cases() -> dict[tuple[str, str], d.Case]:
     return {case.key: case for module in modules for case in d.collect(module)}
 
 
-@pytest.mark.parametrize("key", sorted(d.LIFETIME_GAPS), ids="-".join)
-def test_lifetime_gaps_still_differ_in_deaths(key: tuple[str, str]) -> None:
-    """Each case excused from comparing deaths still has a value dying at another point
-    than natively in some mode (else its entry must go); the other checks of the case
-    compare the rest."""
-    case = _all_cases()[key]
-    differs = []
-    for mode in d.MODES:
-        target = d.rebuilt(case, mode)
-        if d.observe(case, target) != d.observe(case, case.fn):
-            differs.append(mode)
-    assert differs, f"{key}: deaths are native in every mode: remove its LIFETIME_GAPS entry"
+def test_lifetime_gaps_still_differ_in_deaths() -> None:
+    """Each case excused from comparing deaths (none where the C extensions are built)
+    still has a value dying at another point than natively in some mode (else its entry
+    must go); the other checks of the case compare the rest."""
+    cases = _all_cases()
+    for key in sorted(d.LIFETIME_GAPS):
+        case = cases[key]
+        differs = []
+        for mode in d.MODES:
+            target = d.rebuilt(case, mode)
+            if d.observe(case, target) != d.observe(case, case.fn):
+                differs.append(mode)
+        assert differs, \
+            f"{key}: deaths are native in every mode: remove its LIFETIME_GAPS entry"

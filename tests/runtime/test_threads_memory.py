@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 import splice
+from splice.runtime import native
 
 world_module = importlib.import_module("splice.cache.world")
 
@@ -276,11 +277,18 @@ def test_hundred_thousand_closures_memory_bounded(plugin_kind: type[splice.Plugi
         assert plugin.calls >= 3 * CLOSURES // 2  # make_adder and add, or the lambda
 
 
-def test_closure_table_entries_die_with_their_closures() -> None:
+@pytest.mark.parametrize("plugin_kind", [splice.Plugin, Hooked, Typed],
+                         ids=["plain", "hooked", "typed"])
+def test_closure_table_entries_die_with_their_closures(
+        plugin_kind: type[splice.Plugin]) -> None:
     """The minimal version of the above: one closure, called under a plugin, then dropped,
     dies at once, as natively, and its entry with it (the table keys nested functions
-    weakly: splice/runtime/weakkeys.py)."""
-    plugin = splice.Plugin()
+    weakly, and the C entries of hooks and typed stages hold them weakly:
+    splice/runtime/weakkeys.py)."""
+    if native.HELD_CALL is None and plugin_kind is not splice.Plugin:
+        pytest.xfail("without the C extensions the Python entries of hooks and typed stages "
+                     "hold the closure (tests/runtime/test_lifetimes.py, _HOLDS_CALLEE)")
+    plugin = plugin_kind()
     table = plugin.context.table
     for _ in range(2):  # the first closure of a code compiles it, later ones reuse it
         add = make_adder(1)
@@ -293,23 +301,26 @@ def test_closure_table_entries_die_with_their_closures() -> None:
         assert len(table) == len(table.fast) == 3  # churn, range, make_adder
 
 
-def test_recursive_closures_are_collected() -> None:
+@pytest.mark.parametrize("plugin_kind", [splice.Plugin, Hooked, Typed],
+                         ids=["plain", "hooked", "typed"])
+def test_recursive_closures_are_collected(plugin_kind: type[splice.Plugin]) -> None:
     """A closure that refers to itself through its own cell is a reference cycle: natively
     the collector frees it. Its entry holds the same cell, so the table drops such entries
     before each full collection."""
-    plugin = splice.Plugin()
+    plugin = plugin_kind()
 
     def make() -> Any:
         def countdown(n: int) -> int:
             return 0 if n == 0 else countdown(n - 1)
         return countdown
 
-    fn = make()
-    assert plugin.run(fn, 3) == 0
-    ref = weakref.ref(fn)
-    del fn
-    gc.collect()
-    assert ref() is None
+    for _ in range(2):
+        fn = make()
+        assert plugin.run(fn, 3) == 0
+        ref = weakref.ref(fn)
+        del fn
+        gc.collect()
+        assert ref() is None
 
 
 def test_code_cache_holds_code_weakly() -> None:
