@@ -83,10 +83,13 @@ def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
     known builtin type (``%m.__func__``) or of a site are added to ``native_attributes``.
     ``methods``: the table's ``splice.runtime._methods.Methods`` (None: not built), for
     method calls without a bound method where no hook needs to see builtin methods.
-    ``held_call``: ``splice.runtime.native.HELD_CALL``, for tables whose entries may hold a
-    nested function weakly: a callee that only a temporary holds (``make()()``) is called
-    as ``held_call(entry, callee, *args)``, so it stays alive until its call returns and
-    dies before the arguments, as on CPython's stack (None: called as ``entry(*args)``)."""
+    A callee that only a temporary holds (``make()()``) stays alive until its call returns
+    and dies before the arguments, as on CPython's stack: ``held_call``
+    (``splice.runtime.native.HELD_CALL``, for tables whose entries may hold a nested
+    function weakly) calls it as ``held_call(entry, callee, *args)``; elsewhere (and in
+    code that must stay expressions) its lookup is one expression with it,
+    ``@methods(make())(args)``, whose C lookup binds the entry to a callee nothing else
+    holds."""
     count = 0
     inserted = native_attributes if native_attributes is not None else set()
     for scope, private in scopes_run_inline(ir, enclosing_class(ir)):
@@ -217,9 +220,16 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             continue
         looked_up = ir.new_temp()
         stmt.op.func = looked_up
-        if held_call is not None and _only_a_temp_holds(scope, func, defs):
+        temporary = _only_a_temp_holds(scope, func, defs)
+        if held_call is not None and temporary and not compact:
+            # (the callee is read twice: not in code that must stay expressions)
             stmt.op.func = Const(held_call, stmt.pos)
             stmt.op.args = [looked_up, func, *stmt.op.args]
+        elif temporary and table.methods is not None:
+            # one expression, ``@methods(make())(args)``, so the callee stays on the
+            # stack: the C lookup binds the entry to it when nothing else holds it, and
+            # the call keeps it alive until it returns (splice/runtime/_methods.c)
+            compact = True
         if _computed_elsewhere(scope, loc.block, func, defs):
             # a callee computed outside the block of its call (the generic path of a
             # guarded direct call, a branch): looked up where it is called, in one

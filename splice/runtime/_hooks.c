@@ -1262,9 +1262,8 @@ held_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *k
         PyErr_SetString(PyExc_TypeError, "held_call(entry, callee, *args): too few arguments");
         return NULL;
     }
-    /* args[1] may serve the entry as its spare slot (PY_VECTORCALL_ARGUMENTS_OFFSET) */
-    return PyObject_Vectorcall(args[0], args + 2,
-                               (size_t)(nargs - 2) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+    /* (no PY_VECTORCALL_ARGUMENTS_OFFSET: the callee's slot must hold it throughout) */
+    return PyObject_Vectorcall(args[0], args + 2, (size_t)(nargs - 2), kwnames);
 }
 
 static PyMethodDef module_methods[] = {

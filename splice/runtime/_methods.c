@@ -13,7 +13,11 @@
      (generated code only takes this path for names no intercept or overlay takes);
    - a bound method: the entry of its function, bound to its ``__self__``;
    - anything else (a function from the instance ``__dict__``, a module's function, a
-     callable object): the callable's entry (a C function itself), unbound.
+     callable object): the callable's entry (a C function itself), unbound; but when the
+     callable would die before its call (its holders: the lookup alone, or the lookup and
+     a receiver that only the caller's stack holds, as in ``Box().callback()``),
+     ``SkipFirst(entry)`` bound to the callable, so it sits on the caller's stack until
+     the call returns, as natively (reference counts: CPython-specific, as this module).
 
    CPython's ``CALL`` unpacks a method object onto its stack (receiver first) before the
    call, exactly the stack ``LOAD_METHOD`` leaves: a Python callee's frame takes over the
@@ -23,16 +27,19 @@
    allocation per call, which ``LOAD_METHOD`` avoids.
 
    ``methods(callee)`` is the table's entry for ``callee`` (resolved when missing, on
-   every call when ``callee`` cannot be a key): the lookup of code that must stay one
-   expression, where a subscript of the table would raise ``TypeError`` for an unhashable
-   callee (a callable object whose class defines ``__eq__`` only), and of callees that are
-   likely builtin methods bound to an object (``append = out.append; append(x)``). Such a
-   method is a new object each time it is bound, never kept in the table (it would keep
-   its receiver alive); when the table's context calls builtin methods directly (no
-   per-call hook), ``routed`` is the set of names that an overlay or an intercept takes,
-   and a builtin method bound to an object other than a module, whose name is not in it,
-   is its own entry: returned here at once, as the table's ``__missing__`` would return it
-   after a raised ``KeyError`` and two Python calls.
+   every call when ``callee`` cannot be a key), bound through ``SkipFirst`` to ``callee``
+   when only the caller's stack holds it (``methods(make())()``: natively the call keeps
+   it alive until it returns). It is the lookup of code that must stay one expression,
+   where a subscript of the table would raise ``TypeError`` for an unhashable callee (a
+   callable object whose class defines ``__eq__`` only), of callees that only a temporary
+   holds, and of callees that are likely builtin methods bound to an object
+   (``append = out.append; append(x)``). Such a method is a new object each time it is
+   bound, never kept in the table (it would keep its receiver alive); when the table's
+   context calls builtin methods directly (no per-call hook), ``routed`` is the set of
+   names that an overlay or an intercept takes, and a builtin method bound to an object
+   other than a module, whose name is not in it, is its own entry: returned here at once,
+   as the table's ``__missing__`` would return it after a raised ``KeyError`` and two
+   Python calls.
 
    Optional: splice falls back to the Python form of method calls (splice/runtime/
    callsites.py) when this module is not built. Version-specific: from 3.13 the
@@ -95,12 +102,87 @@ entry_of(Methods *m, PyObject *callee)   /* new reference */
     return PyObject_CallOneArg(m->slow, callee);
 }
 
+/* ``SkipFirst(entry)``: calls ``entry(*args[1:], **kwargs)``. Bound as a method to a
+   callable, it keeps that callable on the caller's stack as the call's first argument:
+   CPython's ``CALL`` unpacks a method object onto its stack, and lets go of it right after
+   the call, before the other arguments. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *entry;
+    vectorcallfunc vectorcall;
+} SkipFirst;
+
+static PyObject *
+skip_first_vectorcall(SkipFirst *s, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "splice: SkipFirst takes the held callable first");
+        return NULL;
+    }
+    return PyObject_Vectorcall(s->entry, args + 1, (size_t)(nargs - 1), kwnames);
+}
+
+static int
+skip_first_traverse(SkipFirst *s, visitproc visit, void *arg)
+{
+    Py_VISIT(s->entry);
+    return 0;
+}
+
+static int
+skip_first_clear(SkipFirst *s)
+{
+    Py_CLEAR(s->entry);
+    return 0;
+}
+
+static void
+skip_first_dealloc(SkipFirst *s)
+{
+    PyObject_GC_UnTrack(s);
+    skip_first_clear(s);
+    PyObject_GC_Del(s);
+}
+
+static PyTypeObject SkipFirstType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._methods.SkipFirst",
+    .tp_basicsize = sizeof(SkipFirst),
+    .tp_dealloc = (destructor)skip_first_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(SkipFirst, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)skip_first_traverse,
+    .tp_clear = (inquiry)skip_first_clear,
+};
+
+/* ``SkipFirst(entry)`` bound to ``callee``: what to call instead of ``entry`` so that the
+   call holds ``callee`` (``entry`` is stolen) */
+static PyObject *
+held_by_the_call(PyObject *entry, PyObject *callee)
+{
+    SkipFirst *skip = PyObject_GC_New(SkipFirst, &SkipFirstType);
+    if (skip == NULL) { Py_DECREF(entry); return NULL; }
+    skip->entry = entry;
+    skip->vectorcall = (vectorcallfunc)skip_first_vectorcall;
+    PyObject_GC_Track(skip);
+    PyObject *bound = PyMethod_New((PyObject *)skip, callee);
+    Py_DECREF(skip);
+    return bound;
+}
+
 static PyObject *
 methods_vectorcall(Methods *m, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (nargs == 1 && kwnames == NULL) {
-        return entry_of(m, args[0]);  /* the entry of a callee, hashable or not */
+        /* the entry of a callee, hashable or not */
+        PyObject *callee = args[0];
+        PyObject *entry = entry_of(m, callee);
+        if (entry == NULL || entry == callee || Py_REFCNT(callee) > 1) return entry;
+        /* only the caller's stack holds it (``make()()``): it would die before its call */
+        return held_by_the_call(entry, callee);
     }
     if (nargs != 2 || kwnames != NULL) {
         PyErr_SetString(PyExc_TypeError,
@@ -132,8 +214,16 @@ methods_vectorcall(Methods *m, PyObject *const *args, size_t nargsf, PyObject *k
         return meth;
     } else {
         target = entry_of(m, meth);
+        /* held here alone, or here and by a receiver only the caller's stack holds (its
+           ``__dict__``, say): the callable would die before its call runs */
+        int last = Py_REFCNT(meth) == 1 || (Py_REFCNT(meth) == 2 && Py_REFCNT(obj) == 1);
+        if (target == NULL || target == meth || !last) {
+            Py_DECREF(meth);
+            return target;
+        }
+        PyObject *bound = held_by_the_call(target, meth);
         Py_DECREF(meth);
-        return target;
+        return bound;
     }
     PyObject *bound = PyMethod_New(target, self);
     Py_DECREF(target);
@@ -231,6 +321,7 @@ PyMODINIT_FUNC
 PyInit__methods(void)
 {
     if (PyType_Ready(&MethodsType) < 0) return NULL;
+    if (PyType_Ready(&SkipFirstType) < 0) return NULL;
     WeakKeyType.tp_base = &_PyWeakref_RefType;
     /* the base's hash (the referent's, cached) with our comparison: set explicitly, as
        a type defining tp_richcompare alone inherits no tp_hash */
