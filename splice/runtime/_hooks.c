@@ -70,13 +70,31 @@ referent_of(PyObject *ref)
 #endif
 }
 
+/* what an entry keeps of its callee ``obj`` (a new reference): a weak reference to it with
+   ``weak``, else ``obj`` itself */
+static PyObject *
+kept(PyObject *obj, int weak)
+{
+    if (weak) return PyWeakref_NewRef(obj, NULL);
+    Py_INCREF(obj);
+    return obj;
+}
+
+/* the callee an entry keeps as ``held`` (a new reference), or NULL with no error set once
+   a weakly held one died */
+static PyObject *
+callee_kept(PyObject *held, int weak)
+{
+    if (!weak) { Py_INCREF(held); return held; }
+    return referent_of(held);
+}
+
 /* the callee a call of ``h`` passes to the hooks (a new reference): ``fn``, or with
    ``weak`` its referent, or ``target`` when it died */
 static PyObject *
 hooked_callee(Hooked *h)
 {
-    if (!h->weak) { Py_INCREF(h->fn); return h->fn; }
-    PyObject *fn = referent_of(h->fn);
+    PyObject *fn = callee_kept(h->fn, h->weak);
     if (fn == NULL) { Py_INCREF(h->target); fn = h->target; }
     return fn;
 }
@@ -262,14 +280,9 @@ hooked_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     Hooked *h = (Hooked *)type->tp_alloc(type, 0);
     if (h == NULL) return NULL;
-    if (weak) {
-        h->fn = PyWeakref_NewRef(fn, NULL);
-        if (h->fn == NULL) { Py_DECREF(h); return NULL; }
-        h->weak = 1;
-    }
-    else {
-        Py_INCREF(fn); h->fn = fn;
-    }
+    h->fn = kept(fn, weak);
+    if (h->fn == NULL) { Py_DECREF(h); return NULL; }
+    h->weak = weak;
     Py_INCREF(target); h->target = target;
     Py_INCREF(prehooks); h->prehooks = prehooks;
     Py_INCREF(posthooks); h->posthooks = posthooks;
@@ -793,14 +806,9 @@ chosen_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Chosen *c = (Chosen *)type->tp_alloc(type, 0);
     if (c == NULL) return NULL;
     Py_INCREF(choose); c->choose = choose;
-    if (weak) {
-        c->callee = PyWeakref_NewRef(callee, NULL);
-        if (c->callee == NULL) { Py_DECREF(c); return NULL; }
-        c->weak = 1;
-    }
-    else {
-        Py_INCREF(callee); c->callee = callee;
-    }
+    c->callee = kept(callee, weak);
+    if (c->callee == NULL) { Py_DECREF(c); return NULL; }
+    c->weak = weak;
     c->skip = skip;
     if (runners != Py_None) { Py_INCREF(runners); c->runners = runners; }
     if (generic != Py_None) { Py_INCREF(generic); c->generic = generic; }
@@ -819,8 +827,7 @@ chosen_get_choose(Chosen *c, void *closure)
 static PyObject *
 chosen_callee(Chosen *c)
 {
-    if (!c->weak) { Py_INCREF(c->callee); return c->callee; }
-    return referent_of(c->callee);
+    return callee_kept(c->callee, c->weak);
 }
 
 static PyObject *
