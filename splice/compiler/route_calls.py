@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from splice.compiler.proven import Proven, proven_classes
@@ -68,7 +68,8 @@ def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
                 plain: bool = False, direct_builtins: bool = True,
                 global_site: Callable[[str], Any] | None = None,
                 native_attributes: set[int] | None = None,
-                methods: Any = None, held_call: Any = None) -> int:
+                methods: Any = None, held_call: Any = None,
+                callback_keywords: Mapping[str, str] | None = None) -> int:
     """Rewrite every call of ``ir`` (and of the nested scopes it runs) to go through
     ``table``. Returns the number of call sites rewritten. A method site whose name is not
     in ``overlay_names`` calls a builtin method directly. ``plain``: only lookups that stay
@@ -89,13 +90,16 @@ def route_calls(ir: FunctionIR, table: Any, overlay_names: frozenset[str], *,
     function weakly) calls it as ``held_call(entry, callee, *args)``; elsewhere (and in
     code that must stay expressions) its lookup is one expression with it,
     ``@methods(make())(args)``, whose C lookup binds the entry to a callee nothing else
-    holds."""
+    holds. ``callback_keywords``: names of ``overlay_names`` routed only for a callable
+    passed by keyword (``sort`` for ``key``); a method call passing neither that keyword
+    nor ``**`` is not routed (it looks up with ``table.methods_without_callbacks``)."""
     count = 0
     inserted = native_attributes if native_attributes is not None else set()
     for scope, private in scopes_run_inline(ir, enclosing_class(ir)):
         count += _route_scope(scope, table, overlay_names, plain, direct_builtins, inserted,
                               global_site if scope is ir else None,
-                              methods if direct_builtins else None, private, held_call)
+                              methods if direct_builtins else None, private, held_call,
+                              callback_keywords or {})
     return count
 
 
@@ -159,7 +163,8 @@ class _Scope:
 def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str],
                  plain: bool, direct_builtins: bool, native_attributes: set[int],
                  global_site: Callable[[str], Any] | None = None, methods: Any = None,
-                 private: str | None = None, held_call: Any = None) -> int:
+                 private: str | None = None, held_call: Any = None,
+                 callback_keywords: Mapping[str, str] | None = None) -> int:
     defs = definitions(ir)
     scope = _Scope(ir)
     sites = [loc for loc in locations(ir)
@@ -178,19 +183,22 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
         func = stmt.op.func
         compact = plain or class_body or id(stmt) in expression_only
         method = _method_lookup(scope, func, defs)
-        if method is not None and direct_builtins and \
-                method.name not in overlay_method_names and \
+        site_methods = methods
+        overlaid = method is not None and method.name in overlay_method_names
+        if method is not None and overlaid and \
+                _passes_no_callback(stmt.op, method.name, callback_keywords):
+            overlaid, site_methods = False, table.methods_without_callbacks
+        if method is not None and direct_builtins and not overlaid and \
                 method.name in _C_METHODS.get(_proven_class(method.obj, proven), ()):
             continue  # a builtin method of a list, dict, str, ...: called as natively
-        builtin_direct = method is not None and direct_builtins and \
-            method.name not in overlay_method_names
-        c_lookup = method is not None and methods is not None and builtin_direct and \
+        builtin_direct = method is not None and direct_builtins and not overlaid
+        c_lookup = method is not None and site_methods is not None and builtin_direct and \
             not _module_or_class(ir, method.obj, defs)
         if method is not None and c_lookup and (compact or not _builtin_receivers(method.name)
                                                 or _is_receiver(ir, method.obj, defs)):
             # one expression, so also where code must stay one
             assert isinstance(func, Temp)
-            _through_methods(ir, scope, stmt, defs[func], method, methods, private)
+            _through_methods(ir, scope, stmt, defs[func], method, site_methods, private)
             continue
         if method is not None and not compact:
             # (the method form reads the bound method several times: not in expression-only
@@ -202,7 +210,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
                 # a builtin receiver is called as natively; other ones get the C lookup
                 scope.replace(stmt, _with_builtin_receiver(
                     ir, scope, stmt, defs[func], receivers, None, native_attributes,
-                    (methods, private)))
+                    (site_methods, private)))
                 continue
             pretested = bool(receivers) and not python_first
             # past the test of a builtin receiver (``_with_builtin_receiver``), a Python
@@ -261,6 +269,16 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
                 routed.append(looked_up)
             definition.decorators = routed
     return len(sites)
+
+
+def _passes_no_callback(call: Call, name: str,
+                        callback_keywords: Mapping[str, str] | None) -> bool:
+    """Whether a method call named ``name``, routed only for the callable its overlay may
+    get by keyword, passes neither that keyword nor ``**``: nothing for the overlay to
+    enter (``xs.sort()``, ``xs.sort(reverse=True)``)."""
+    keyword = (callback_keywords or {}).get(name)
+    return keyword is not None and all(
+        item.name is not None and item.name != keyword for item in call.keywords)
 
 
 def expression_statements(ir: FunctionIR) -> set[int]:

@@ -174,6 +174,7 @@ class Compiling(ContextFields):
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
         native_attributes: set[int] = set()
         route_calls(ir, self.table, self.routed_names, plain=plain,
+                    callback_keywords=self.callback_keywords,
                     direct_builtins=self.direct_builtin_methods,
                     global_site=self._site_maker(ir),
                     native_attributes=native_attributes, methods=self.table.methods,

@@ -109,9 +109,15 @@ class Context(Instantiating):
         self.plain_functions = (not self.hooked and hooks.recurse_everywhere
                                 and not self.typed_stages)
         self.direct_builtin_methods = not self.hooked
-        self.routed_names = overlays.NAMES | frozenset(
+        intercepted_names = frozenset(
             getattr(t, "__name__", "") for t in self.intercepts
             if type(t) is not types.FunctionType and not isinstance(t, type))
+        self.routed_names = overlays.NAMES | intercepted_names
+        #: routed names whose overlay only enters a callable passed by keyword (name ->
+        #: keyword): a call passing neither it nor ``**`` is not routed
+        self.callback_keywords = {name: keyword for name, keyword
+                                  in overlays.CALLBACK_KEYWORDS.items()
+                                  if name not in intercepted_names}
         wanted = [getattr(p, "implicit_calls", None) for p in plugins]
         routed = any(w is True for w in wanted) or (self.hooked and False not in wanted)
         self.implicit = Implicit(self.table) if routed else None
@@ -120,8 +126,10 @@ class Context(Instantiating):
             self.routed_names |= {"__getattribute__", "__setattr__", "__delattr__"}
         self.owner = self._owner(tokens)
         if self.direct_builtin_methods:
-            self.table.call_builtin_methods(frozenset(self.routed_names))
+            self.table.call_builtin_methods(frozenset(self.routed_names),
+                                            frozenset(self.callback_keywords))
         self._cache_notes = {}
+        self._method_overlays = {}
 
     def _owner(self, tokens: tuple[Hashable, ...] | None) -> Owner | None:
         """The owner of the stacks of these plugins' classes with these tokens and this
@@ -312,11 +320,22 @@ class Context(Instantiating):
     def _builtin(self, fn: Any) -> tuple[Any, bool, int]:
         self_ = getattr(fn, "__self__", None)
         if self_ is not None and not isinstance(self_, types.ModuleType):
-            method = overlays.METHODS.get((type(self_), fn.__name__))
-            if method is not None:
-                return self._wrap(fn, functools.partial(method(self.enter), self_)), False, 0
-            return self._wrap(fn, fn), False, 0
+            overlaid = self.bound_overlay(fn)
+            return self._wrap(fn, fn if overlaid is None else overlaid), False, 0
         return self._wrap(fn, fn), True, int(self.hooked)
+
+    def bound_overlay(self, fn: Any) -> Any:
+        """The overlay of a builtin method bound to an object (``xs.sort`` entering its
+        ``key``), bound to that object; None if it has none. The overlay itself is made
+        once per context: the bound method is new with each call."""
+        key = (type(fn.__self__), fn.__name__)
+        overlay = self._method_overlays.get(key)
+        if overlay is None:
+            factory = overlays.METHODS.get(key)
+            if factory is None:
+                return None
+            overlay = self._method_overlays[key] = factory(self.enter)
+        return functools.partial(overlay, fn.__self__)
 
     def _partial(self, p: functools.partial[Any]) -> Any:
         # a partial of the entry (C code: no splice frame between the caller and the

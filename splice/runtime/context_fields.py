@@ -112,6 +112,9 @@ class ContextFields:
     direct_builtin_methods: bool
     #: the names whose calls are routed through the table even at method sites
     routed_names: frozenset[str]
+    #: routed names whose overlay only enters a callable passed by this keyword: a call
+    #: that passes neither it nor ``**`` calls the builtin method as it is
+    callback_keywords: dict[str, str]
     #: operators, subscripts, iteration and formatting of non-builtin types reach
     #: Python dunders under the context only where some hook needs to see every call
     implicit: Implicit | None
@@ -120,6 +123,8 @@ class ContextFields:
     owner: Owner | None
     #: id of a code object -> why its entry in the disk cache was ignored (explain)
     _cache_notes: dict[int, str]
+    #: (type, name) of a builtin method -> its overlay under this context, made once
+    _method_overlays: dict[tuple[type, str], Callable[..., Any]]
 
     def decide(self, fn: types.FunctionType) -> tuple[Hooks, ...]:
         """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""

@@ -226,6 +226,11 @@ METHODS: dict[tuple[type, str], Callable[[Enter], Overlay]] = {
     (list, "sort"): _list_sort,
 }
 
+#: method overlays whose only callable comes through a keyword-only parameter (name ->
+#: that keyword): a call that passes neither the keyword nor ``**`` gives the overlay
+#: nothing to enter, so it may call the builtin method as it is
+CALLBACK_KEYWORDS: dict[str, str] = {"sort": "key"}
+
 #: names of the functions and methods overlays take: a method-call site with another name
 #: (``obj.name(...)``) calls a builtin function or method as it is
 NAMES = frozenset({name for _, name in METHODS}

@@ -68,14 +68,22 @@ class DispatchTable(dict[Any, Any]):
         #: extension is not built: the Python form of method calls)
         self.methods = None if native.METHODS is None else \
             native.METHODS(self.fast, self.slow_entry, None)
+        #: the same lookups for method calls that pass no callable an overlay would enter
+        #: (``xs.sort()`` without ``key=``): their builtin methods are their own entries
+        self.methods_without_callbacks = self.methods
 
-    def call_builtin_methods(self, routed: frozenset[str]) -> None:
+    def call_builtin_methods(self, routed: frozenset[str],
+                             callback_free: frozenset[str] = frozenset()) -> None:
         """From now on (before any code is compiled under the context), ``methods(callee)``
         returns a builtin method bound to an object other than a module as its own entry,
         unless its name is in ``routed`` (as ``__missing__`` does): for contexts without
-        per-call hooks."""
+        per-call hooks. ``methods_without_callbacks`` does the same for the names of
+        ``routed`` outside ``callback_free`` (names routed only for a callable the call
+        may pass)."""
         if native.METHODS is not None:
             self.methods = native.METHODS(self.fast, self.slow_entry, routed)
+            self.methods_without_callbacks = self.methods if not callback_free & routed \
+                else native.METHODS(self.fast, self.slow_entry, routed - callback_free)
 
     def __missing__(self, callee: Any) -> Any:
         kind = type(callee)
@@ -90,14 +98,17 @@ class DispatchTable(dict[Any, Any]):
                 entry = self.setdefault(key, entry)
                 self.fast[key] = entry
                 return entry
+        context = self.context
         if (kind is _BuiltinMethodType or kind is _MethodWrapperType) and \
-                self.context.direct_builtin_methods and \
-                type(callee.__self__) is not _ModuleType and \
-                callee.__name__ not in self.context.routed_names:
+                context.direct_builtin_methods and type(callee.__self__) is not _ModuleType:
             # methods bound to an object are new objects each time: resolve them quickly
             # (builtin functions, bound to their module, get an entry like any callee)
-            return callee
-        context = self.context
+            if callee.__name__ not in context.routed_names:
+                return callee
+            if not context.intercepts and kind is _BuiltinMethodType:
+                overlaid = context.bound_overlay(callee)
+                if overlaid is not None:
+                    return overlaid
         if context.hooks.compile_observers:
             # what a first call costs splice (resolving, compiling) is reported as one
             # compile span, so a profiler keeps it out of the caller's time

@@ -323,3 +323,83 @@ def test_an_intercepted_builtin_method_held_in_a_name_is_intercepted(form: str) 
     plugin = InterceptInsert()
     assert outcome(lambda: plugin.run(held_in_names, 3)) == outcome(held_in_names, 3)
     assert plugin.seen == [0, 1, 2]
+
+
+# --- list.sort: routed only for the key it may be given ---------------------------------------
+
+
+def _marker(value: Any) -> Any:
+    return value
+
+
+class Sorter:
+    """Not a list: its ``sort`` is Python code the plugin must enter."""
+
+    def __init__(self) -> None:
+        self.calls: list[Any] = []
+
+    def sort(self, *, key: Any = None, reverse: bool = False) -> None:
+        self.calls.append(_marker((key is not None, reverse)))
+
+
+def sorts(items: Any, options: dict[str, Any]) -> Any:
+    items.sort()
+    items.sort(reverse=True)
+    items.sort(key=_marker)
+    items.sort(**options)
+    return items if isinstance(items, list) else items.calls
+
+
+class SeesKeysAndMarkers(splice.Plugin):
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    @splice.intercept(_marker)
+    def marker(self, value: Any) -> Any:
+        self.seen.append(value)
+        return value
+
+
+@pytest.mark.parametrize("receiver", ["list", "sorter"])
+def test_sort_without_a_key_runs_as_it_is_and_a_given_key_is_entered(
+        form: str, receiver: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def make() -> Any:
+        return [3, 1, 2] if receiver == "list" else Sorter()
+
+    options = {"key": _marker, "reverse": False}
+    expected = sorts(make(), options)
+    plugin = SeesKeysAndMarkers()
+    assert plugin.run(sorts, make(), options) == expected
+    # the keys given by keyword and through ``**`` run under the plugin, as does the Python
+    # ``sort`` of an object that is not a list
+    if receiver == "list":
+        assert plugin.seen == [3, 2, 1, 1, 2, 3]  # after the reversed sort, then sorted
+    else:
+        assert plugin.seen == [(False, False), (False, True), (True, False), (True, False)]
+    # a sort that passes no key does not resolve its bound method on every call; the two
+    # that may pass one (``key=``, ``**``) do, for the overlay that enters it
+    resolved: list[Any] = []
+    resolve = type(plugin.context).resolve
+    monkeypatch.setattr(type(plugin.context), "resolve", lambda self, callee, *rest: (
+        resolved.append(callee), resolve(self, callee, *rest))[1])
+    plugin.run(sorts, make(), {"reverse": True})
+    bound_sorts = [c for c in resolved if getattr(c, "__name__", "") == "sort"
+                   and type(c) is types.BuiltinMethodType]
+    assert len(bound_sorts) == (2 if receiver == "list" else 0)
+
+
+class InterceptSort(splice.Plugin):
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    @splice.intercept(list.sort)
+    def sort(self, lst: list[Any], **kwargs: Any) -> None:
+        self.seen.append(sorted(kwargs))
+        self.recurse_call(list.sort, lst, **kwargs)
+
+
+def test_an_intercepted_sort_is_intercepted_without_a_key(form: str) -> None:
+    plugin = InterceptSort()
+    assert plugin.run(sorts, [3, 1, 2], {"reverse": True}) == sorts([3, 1, 2],
+                                                                   {"reverse": True})
+    assert plugin.seen == [[], ["reverse"], ["key"], ["reverse"]]
