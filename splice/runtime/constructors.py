@@ -9,6 +9,7 @@ from __future__ import annotations
 import dis
 import functools
 import types
+import weakref
 from typing import Any
 
 from splice.compiler.constructors import CO_GENERATOR_LIKE, INIT, Sentinel
@@ -55,9 +56,23 @@ def eligible_init(cls: type) -> types.FunctionType | None:
     code = init.__code__
     if code.co_flags & CO_GENERATOR_LIKE or code.co_argcount == 0:
         return None
-    if _rebinds(code, code.co_varnames[0]):
+    if _rebinds_first(code):
         return None
     return init
+
+
+#: code object -> whether it rebinds its first parameter: a memo of a function of the code's
+#: contents alone (a class's entry is made again after each full collection, and reading
+#: the bytecode was most of that), keyed weakly so that it keeps no code alive
+_REBINDS_FIRST: weakref.WeakKeyDictionary[types.CodeType, bool] = weakref.WeakKeyDictionary()
+
+
+def _rebinds_first(code: types.CodeType) -> bool:
+    """``_rebinds(code, first parameter)``, remembered per code object."""
+    found = _REBINDS_FIRST.get(code)
+    if found is None:
+        found = _REBINDS_FIRST[code] = _rebinds(code, code.co_varnames[0])
+    return found
 
 
 def _rebinds(code: types.CodeType, name: str) -> bool:
