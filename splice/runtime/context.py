@@ -56,7 +56,7 @@ from splice.runtime.attributes import (
     OBJECT_SETATTR,
 )
 from splice.runtime.context_fields import Reached, is_splice_code
-from splice.runtime.dunders import drive, special
+from splice.runtime.dunders import drive, immutable, special
 from splice.runtime.exec_watch import watch as watch_exec_sources
 from splice.runtime.implicit import Implicit
 from splice.runtime.instantiation import Instantiating
@@ -130,6 +130,7 @@ class Context(Instantiating):
                                             frozenset(self.callback_keywords))
         self._cache_notes = {}
         self._method_overlays = {}
+        self._native_objects = set()
 
     def _owner(self, tokens: tuple[Hashable, ...] | None) -> Owner | None:
         """The owner of the stacks of these plugins' classes with these tokens and this
@@ -202,14 +203,28 @@ class Context(Instantiating):
             return self._builtin(callee)
         if kind is functools.partial:
             return self._partial(callee), False, 0
+        return self.callable_object(callee), False, 0
+
+    def callable_object(self, callee: Any) -> Any:
+        """The entry of a callable object that is no function, method, class, builtin or
+        partial: its class's ``__call__`` run as the type's call slot runs it, a Python one
+        entered, else the object itself. Made for each call (it holds the object); the
+        table takes this path first when no intercept could match the object."""
+        kind = type(callee)
+        if kind in self._native_objects:
+            return self._wrap(callee, callee)
         call = special(kind, "__call__")
         if type(call) is types.FunctionType:
             # not a bound method: the interpreter would unpack it and hand the caller's
             # argument references to the callee's frame, where natively the slot leaves
             # them on the caller's stack (the order in which temporaries die)
-            return _slot_call(self.table[call], callee), False, 0
-        self._record(callee, False, "not Python code (" + kind.__name__ + ")")
-        return self._wrap(callee, callee), False, 0
+            entry = self.table.fast.get(call)
+            return _slot_call(self.table[call] if entry is None else entry, callee)
+        # recorded by class: one line per kind of object, not one per object
+        self._record(kind, False, "not Python code (" + kind.__name__ + ")")
+        if immutable(kind):  # its call stays C code: no need to look again
+            self._native_objects.add(kind)
+        return self._wrap(callee, callee)
 
     def _splice_function(self, fn: types.FunctionType) -> Any:
         """splice's own code is never transformed; ``Plugin.run`` called on another plugin

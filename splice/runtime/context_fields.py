@@ -125,6 +125,8 @@ class ContextFields:
     _cache_notes: dict[int, str]
     #: (type, name) of a builtin method -> its overlay under this context, made once
     _method_overlays: dict[tuple[type, str], Callable[..., Any]]
+    #: immutable types (C code) whose instances were called: their call is their own
+    _native_objects: set[type]
 
     def decide(self, fn: types.FunctionType) -> tuple[Hooks, ...]:
         """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""

@@ -66,6 +66,10 @@ class Site:
         table = self.table()
         if table is None:  # pragma: no cover - code outliving its context
             raise RuntimeError("splice: a call site outlived its context")
+        if table.is_callable_object(callee):
+            # never kept (it would keep the object alive), and not hashed (a Python
+            # ``__hash__`` would run where CPython runs none)
+            return table.context.callable_object(callee)
         try:
             entry = table.fast[callee]
         except KeyError:
@@ -79,8 +83,10 @@ class Site:
         """Cache ``callee``'s entry if the table has one already (a site made while a
         function is compiled, for the value its name has then)."""
         table = self.table()
+        if table is None or table.is_callable_object(callee):
+            return  # (an object's entry is never kept, and the object is not hashed)
         try:
-            entry = None if table is None else table.fast.get(callee)
+            entry = table.fast.get(callee)
         except TypeError:  # unhashable
             return
         if entry is not None:

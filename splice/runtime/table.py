@@ -36,6 +36,12 @@ _FunctionType = types.FunctionType
 _MethodWrapperType = types.MethodWrapperType
 _ModuleType = types.ModuleType
 _HEAPTYPE = 1 << 9
+#: the kinds of callees ``Context.resolve`` makes entries of by kind: everything else that is
+#: not a class is a callable object (``Context.callable_object``)
+_NOT_OBJECTS = frozenset({
+    types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+    types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType,
+    types.ClassMethodDescriptorType, functools.partial})
 _ABSENT = object()
 
 
@@ -85,6 +91,16 @@ class DispatchTable(dict[Any, Any]):
             self.methods_without_callbacks = self.methods if not callback_free & routed \
                 else native.METHODS(self.fast, self.slow_entry, routed - callback_free)
 
+    def is_callable_object(self, callee: Any) -> bool:
+        """Whether ``callee`` is a callable object (an instance of a class with
+        ``__call__``, a C callable such as ``operator.itemgetter(1)``) that no intercept of
+        the context can match: its entry is ``Context.callable_object``'s, made for each
+        call, with none of the checks of resolving that cannot match it (overlays and
+        protocol builtins are functions and classes)."""
+        kind = type(callee)
+        return kind not in _NOT_OBJECTS and not self.context.intercepts and \
+            not issubclass(kind, type)
+
     def __missing__(self, callee: Any) -> Any:
         kind = type(callee)
         if kind is _FunctionType and self.context.plain_functions:
@@ -109,6 +125,8 @@ class DispatchTable(dict[Any, Any]):
                 overlaid = context.bound_overlay(callee)
                 if overlaid is not None:
                     return overlaid
+        if self.is_callable_object(callee):
+            return context.callable_object(callee)
         if context.hooks.compile_observers:
             # what a first call costs splice (resolving, compiling) is reported as one
             # compile span, so a profiler keeps it out of the caller's time
