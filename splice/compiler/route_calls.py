@@ -359,8 +359,11 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
     op = lookup.op
     assert isinstance(op, GetAttr) and isinstance(call.op, Call)
     pos = lookup.pos
+    # the arguments need no statements (``d.get(key, default)``): one test, made where the
+    # call is, chooses between the native call and the lookup with its call
+    adjacent = _right_before(scope, lookup, call)
     # a name is read once, into a temp (the arguments may rebind it); a temp is reused
-    receiver = op.obj if isinstance(op.obj, Temp) else ir.new_temp()
+    receiver = op.obj if isinstance(op.obj, Temp) or adjacent else ir.new_temp()
     kind = ir.new_temp()
     fast = ir.new_temp()
     capture: list[Stmt] = ([] if receiver is op.obj
@@ -377,14 +380,29 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
                               method_call_position(call.pos, pos, op.name))]
         pos = attribute_position(pos, op.name)
     assert method_form is not None
-    guarded_lookup = If(fast, [], [Assign(lookup.results, other, pos)], pos)
-    scope.replace(lookup, [*capture, *test, guarded_lookup])
     method = ir.new_temp()
     direct: list[Stmt] = [Assign((method,), GetAttr(receiver, op.name), call.pos),
                           Assign(call.results, Call(method, list(call.op.args),
                                                     list(call.op.keywords)), call.pos)]
     native_attributes.add(direct[0].id)
+    if adjacent:
+        scope.replace(lookup, [])
+        return [*test, If(fast, direct, [Assign(lookup.results, other, pos), *method_form],
+                          call.pos)]
+    guarded_lookup = If(fast, [], [Assign(lookup.results, other, pos)], pos)
+    scope.replace(lookup, [*capture, *test, guarded_lookup])
     return [If(fast, direct, method_form, call.pos)]
+
+
+def _right_before(scope: _Scope, first: Stmt, second: Stmt) -> bool:
+    """Whether ``first`` is the statement right before ``second`` in the same block."""
+    block = scope.block_of.get(id(first))
+    if block is None or scope.block_of.get(id(second)) is not block:
+        return False
+    for index, stmt in enumerate(block):
+        if stmt is first:
+            return index + 1 < len(block) and block[index + 1] is second
+    return False
 
 
 def _through_site(ir: FunctionIR, scope: _Scope, block: list[Stmt], call: Assign,
