@@ -376,7 +376,8 @@ static PyTypeObject HookedType = {
    builtin base's), ``obj = cls.__new__(cls, *args, **kwargs)``, then the table's entry
    of the ``__init__`` of ``type(obj)`` with ``(obj, *args, **kwargs)``, as
    ``type.__call__`` does; ``__init__`` returning anything but None is the same TypeError.
-   Code that looks at its caller from ``__init__`` (``typing.TypeVar``, ``ParamSpec``
+   When neither is a Python function (a subclass of ``list`` adding none), ``cls`` itself is
+   called, as the general path would call it. Code that looks at its caller from ``__init__`` (``typing.TypeVar``, ``ParamSpec``
    finding their module) sees the program's frame. */
 typedef struct {
     PyObject_HEAD
@@ -419,6 +420,12 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
     Py_INCREF(init);
     PyObject *new = PyObject_GetAttr(in->cls, str_new);
     if (new == NULL) { Py_DECREF(init); return NULL; }
+    if (!PyFunction_Check(init) && !PyFunction_Check(new)) {
+        /* no Python __new__ or __init__ to enter (a subclass of list or dict that adds
+           none): the class's own call, as the general path would make it, without it */
+        Py_DECREF(init); Py_DECREF(new);
+        return PyObject_Vectorcall(in->cls, args, nargsf, kwnames);
+    }
     if (!PyFunction_Check(init) || PyFunction_Check(new)) {
         Py_DECREF(init); Py_DECREF(new);
         return PyObject_Vectorcall(in->general, args, nargsf, kwnames);

@@ -442,3 +442,42 @@ def test_metaclass_call_and_init_bound_as_type_binds_them(mode: str) -> None:
     # 3.13's test_inspect: natively type's slots bind these through their descriptors
     plugin = {"identity": splice.Plugin, "hooked": _Hooked, "typed": _Typed}[mode]()
     assert plugin.run(descriptor_calls) == descriptor_calls()
+
+
+def builtin_subclass_gains_and_loses_python_code() -> list[Any]:
+    """A subclass of a builtin with no ``__init__``/``__new__`` of its own is called as it is
+    (the C fast path of the instantiation); one assigned later is entered, one deleted
+    later is not."""
+    class Bag(list):  # type: ignore[type-arg]
+        pass
+
+    def init(self: Any, items: Any = ()) -> None:
+        list.__init__(self, [*items, "init"])
+
+    out: list[Any] = [Bag([1, 2]), type(Bag()).__name__]
+    Bag.__init__ = init  # type: ignore[method-assign]
+    out.append(Bag([3]))
+    del Bag.__init__
+    out.append(Bag([4]))
+    try:
+        Bag(1, 2)
+    except TypeError as exc:
+        out.append(str(exc))
+    return out
+
+
+class SeesInits(splice.Plugin):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def prehook(self, fn: Any, args: Any, kwargs: Any) -> None:
+        if getattr(fn, "__name__", "") == "init":
+            self.seen.append(fn.__name__)
+
+
+def test_a_builtin_subclass_instantiates_natively_until_it_has_python_code() -> None:
+    both(builtin_subclass_gains_and_loses_python_code)
+    plugin = SeesInits()
+    assert plugin.run(builtin_subclass_gains_and_loses_python_code) == \
+        builtin_subclass_gains_and_loses_python_code()
+    assert plugin.seen == ["init"]
