@@ -363,11 +363,14 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
     # call is, chooses between the native call and the lookup with its call
     adjacent = _right_before(scope, lookup, call)
     # a name is read once, into a temp (the arguments may rebind it); a temp is reused
-    receiver = op.obj if isinstance(op.obj, Temp) or adjacent else ir.new_temp()
+    receiver: Operand = op.obj
+    capture: list[Stmt] = []
+    if not isinstance(op.obj, Temp) and not adjacent:
+        copied = ir.new_temp()
+        capture.append(Assign((copied,), Copy(op.obj), pos))
+        receiver = copied
     kind = ir.new_temp()
     fast = ir.new_temp()
-    capture: list[Stmt] = ([] if receiver is op.obj
-                           else [Assign((receiver,), Copy(op.obj), pos)])
     test = [Assign((kind,), Call(Const(_type, pos), [receiver], []), pos),
             Assign((fast,), Compare("in", kind, Const(receivers, pos)), pos)]
     op.obj = receiver
