@@ -99,6 +99,46 @@ def property_get(n):
         a.prop  # noqa: B018
 
 
+class Callable:
+    def __call__(self, x):
+        return x
+
+
+class Bag(list):
+    pass
+
+
+def call_object(n):
+    c = Callable()
+    for i in range(n):
+        c(i)
+
+
+def call_c_object(n):
+    import operator
+    first = operator.itemgetter(0)
+    t = (1, 2)
+    for _ in range(n):
+        first(t)
+
+
+def sort_no_key(n):
+    s = [3, 1, 2]
+    for _ in range(n):
+        s.sort()
+
+
+def method_on_a_parameter(n, d=None):
+    d = {} if d is None else d
+    for i in range(n):
+        d.get(i, None)
+
+
+def instantiate_builtin_subclass(n):
+    for _ in range(n):
+        Bag()
+
+
 KERNELS = {
     "f(x)  Python function": call_function,
     "g(x)  closure": call_closure,
@@ -111,4 +151,9 @@ KERNELS = {
     "x + i  int operator": builtin_operator,
     "a + a  Python __add__": python_operator,
     "a.prop  property": property_get,
+    "c(x)  callable object": call_object,
+    "itemgetter(t)  C callable object": call_c_object,
+    "s.sort()  builtin method with an overlay": sort_no_key,
+    "d.get(i)  builtin method, receiver unproven": method_on_a_parameter,
+    "Bag()  subclass of list": instantiate_builtin_subclass,
 }
