@@ -58,6 +58,7 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 _type = type
 _MethodType = types.MethodType
 _BuiltinMethodType = types.BuiltinMethodType
+_BOUND_METHOD_TYPES = frozenset({types.BuiltinMethodType, types.MethodType})
 _MethodWrapperType = types.MethodWrapperType
 
 __all__ = ["enclosing_class", "expression_statements", "mangle", "route_calls",
@@ -524,19 +525,20 @@ def _insert_before(scope: _Scope, block: list[Stmt], call: Stmt, statements: lis
 
 def _builtin_method_first(ir: FunctionIR, methods: Any, callee: Operand, result: Temp,
                           lookup: Stmt, pos: Pos) -> list[Stmt]:
-    """``lookup``, after a test for a builtin method bound to an object, which takes the
-    table's C lookup instead (``splice.runtime._methods``: such a method is its own entry
-    when no overlay or intercept takes its name). For callees held in names, where
-    ``append = out.append; append(x)`` keeps one: the table never holds such a method (it
-    would keep its receiver alive), so the subscript would miss on every call and pay for a
-    raised ``KeyError`` and the table's Python miss path (about 1.6 us, against 40 ns for
-    the call). The test costs a Python function held in a name one ``type()`` and one
-    ``is``."""
+    """``lookup``, after a test for a method bound to an object (builtin or Python), which
+    takes the table's C lookup instead (``splice.runtime._methods``: a builtin method is its
+    own entry when no overlay or intercept takes its name, a Python one its function's
+    entry bound to the same object). For callees held in names, where ``append =
+    out.append; append(x)`` or a callback ``handler = self.on_event`` keeps one: the table
+    never holds such a method (it would keep its receiver alive), so the subscript would
+    miss on every call and pay for a raised ``KeyError`` and the table's Python miss path
+    (1.6 to 5 us, against 40 to 90 ns for the call). The test costs a Python function held
+    in a name one ``type()`` and one ``in``."""
     kind = ir.new_temp()
-    is_builtin = ir.new_temp()
+    is_bound = ir.new_temp()
     return [Assign((kind,), Call(Const(_type, pos), [callee], []), pos),
-            Assign((is_builtin,), Compare("is_", kind, Const(_BuiltinMethodType, pos)), pos),
-            If(is_builtin, [Assign((result,), Call(Const(methods, pos), [callee], []), pos)],
+            Assign((is_bound,), Compare("in", kind, Const(_BOUND_METHOD_TYPES, pos)), pos),
+            If(is_bound, [Assign((result,), Call(Const(methods, pos), [callee], []), pos)],
                [lookup], pos)]
 
 

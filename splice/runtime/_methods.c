@@ -27,7 +27,8 @@
    allocation per call, which ``LOAD_METHOD`` avoids.
 
    ``methods(callee)`` is the table's entry for ``callee`` (resolved when missing, on
-   every call when ``callee`` cannot be a key), bound through ``SkipFirst`` to ``callee``
+   every call when ``callee`` cannot be a key; for a Python bound method, its function's
+   entry bound to the same object), bound through ``SkipFirst`` to ``callee``
    when only the caller's stack holds it (``methods(make())()``: natively the call keeps
    it alive until it returns). It is the lookup of code that must stay one expression,
    where a subscript of the table would raise ``TypeError`` for an unhashable callee (a
@@ -179,6 +180,16 @@ methods_vectorcall(Methods *m, PyObject *const *args, size_t nargsf, PyObject *k
     if (nargs == 1 && kwnames == NULL) {
         /* the entry of a callee, hashable or not */
         PyObject *callee = args[0];
+        if (PyMethod_Check(callee)) {
+            /* a Python method bound to an object (a callback held in a name): its
+               function's entry bound to the same object, as the table would make it,
+               without hashing the method (its ``__self__``'s ``__hash__``) */
+            PyObject *target = entry_of(m, PyMethod_GET_FUNCTION(callee));
+            if (target == NULL) return NULL;
+            PyObject *bound = PyMethod_New(target, PyMethod_GET_SELF(callee));
+            Py_DECREF(target);
+            return bound;
+        }
         PyObject *entry = entry_of(m, callee);
         if (entry == NULL || entry == callee || Py_REFCNT(callee) > 1) return entry;
         /* only the caller's stack holds it (``make()()``): it would die before its call */

@@ -66,10 +66,11 @@ class Site:
         table = self.table()
         if table is None:  # pragma: no cover - code outliving its context
             raise RuntimeError("splice: a call site outlived its context")
-        if table.is_callable_object(callee):
+        entry = table.unkept_entry(callee)
+        if entry is not None:
             # never kept (it would keep the object alive), and not hashed (a Python
             # ``__hash__`` would run where CPython runs none)
-            return table.context.callable_object(callee)
+            return entry
         try:
             entry = table.fast[callee]
         except KeyError:
@@ -83,8 +84,8 @@ class Site:
         """Cache ``callee``'s entry if the table has one already (a site made while a
         function is compiled, for the value its name has then)."""
         table = self.table()
-        if table is None or table.is_callable_object(callee):
-            return  # (an object's entry is never kept, and the object is not hashed)
+        if table is None or table.unkept(callee):
+            return  # (never kept, and not hashed)
         try:
             entry = table.fast.get(callee)
         except TypeError:  # unhashable

@@ -33,6 +33,7 @@ __all__ = ["DispatchTable"]
 
 _BuiltinMethodType = types.BuiltinMethodType
 _FunctionType = types.FunctionType
+_MethodType = types.MethodType
 _MethodWrapperType = types.MethodWrapperType
 _ModuleType = types.ModuleType
 _HEAPTYPE = 1 << 9
@@ -91,15 +92,28 @@ class DispatchTable(dict[Any, Any]):
             self.methods_without_callbacks = self.methods if not callback_free & routed \
                 else native.METHODS(self.fast, self.slow_entry, routed - callback_free)
 
-    def is_callable_object(self, callee: Any) -> bool:
-        """Whether ``callee`` is a callable object (an instance of a class with
+    def unkept_entry(self, callee: Any) -> Any:
+        """The entry of a callee the table never keeps (the entry would keep it alive),
+        made for each call without hashing it and without the checks of resolving that
+        cannot match it; None for other callees. A Python method bound to an object: its
+        function's entry bound to the same object (no intercept names a bound method: the
+        context intercepts its function). A callable object (an instance of a class with
         ``__call__``, a C callable such as ``operator.itemgetter(1)``) that no intercept of
-        the context can match: its entry is ``Context.callable_object``'s, made for each
-        call, with none of the checks of resolving that cannot match it (overlays and
-        protocol builtins are functions and classes)."""
+        the context can match: ``Context.callable_object`` (overlays and protocol builtins
+        are functions and classes)."""
+        if not self.unkept(callee):
+            return None
+        if type(callee) is _MethodType:
+            function = callee.__func__
+            entry = self.fast.get(function) if type(function) is _FunctionType else None
+            return _MethodType(self[function] if entry is None else entry, callee.__self__)
+        return self.context.callable_object(callee)
+
+    def unkept(self, callee: Any) -> bool:
+        """Whether ``callee`` gets its entry from ``unkept_entry``."""
         kind = type(callee)
-        return kind not in _NOT_OBJECTS and not self.context.intercepts and \
-            not issubclass(kind, type)
+        return kind is _MethodType or (kind not in _NOT_OBJECTS and not self.context.intercepts
+                                       and not issubclass(kind, type))
 
     def __missing__(self, callee: Any) -> Any:
         kind = type(callee)
@@ -125,8 +139,9 @@ class DispatchTable(dict[Any, Any]):
                 overlaid = context.bound_overlay(callee)
                 if overlaid is not None:
                     return overlaid
-        if self.is_callable_object(callee):
-            return context.callable_object(callee)
+        entry = self.unkept_entry(callee)
+        if entry is not None:
+            return entry
         if context.hooks.compile_observers:
             # what a first call costs splice (resolving, compiling) is reported as one
             # compile span, so a profiler keeps it out of the caller's time

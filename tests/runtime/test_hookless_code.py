@@ -3,7 +3,8 @@ generated before the implicit-call routing reached attributes, ``async for``, ch
 comparisons and class statements. ``hookless_code.json`` holds the code generated for
 ``hookless_sample`` before that work (main at b5134be, the same at e8cac15), regenerated
 for the changes meant to alter hookless code since (calls of globals through inline-cache
-sites, builtin methods of displays called as natively); regenerate it only for such a
+sites, builtin methods of displays called as natively, one receiver test for a method
+call whose arguments need no statements); regenerate it only for such a
 change (``python -m tests.runtime.test_hookless_code`` records it)."""
 
 from __future__ import annotations

@@ -403,3 +403,70 @@ def test_an_intercepted_sort_is_intercepted_without_a_key(form: str) -> None:
     assert plugin.run(sorts, [3, 1, 2], {"reverse": True}) == sorts([3, 1, 2],
                                                                    {"reverse": True})
     assert plugin.seen == [[], ["reverse"], ["key"], ["reverse"]]
+
+
+# --- Python methods bound to an object, held in names ------------------------------------------
+
+
+class Handler:
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    def on_event(self, x: Any) -> Any:
+        return (self.tag, _marker(x))
+
+
+class Unhashable:
+    __hash__ = None  # type: ignore[assignment]
+
+    def on_event(self, x: Any) -> Any:
+        return ("unhashable", _marker(x))
+
+
+GLOBAL_HANDLER: Any = None
+
+
+def callbacks(handler: Any) -> list[Any]:
+    global GLOBAL_HANDLER
+    held = handler.on_event
+    GLOBAL_HANDLER = Unhashable().on_event
+    out = [held(1), held(2), GLOBAL_HANDLER(3), Unhashable().on_event(4)]
+    for callback in (held, GLOBAL_HANDLER):
+        out.append(callback(5))
+    GLOBAL_HANDLER = None
+    return out
+
+
+@pytest.mark.parametrize("plugin_kind", ["intercepts", "hooked"])
+def test_bound_methods_held_in_names_are_entered(form: str, plugin_kind: str) -> None:
+    class Hooked(SeesKeysAndMarkers):
+        def __init__(self) -> None:
+            super().__init__()
+            self.entered: list[str] = []
+
+        def prehook(self, fn: Any, args: Any, kwargs: Any) -> None:
+            self.entered.append(getattr(fn, "__name__", ""))
+
+    expected = callbacks(Handler("h"))
+    plugin = SeesKeysAndMarkers() if plugin_kind == "intercepts" else Hooked()
+    assert plugin.run(callbacks, Handler("h")) == expected
+    assert plugin.seen == [1, 2, 3, 4, 5, 5]  # each method's body ran under the plugin
+    if isinstance(plugin, Hooked):
+        assert plugin.entered.count("on_event") == 6
+
+
+def test_a_bound_method_held_in_a_name_keeps_its_receiver_as_natively(form: str) -> None:
+    def program() -> list[bool]:
+        handler = Handler("weak")
+        ref = weakref.ref(handler)
+        callback = handler.on_event
+        del handler
+        alive = [ref() is not None]
+        callback(1)
+        alive.append(ref() is not None)
+        del callback
+        alive.append(ref() is not None)
+        return alive
+
+    assert program() == [True, True, False]
+    assert Identity().run(program) == [True, True, False]
