@@ -202,7 +202,7 @@ class Context(Instantiating):
         if kind is types.BuiltinFunctionType or kind is types.BuiltinMethodType:
             return self._builtin(callee)
         if kind is functools.partial:
-            return self._partial(callee), False, 0
+            return self.partial_entry(callee), False, 0
         return self.callable_object(callee), False, 0
 
     def callable_object(self, callee: Any) -> Any:
@@ -352,7 +352,7 @@ class Context(Instantiating):
             overlay = self._method_overlays[key] = factory(self.enter)
         return functools.partial(overlay, fn.__self__)
 
-    def _partial(self, p: functools.partial[Any]) -> Any:
+    def partial_entry(self, p: functools.partial[Any]) -> Any:
         # a partial of the entry (C code: no splice frame between the caller and the
         # callee), made again for every call, so the callee's latest entry is used
         return self._wrap(p, functools.partial(self.table[p.func], *p.args, **p.keywords))

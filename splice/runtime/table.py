@@ -34,6 +34,7 @@ __all__ = ["DispatchTable"]
 _BuiltinMethodType = types.BuiltinMethodType
 _FunctionType = types.FunctionType
 _MethodType = types.MethodType
+_partial = functools.partial
 _MethodWrapperType = types.MethodWrapperType
 _ModuleType = types.ModuleType
 _HEAPTYPE = 1 << 9
@@ -97,23 +98,28 @@ class DispatchTable(dict[Any, Any]):
         made for each call without hashing it and without the checks of resolving that
         cannot match it; None for other callees. A Python method bound to an object: its
         function's entry bound to the same object (no intercept names a bound method: the
-        context intercepts its function). A callable object (an instance of a class with
-        ``__call__``, a C callable such as ``operator.itemgetter(1)``) that no intercept of
-        the context can match: ``Context.callable_object`` (overlays and protocol builtins
-        are functions and classes)."""
+        context intercepts its function). Under a context with no intercept, a
+        ``functools.partial`` (``Context.partial_entry``) and a callable object (an
+        instance of a class with ``__call__``, a C callable such as
+        ``operator.itemgetter(1)``): ``Context.callable_object`` (overlays and protocol
+        builtins are functions and classes)."""
         if not self.unkept(callee):
             return None
-        if type(callee) is _MethodType:
+        kind = type(callee)
+        if kind is _MethodType:
             function = callee.__func__
             entry = self.fast.get(function) if type(function) is _FunctionType else None
             return _MethodType(self[function] if entry is None else entry, callee.__self__)
+        if kind is _partial:
+            return self.context.partial_entry(callee)
         return self.context.callable_object(callee)
 
     def unkept(self, callee: Any) -> bool:
         """Whether ``callee`` gets its entry from ``unkept_entry``."""
         kind = type(callee)
-        return kind is _MethodType or (kind not in _NOT_OBJECTS and not self.context.intercepts
-                                       and not issubclass(kind, type))
+        return kind is _MethodType or (
+            (kind is _partial or kind not in _NOT_OBJECTS) and not self.context.intercepts
+            and not issubclass(kind, type))
 
     def __missing__(self, callee: Any) -> Any:
         kind = type(callee)

@@ -470,3 +470,39 @@ def test_a_bound_method_held_in_a_name_keeps_its_receiver_as_natively(form: str)
 
     assert program() == [True, True, False]
     assert Identity().run(program) == [True, True, False]
+
+
+# --- functools.partial held in names --------------------------------------------------------
+
+
+def _pair(a: Any, b: Any, *, c: Any = None) -> Any:
+    return (a, _marker(b), c)
+
+
+GLOBAL_PARTIAL: Any = None
+
+
+def partials() -> list[Any]:
+    global GLOBAL_PARTIAL
+    import functools
+    held = functools.partial(_pair, 1, c=3)
+    nested = functools.partial(held, c=4)
+    bound = functools.partial(Handler("p").on_event)
+    builtin = functools.partial(max, 0)
+    GLOBAL_PARTIAL = functools.partial(_pair, 2)
+    out = [held(10), nested(11), bound(12), builtin(-5), GLOBAL_PARTIAL(13),
+           functools.partial(_pair, 5)(14)]
+    GLOBAL_PARTIAL = None
+    return out
+
+
+@pytest.mark.parametrize("plugin_kind", ["intercepts", "hooked"])
+def test_partials_held_in_names_are_entered(form: str, plugin_kind: str) -> None:
+    class Hooked(SeesKeysAndMarkers):
+        def prehook(self, fn: Any, args: Any, kwargs: Any) -> None:
+            pass
+
+    expected = partials()
+    plugin = SeesKeysAndMarkers() if plugin_kind == "intercepts" else Hooked()
+    assert plugin.run(partials) == expected
+    assert plugin.seen == [10, 11, 12, 13, 14]  # every wrapped function's body ran under it
