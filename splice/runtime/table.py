@@ -174,7 +174,11 @@ class DispatchTable(dict[Any, Any]):
 
     def _slow_entry(self, callee: Any) -> Any:
         """The entry for a callee not in ``fast``: resolved (and cached) if it can be a
-        key, resolved on every call if not."""
+        key, resolved on every call if not (without hashing it, for the kinds of
+        ``unkept_entry``: an unhashable callable object raises no ``TypeError`` here)."""
+        entry = self.unkept_entry(callee)
+        if entry is not None:
+            return entry
         try:
             return self[callee]
         except TypeError:  # unhashable
