@@ -13,10 +13,11 @@ from splice.errors import SpliceError
 from splice.hooks import Hooks, nests_plugins
 from splice.ir.nodes import Assign, MakeComprehension, MakeLambda
 from splice.ir.source import function_of
+from splice.keys import get_hashed
 from splice.pristine import BUILTINS
 from splice.runtime import dynamic
 from splice.runtime.context import Context, Reached
-from splice.runtime.pending import PENDING, PENDING_ANYWHERE, get_hashed
+from splice.runtime.pending import PENDING, PENDING_ANYWHERE
 from splice.runtime.plugin_state import STATE, plugins_of, state_of
 from splice.runtime.registry import context_of
 

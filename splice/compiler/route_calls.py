@@ -51,6 +51,7 @@ from splice.ir.nodes import (
     Walrus,
 )
 from splice.ir.tools import definitions, locations, redefined, use_counts
+from splice.keys import hashed_by_identity
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -58,7 +59,9 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 _type = type
 _MethodType = types.MethodType
 _BuiltinMethodType = types.BuiltinMethodType
-_BOUND_METHOD_TYPES = frozenset({types.BuiltinMethodType, types.MethodType})
+#: the kinds of callee held in a name that a subscript of the dispatch table looks up (their
+#: hash is their identity); other callees take the table's C lookup
+_KEYED_KINDS = frozenset({types.FunctionType, type})
 _MethodWrapperType = types.MethodWrapperType
 
 __all__ = ["enclosing_class", "expression_statements", "mangle", "route_calls",
@@ -243,16 +246,11 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             # a callee computed outside the block of its call (the generic path of a
             # guarded direct call, a branch): looked up where it is called, in one
             # expression, so a path that does not call it does not pay for the lookup
-            _insert_before(scope, loc.block, stmt, [_lookup(table, func, looked_up, stmt.pos,
-                                                            True)])
+            _insert_before(scope, loc.block, stmt, _lookup(ir, table, func, looked_up,
+                                                           stmt.pos, True))
             continue
-        lookup = _lookup(table, func, looked_up, stmt.pos, compact)
-        if methods is not None and not compact and (isinstance(func, Var) or (
-                isinstance(func, Temp) and func in defs and isinstance(defs[func].op, Load))):
-            _insert_lookup(scope, loc.block, stmt, func, _builtin_method_first(
-                ir, methods, func, looked_up, lookup, stmt.pos), defs)
-        else:
-            _insert_lookup(scope, loc.block, stmt, func, lookup, defs)
+        _insert_lookup(scope, loc.block, stmt, func,
+                       _lookup(ir, table, func, looked_up, stmt.pos, compact), defs)
     # decorators: ``@deco`` applies ``deco`` by a call the syntax makes
     for loc in list(locations(ir)):
         definition = loc.stmt
@@ -263,7 +261,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
                 looked_up = ir.new_temp()
                 # the first decorator's line is the function's first line
                 pos = spans[index] if index < len(spans) else definition.pos
-                lookup = _lookup(table, decorator, looked_up, pos, plain or class_body)
+                lookup = _lookup(ir, table, decorator, looked_up, pos, plain or class_body)
                 # right after the decorator's expression, so that each lookup folds back
                 # into its own decorator (a class body must not keep temporaries)
                 _insert_lookup(scope, loc.block, definition, decorator, lookup, defs)
@@ -463,23 +461,28 @@ def _internal(func: Operand) -> bool:
         "splice.runtime")
 
 
-def _lookup(table: Any, callee: Operand, result: Temp, pos: Pos, plain: bool = False
-            ) -> Stmt:
-    """``result = table.fast[callee]``, or ``table.slow_entry(callee)`` when the callee is
-    not there yet (``KeyError``) or cannot be a key (``TypeError``: a callable object whose
-    class sets ``__hash__ = None``). ``table.fast`` is an exact ``dict``, which CPython
+def _lookup(ir: FunctionIR, table: Any, callee: Operand, result: Temp, pos: Pos,
+            plain: bool = False) -> list[Stmt]:
+    """``result = table.fast[callee]`` for a function or a class, or
+    ``table.slow_entry(callee)`` when it is not there yet (``KeyError``); for any other
+    callee, a call of the table's C lookup (``splice.runtime._methods``), or without it of
+    ``slow_entry`` (``_keyed_first``). ``table.fast`` is an exact ``dict``, which CPython
     subscripts fastest; the ``try`` costs nothing when nothing is raised. ``plain``: one
-    expression, a call of the table's C lookup (``splice.runtime._methods``) or of its
-    ``slow_entry``."""
+    expression, the call alone."""
+    unkeyed = table.methods if table.methods is not None else table.slow_entry
     if plain:
-        # a call, not ``table[callee]``: subscripting hashes, and an unhashable callee
-        # (a callable object defining ``__eq__`` only) would raise TypeError
-        lookup = table.methods if table.methods is not None else table.slow_entry
-        return Assign((result,), Call(Const(lookup, pos), [callee], []), pos)
+        # a call, not ``table[callee]``: subscripting hashes (a callable object's own
+        # ``__hash__`` would run), and an unhashable callee would raise TypeError
+        return [Assign((result,), Call(Const(unkeyed, pos), [callee], []), pos)]
     fast = Assign((result,), GetItem(Const(table.fast, pos), callee), pos)
     slow = Assign((result,), Call(Const(table.slow_entry, pos), [callee], []), pos)
     handler = Handler(Region([], Const((KeyError, TypeError), pos)), None, [slow], pos)
-    return Try([fast], [handler], [], [], False, pos)
+    keyed = Try([fast], [handler], [], [], False, pos)
+    if isinstance(callee, Const):  # known now: whether hashing it runs Python code
+        if hashed_by_identity(callee.value):
+            return [keyed]
+        return [Assign((result,), Call(Const(unkeyed, pos), [callee], []), pos)]
+    return _keyed_first(ir, unkeyed, callee, result, keyed, pos)
 
 
 def _only_a_temp_holds(scope: _Scope, func: Operand, defs: dict[Temp, Assign]) -> bool:
@@ -523,23 +526,25 @@ def _insert_before(scope: _Scope, block: list[Stmt], call: Stmt, statements: lis
         scope.block_of[id(item)] = block
 
 
-def _builtin_method_first(ir: FunctionIR, methods: Any, callee: Operand, result: Temp,
-                          lookup: Stmt, pos: Pos) -> list[Stmt]:
-    """``lookup``, after a test for a method bound to an object (builtin or Python), which
-    takes the table's C lookup instead (``splice.runtime._methods``: a builtin method is its
-    own entry when no overlay or intercept takes its name, a Python one its function's
-    entry bound to the same object). For callees held in names, where ``append =
-    out.append; append(x)`` or a callback ``handler = self.on_event`` keeps one: the table
-    never holds such a method (it would keep its receiver alive), so the subscript would
-    miss on every call and pay for a raised ``KeyError`` and the table's Python miss path
-    (1.6 to 5 us, against 40 to 90 ns for the call). The test costs a Python function held
-    in a name one ``type()`` and one ``in``."""
+def _keyed_first(ir: FunctionIR, unkeyed: Any, callee: Operand, result: Temp,
+                 lookup: Stmt, pos: Pos) -> list[Stmt]:
+    """``lookup`` (a subscript of the table) for a function or a class, ``unkeyed`` (the
+    table's C lookup, ``splice.runtime._methods``, or without it the table's
+    ``slow_entry``) for anything else. A method bound to an object, which ``append =
+    out.append; append(x)`` or a callback ``handler = self.on_event`` keeps in a name, is
+    never in the table (it would keep its receiver alive), so the subscript would miss on
+    every call and pay for a raised ``KeyError`` and the table's Python miss path (1.6 to
+    5 us, against 40 to 90 ns for the call); the C lookup gives a builtin method itself
+    when no overlay or intercept takes its name, a Python one its function's entry bound
+    to the same object. And a callable object is never hashed (its class may define
+    ``__hash__``: CPython never calls it to make a call). The test costs a function one
+    ``type()`` and one ``in``."""
     kind = ir.new_temp()
-    is_bound = ir.new_temp()
+    is_keyed = ir.new_temp()
     return [Assign((kind,), Call(Const(_type, pos), [callee], []), pos),
-            Assign((is_bound,), Compare("in", kind, Const(_BOUND_METHOD_TYPES, pos)), pos),
-            If(is_bound, [Assign((result,), Call(Const(methods, pos), [callee], []), pos)],
-               [lookup], pos)]
+            Assign((is_keyed,), Compare("in", kind, Const(_KEYED_KINDS, pos)), pos),
+            If(is_keyed, [lookup],
+               [Assign((result,), Call(Const(unkeyed, pos), [callee], []), pos)], pos)]
 
 
 def _through_methods(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,
@@ -645,10 +650,10 @@ def _method_dispatch(ir: FunctionIR, stmt: Assign, method: Temp, table: Any,
     target = ir.new_temp()
     receiver, f3 = assign(GetAttr(method, "__self__"))
     native_attributes.update((f1.id, f3.id))
-    bound = [f1, _lookup(table, func, target, pos), f3, call_with(target, receiver)]
+    bound = [f1, *_lookup(ir, table, func, target, pos), f3, call_with(target, receiver)]
     # anything else: dispatch on the callable itself
     other_target = ir.new_temp()
-    other = [_lookup(table, method, other_target, pos), call_with(other_target)]
+    other = [*_lookup(ir, table, method, other_target, pos), call_with(other_target)]
     if not builtin_direct:
         return [kind_stmt, *branch(_MethodType, bound, other)]
     # a builtin method (``lst.append``, ``super().__init__`` of a builtin base) is called as

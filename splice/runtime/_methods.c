@@ -33,8 +33,10 @@
    it alive until it returns). It is the lookup of code that must stay one expression,
    where a subscript of the table would raise ``TypeError`` for an unhashable callee (a
    callable object whose class defines ``__eq__`` only), of callees that only a temporary
-   holds, and of callees that are likely builtin methods bound to an object
-   (``append = out.append; append(x)``). Such a method is a new object each time it is
+   holds, and of callees held in names that are not functions or classes: likely builtin
+   methods bound to an object (``append = out.append; append(x)``), or callable objects,
+   which are never hashed here when their class defines its own ``__hash__`` (CPython
+   never hashes what it calls; such a callee is resolved on every call). Such a method is a new object each time it is
    bound, never kept in the table (it would keep its receiver alive); when the table's
    context calls builtin methods directly (no per-call hook), ``routed`` is the set of
    names that an overlay or an intercept takes, and a builtin method bound to an object
@@ -87,6 +89,17 @@ direct_builtin(Methods *m, PyObject *callee)
     return m->last_direct;
 }
 
+/* 1 when hashing ``callee`` runs no Python code (its class keeps an identity hash: the
+   kinds of splice/keys.py's IDENTITY_HASHES); a callable object with a ``__hash__``
+   of its own is never hashed, since CPython never hashes what it calls */
+static int
+hashed_by_identity(PyObject *callee)
+{
+    hashfunc hash = Py_TYPE(callee)->tp_hash;
+    return hash == PyBaseObject_Type.tp_hash || hash == PyCFunction_Type.tp_hash ||
+        hash == PyMethod_Type.tp_hash;
+}
+
 static PyObject *
 entry_of(Methods *m, PyObject *callee)   /* new reference */
 {
@@ -94,6 +107,7 @@ entry_of(Methods *m, PyObject *callee)   /* new reference */
     int direct = direct_builtin(m, callee);
     if (direct < 0) return NULL;
     if (direct) { Py_INCREF(callee); return callee; }
+    if (!hashed_by_identity(callee)) return PyObject_CallOneArg(m->slow, callee);
     PyObject *entry = PyDict_GetItemWithError(m->fast, callee);
     if (entry != NULL) { Py_INCREF(entry); return entry; }
     if (PyErr_Occurred()) {

@@ -48,6 +48,7 @@ from splice.compiler.params import CompileParams
 from splice.errors import UnsupportedError
 from splice.hooks import Hooks, HookTable, nesting
 from splice.ir.assemble import CompiledCode
+from splice.keys import get_hashed
 from splice.pristine import BUILTINS
 from splice.runtime import overlays, processes
 from splice.runtime.attributes import (
@@ -61,7 +62,7 @@ from splice.runtime.exec_watch import watch as watch_exec_sources
 from splice.runtime.implicit import Implicit
 from splice.runtime.instantiation import Instantiating
 from splice.runtime.native import CHOSEN, SLOT_CALL
-from splice.runtime.pending import PENDING, PENDING_ANYWHERE, continuation_for, get_hashed
+from splice.runtime.pending import PENDING, PENDING_ANYWHERE, continuation_for
 from splice.runtime.plugin_state import plugins_of, state_of
 from splice.runtime.table import DispatchTable
 

@@ -18,7 +18,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["PENDING", "PENDING_ANYWHERE", "continuation_for", "get_hashed", "overdub_step"]
+__all__ = ["PENDING", "PENDING_ANYWHERE", "continuation_for", "overdub_step"]
 
 
 class _Pending(threading.local):
@@ -51,14 +51,6 @@ def overdub_step(plugin: Any, fn: Any, continuation: Callable[..., Any]
             stack.pop()
             PENDING_ANYWHERE.pop()
     return step
-
-
-def get_hashed(table: dict[Any, Any], key: Any) -> Any:
-    """``table.get(key)``, or None for a key that cannot be hashed (no table holds one)."""
-    try:
-        return table.get(key)
-    except TypeError:
-        return None
 
 
 def continuation_for(fn: Any) -> Callable[..., Any] | None:

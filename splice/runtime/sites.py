@@ -28,6 +28,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from splice.keys import hashed_by_identity
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -71,12 +72,12 @@ class Site:
             # never kept (it would keep the object alive), and not hashed (a Python
             # ``__hash__`` would run where CPython runs none)
             return entry
+        if not hashed_by_identity(callee):  # (or unhashable): resolved on every call
+            return table.slow_entry(callee)
         try:
             entry = table.fast[callee]
         except KeyError:
             entry = table[callee]  # resolves it (cached by the table if it can be)
-        except TypeError:  # unhashable: resolved on every call
-            return table.slow_entry(callee)
         self._cache(table, callee, entry)
         return entry
 
@@ -84,12 +85,9 @@ class Site:
         """Cache ``callee``'s entry if the table has one already (a site made while a
         function is compiled, for the value its name has then)."""
         table = self.table()
-        if table is None or table.unkept(callee):
+        if table is None or table.unkept(callee) or not hashed_by_identity(callee):
             return  # (never kept, and not hashed)
-        try:
-            entry = table.fast.get(callee)
-        except TypeError:  # unhashable
-            return
+        entry = table.fast.get(callee)
         if entry is not None:
             self._cache(table, callee, entry)
 

@@ -21,6 +21,7 @@ import weakref
 from typing import Any
 
 from splice.compiler.pipeline import reporting
+from splice.keys import hashed_by_identity
 from splice.pristine import BUILTINS
 from splice.runtime import native
 from splice.runtime.constructors import CONSTRUCTOR_ENTRY
@@ -173,17 +174,17 @@ class DispatchTable(dict[Any, Any]):
         return callee
 
     def _slow_entry(self, callee: Any) -> Any:
-        """The entry for a callee not in ``fast``: resolved (and cached) if it can be a
-        key, resolved on every call if not (without hashing it, for the kinds of
-        ``unkept_entry``: an unhashable callable object raises no ``TypeError`` here)."""
+        """The entry for a callee not in ``fast``: resolved (and cached) if its class
+        hashes it by identity; resolved on every call, without hashing it, if not (its
+        ``__hash__`` is the program's, which CPython never calls to call it, or it has none;
+        splice/keys.py)."""
         entry = self.unkept_entry(callee)
         if entry is not None:
             return entry
-        try:
+        if hashed_by_identity(callee):
             return self[callee]
-        except TypeError:  # unhashable
-            entry, _, _ = self.context.resolve(callee)
-            return entry
+        entry, _, _ = self.context.resolve(callee)
+        return entry
 
     def _dropped(self, key: Any) -> None:
         """A nested function keyed weakly died: its entry goes with it."""
