@@ -37,7 +37,7 @@ def hashed_by_identity(key: Any) -> bool:
 def get_hashed(table: dict[Any, Any], key: Any) -> Any:
     """``table.get(key)`` without calling a ``__hash__`` or ``__eq__`` of the program's: a
     key whose class defines its own (or is unhashable) is matched by identity."""
-    if type(key).__hash__ in IDENTITY_HASHES:
+    if hashed_by_identity(key):
         return table.get(key)
     for held, value in table.items():
         if held is key:

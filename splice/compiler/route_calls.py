@@ -59,8 +59,8 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 _type = type
 _MethodType = types.MethodType
 _BuiltinMethodType = types.BuiltinMethodType
-#: the kinds of callee held in a name that a subscript of the dispatch table looks up (their
-#: hash is their identity); other callees take the table's C lookup
+#: the kinds of callee that a subscript of the dispatch table looks up (their hash is
+#: their identity); other callees take the table's C lookup
 _KEYED_KINDS = frozenset({types.FunctionType, type})
 _MethodWrapperType = types.MethodWrapperType
 
@@ -469,20 +469,19 @@ def _lookup(ir: FunctionIR, table: Any, callee: Operand, result: Temp, pos: Pos,
     ``slow_entry`` (``_keyed_first``). ``table.fast`` is an exact ``dict``, which CPython
     subscripts fastest; the ``try`` costs nothing when nothing is raised. ``plain``: one
     expression, the call alone."""
-    unkeyed = table.methods if table.methods is not None else table.slow_entry
-    if plain:
+    lookup = table.methods if table.methods is not None else table.slow_entry
+    unkeyed = Assign((result,), Call(Const(lookup, pos), [callee], []), pos)
+    if plain or (isinstance(callee, Const) and not hashed_by_identity(callee.value)):
         # a call, not ``table[callee]``: subscripting hashes (a callable object's own
         # ``__hash__`` would run), and an unhashable callee would raise TypeError
-        return [Assign((result,), Call(Const(unkeyed, pos), [callee], []), pos)]
+        return [unkeyed]
     fast = Assign((result,), GetItem(Const(table.fast, pos), callee), pos)
     slow = Assign((result,), Call(Const(table.slow_entry, pos), [callee], []), pos)
     handler = Handler(Region([], Const((KeyError, TypeError), pos)), None, [slow], pos)
     keyed = Try([fast], [handler], [], [], False, pos)
-    if isinstance(callee, Const):  # known now: whether hashing it runs Python code
-        if hashed_by_identity(callee.value):
-            return [keyed]
-        return [Assign((result,), Call(Const(unkeyed, pos), [callee], []), pos)]
-    return _keyed_first(ir, unkeyed, callee, result, keyed, pos)
+    if isinstance(callee, Const):  # known now: hashing it runs no Python code
+        return [keyed]
+    return _keyed_first(ir, callee, keyed, unkeyed, pos)
 
 
 def _only_a_temp_holds(scope: _Scope, func: Operand, defs: dict[Temp, Assign]) -> bool:
@@ -526,10 +525,10 @@ def _insert_before(scope: _Scope, block: list[Stmt], call: Stmt, statements: lis
         scope.block_of[id(item)] = block
 
 
-def _keyed_first(ir: FunctionIR, unkeyed: Any, callee: Operand, result: Temp,
-                 lookup: Stmt, pos: Pos) -> list[Stmt]:
-    """``lookup`` (a subscript of the table) for a function or a class, ``unkeyed`` (the
-    table's C lookup, ``splice.runtime._methods``, or without it the table's
+def _keyed_first(ir: FunctionIR, callee: Operand, keyed: Stmt, unkeyed: Stmt, pos: Pos
+                 ) -> list[Stmt]:
+    """``keyed`` (a subscript of the table) for a function or a class, ``unkeyed`` (a call
+    of the table's C lookup, ``splice.runtime._methods``, or without it of the table's
     ``slow_entry``) for anything else. A method bound to an object, which ``append =
     out.append; append(x)`` or a callback ``handler = self.on_event`` keeps in a name, is
     never in the table (it would keep its receiver alive), so the subscript would miss on
@@ -543,8 +542,7 @@ def _keyed_first(ir: FunctionIR, unkeyed: Any, callee: Operand, result: Temp,
     is_keyed = ir.new_temp()
     return [Assign((kind,), Call(Const(_type, pos), [callee], []), pos),
             Assign((is_keyed,), Compare("in", kind, Const(_KEYED_KINDS, pos)), pos),
-            If(is_keyed, [lookup],
-               [Assign((result,), Call(Const(unkeyed, pos), [callee], []), pos)], pos)]
+            If(is_keyed, [keyed], [unkeyed], pos)]
 
 
 def _through_methods(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,

@@ -33,11 +33,11 @@
    it alive until it returns). It is the lookup of code that must stay one expression,
    where a subscript of the table would raise ``TypeError`` for an unhashable callee (a
    callable object whose class defines ``__eq__`` only), of callees that only a temporary
-   holds, and of callees held in names that are not functions or classes: likely builtin
-   methods bound to an object (``append = out.append; append(x)``), or callable objects,
-   which are never hashed here when their class defines its own ``__hash__`` (CPython
-   never hashes what it calls; such a callee is resolved on every call). Such a method is a new object each time it is
-   bound, never kept in the table (it would keep its receiver alive); when the table's
+   holds, and of callees that are not functions or classes: callable objects, never
+   hashed here when their class defines its own ``__hash__`` (CPython never hashes what
+   it calls; such a callee is resolved on every call), and builtin methods bound to an
+   object (``append = out.append; append(x)``). Such a method is a new object each time it
+   is bound, never kept in the table (it would keep its receiver alive); when the table's
    context calls builtin methods directly (no per-call hook), ``routed`` is the set of
    names that an overlay or an intercept takes, and a builtin method bound to an object
    other than a module, whose name is not in it, is its own entry: returned here at once,
