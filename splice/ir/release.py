@@ -20,6 +20,11 @@ holding every occurrence and the last statement ``S`` of that block with one, th
   rebound name's old value last): ``del %t`` when the block's first occurrence is a plain
   ``%t = ...`` (the temp is bound there on every path that reaches ``S``'s end), else
   ``%t = @Released``; nothing after a ``return``, ``raise``, ``break`` or ``continue``;
+- but when ``S`` is an ``if`` whose branches use the temp (not an inert one), on the path
+  taken: after the last statement using it in each branch (recursively), at the start of
+  a branch that does not use it; CPython pops the value at its last use on that path
+  (``a < b < c``: ``b`` dies with ``c``'s comparison, before ``c``, or as the chain stops);
+  after the whole ``if`` when both branches end with their last use (nothing runs between);
 - before each ``break`` or ``continue`` that leaves the block between the first occurrence
   and ``S`` (a loop abandoned early): ``%t = @Released``;
 - when ``S`` uses the temp once, as the value of a ``yield``, as the generator suspends:
@@ -40,6 +45,11 @@ holding every occurrence and the last statement ``S`` of that block with one, th
   raise`` wrapped around the whole body, so a traceback keeping the frame does not keep the
   temps (the bare ``raise`` keeps the exception and its traceback as they were; the ``try``
   costs nothing until something raises).
+
+A dispatch table's entry for a callee a temp holds (``%5 = @dict[%3]``,
+``splice.compiler.route_calls``) counts as a use of that temp wherever it is used: an entry
+need not hold its callee (a C entry holds it weakly), and natively the callee stays on the
+stack until its call returns.
 
 Soundness: a temp is written once per evaluation of the statement that defines it and read
 only after, within the block that holds all its occurrences (codegen's temps follow the IR's
@@ -126,6 +136,8 @@ class _Scope:
     temps: dict[str, _Temp] = field(default_factory=dict)
     tries: list[tuple[ast.Try | ast.TryStar, Chain]] = field(default_factory=list)
     ifs: list[ast.If] = field(default_factory=list)
+    #: temp -> the temp holding the callee it is a dispatch table's entry for
+    entries: dict[str, str] = field(default_factory=dict)
     #: temp -> the name whose value it copies (``%4 = a``)
     copies: dict[str, str] = field(default_factory=dict)
 
@@ -134,6 +146,12 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
                    parameters: set[str]) -> None:
     scope = _Scope()
     _visit_block(scope, body, ())
+    for entry, callee in scope.entries.items():
+        # an entry need not hold its callee (a C entry holds it weakly): the callee lives
+        # while its entry may still be called, as on CPython's stack through the call
+        if entry in scope.temps and callee in scope.temps:
+            scope.temps[callee].chains += scope.temps[entry].chains
+            scope.temps[callee].nested |= scope.temps[entry].nested
     if all(temp.nested for temp in scope.temps.values()):
         return  # nothing of this scope's to release (a third of scopes: skip the walks)
     releases: dict[tuple[int, int], list[ast.stmt]] = {}  # (block, index) -> after it
@@ -143,6 +161,8 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
     entered: dict[int, tuple[ast.stmt, list[str]]] = {}  # id of a statement -> its temps
     #: id of a ``with`` -> the temps its first manager's expression alone uses
     hoisted: dict[int, tuple[ast.With | ast.AsyncWith, list[ast.stmt], list[str]]] = {}
+    #: (id of an ``if``, a branch) -> the temps dead when that branch starts
+    branch_starts: dict[tuple[int, str], tuple[ast.If, str, list[str]]] = {}
     inert = _lazy(lambda: _inert(scope, body, parameters))
     for name, temp in scope.temps.items():
         if temp.nested:
@@ -173,9 +193,15 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
             if bound and isinstance(block[first], ast.Assign) and \
                     isinstance(block[first].value, ast.Name):  # type: ignore[attr-defined]
                 scope.copies[name] = block[first].value.id  # type: ignore[attr-defined]
-            releases.setdefault((block_id, last), []).append(
-                _delete(name, block[last]) if bound else
-                _clear([name], block[last], released_as))
+            after, starts = ([(block_id, last)], []) if inert(name, block[first:last + 1]) \
+                else _release_points(scope, temp.chains, level, block_id, last, first < last)
+            for where in after:
+                statement = scope.blocks[where[0]][where[1]]
+                releases.setdefault(where, []).append(
+                    _delete(name, statement) if bound else
+                    _clear([name], statement, released_as))
+            for if_, branch in starts:
+                branch_starts.setdefault((id(if_), branch), (if_, branch, []))[2].append(name)
         for index in range(first, last + 1):
             for jump in _leaving_jumps(block[index], index == last):
                 before.setdefault(id(jump), []).append(_clear([name], jump, released_as))
@@ -189,6 +215,9 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
         for entered_block in _entered_blocks(header):
             entered_block[:0] = [_clear(dead, entered_block[0] if entered_block else header,
                                         released_as)]
+    for if_, branch, dead in branch_starts.values():
+        statements = getattr(if_, branch)
+        statements[:0] = [_clear(dead, statements[0] if statements else if_, released_as)]
     _release_carriers(scope, released_as, inert)
     for number, (with_, with_block, dead) in enumerate(hoisted.values()):
         released.append(_hoist_manager(with_, with_block, dead, number, released_as))
@@ -263,11 +292,8 @@ def _inert(scope: _Scope, body: list[ast.stmt], parameters: set[str]
 def _value_kind(value: ast.expr) -> str:
     if all(not isinstance(n, ast.Name) or n.id.startswith("@") for n in walk(value)):
         return "hidden"
-    if isinstance(value, ast.Subscript) and _hidden(value.value, "@dict") and \
-            _variable(value.slice) or \
-            isinstance(value, ast.Call) and len(value.args) == 1 and (
-                _hidden(value.func, "@_slow_entry") or _hidden(value.func, "@Methods")) \
-            and _variable(value.args[0]):
+    callee = _looked_up(value)
+    if callee is not None and _variable(callee):
         # a dispatch table's entry for a callee a variable holds (splice.compiler.route_calls):
         # the table holds it, or it holds no more than the callee (held by the variable)
         return "hidden"
@@ -278,6 +304,17 @@ def _value_kind(value: ast.expr) -> str:
     if isinstance(value, ast.Name) and not is_temp(value.id) and value.id[:1] != "@":
         return "copy"
     return "other"
+
+
+def _looked_up(value: ast.expr) -> ast.expr | None:
+    """The callee when ``value`` is a dispatch table's entry for it (``@dict[f]``,
+    ``@_slow_entry(f)``, ``@Methods(f)``: splice.compiler.route_calls), else ``None``."""
+    if isinstance(value, ast.Subscript) and _hidden(value.value, "@dict"):
+        return value.slice
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and (
+            _hidden(value.func, "@_slow_entry") or _hidden(value.func, "@Methods")):
+        return value.args[0]
+    return None
 
 
 def _variable(node: ast.AST) -> bool:
@@ -399,6 +436,11 @@ def _visit_block(scope: _Scope, block: list[ast.stmt], chain: Chain) -> None:
             temp = scope.temps.setdefault(name, _Temp())
             temp.chains.append(here)
             temp.nested |= nested
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, callee = statement.targets[0], _looked_up(statement.value)
+            if isinstance(target, ast.Name) and isinstance(callee, ast.Name) and \
+                    is_temp(callee.id):
+                scope.entries[target.id] = callee.id
         if isinstance(statement, ast.Try | ast.TryStar):
             scope.tries.append((statement, here))
         elif isinstance(statement, ast.If):
@@ -540,6 +582,46 @@ def _entered_blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
             statement.orelse = []
         return [statement.body, statement.orelse]
     return [statement.body]  # type: ignore[attr-defined]
+
+
+def _release_points(scope: _Scope, chains: list[Chain], level: int, block_id: int,
+                    index: int, bound_before: bool
+                    ) -> tuple[list[tuple[int, int]], list[tuple[ast.If, str]]]:
+    """Where a temp that ``block[index]`` uses last dies: after that statement, or, when
+    it is an ``if`` whose branches use the temp, in each branch: after the branch's last
+    statement using it (recursively), or as a branch that does not use it starts (when the
+    temp is bound before the ``if``). CPython pops a value at its last use on the path
+    taken; after the whole ``if`` frees it after what the branch made from it (``a < b <
+    c`` frees ``c`` before ``b``). Returns the (block, index) pairs to release after and
+    the (``if``, branch) pairs to release at the start of."""
+    statement = scope.blocks[block_id][index]
+    inner = [c for c in chains if len(c) > level + 1 and c[level] == (block_id, index)]
+    if not isinstance(statement, ast.If) or not inner:
+        return [(block_id, index)], []
+    after: list[tuple[int, int]] = []
+    starts: list[tuple[ast.If, str]] = []
+    at_ends = 0  # branches whose end is the temp's last use on their path
+    for branch in ("body", "orelse"):
+        statements = getattr(statement, branch)
+        here = [c for c in inner if c[level + 1][0] == id(statements)]
+        if not here:
+            if bound_before:
+                starts.append((statement, branch))
+            continue
+        indexes = [c[level + 1][1] for c in here]
+        last = max(indexes)
+        if isinstance(statements[last], _JUMPS):
+            continue  # nothing runs after it
+        more_after, more_starts = _release_points(
+            scope, here, level + 1, id(statements), last, bound_before or min(indexes) < last)
+        after += more_after
+        starts += more_starts
+        at_ends += not more_starts and more_after == [(id(statements), len(statements) - 1)]
+    if at_ends == 2:
+        # nothing runs between the last use and the end of the ``if`` on either path: one
+        # release after it, where the order of a guarded store's releases is known
+        return [(block_id, index)], []
+    return after, starts
 
 
 def _span(chains: list[Chain]) -> tuple[int, int, int, int]:

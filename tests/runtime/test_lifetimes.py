@@ -63,6 +63,9 @@ class Obj:
     def __lt__(self, other: object) -> bool:
         return True
 
+    def __gt__(self, other: object) -> bool:
+        return False
+
 
 def consume(value: object) -> None:
     LOG.append("consume")
@@ -161,6 +164,20 @@ def with_temporary() -> None:
 def comparison_of_temporaries() -> None:
     result = Obj("a") < Obj("b") < Obj("c")
     LOG.append(f"after {result}")
+
+
+def comparison_chain_cut_short() -> None:
+    # ``a > b`` is false: ``b``, kept for the next comparison, dies before the statement
+    # goes on
+    result = Obj("a") > Obj("b") < Obj("c")
+    LOG.append(f"after {result}")
+
+
+def comparison_chain_as_a_condition() -> None:
+    # the operands of the last comparison die before the branch runs
+    if Obj("a") < Obj("b") < Obj("c"):
+        LOG.append("branch")
+    LOG.append("after")
 
 
 def loop_over_temporary() -> None:
@@ -292,7 +309,8 @@ PROGRAMS: list[Callable[[], None]] = [
     call_with_temporary_argument, nested_calls, attribute_of_temporary,
     weak_reference_after_del, generator_abandoned_by_break, generator_abandoned_in_loop,
     generator_abandoned_by_any, generator_abandoned_by_next, with_temporary,
-    comparison_of_temporaries, loop_over_temporary, exception_from_method_of_temporary,
+    comparison_of_temporaries, comparison_chain_cut_short, comparison_chain_as_a_condition,
+    loop_over_temporary, exception_from_method_of_temporary,
     exception_out_of_a_callee, method_in_loop, conditional_method,
     builtin_method_on_temporary, callee_drops_its_parameter, file_roundtrip_program,
     with_manager_made_from_temporaries, loop_over_call_of_temporaries,
@@ -306,8 +324,6 @@ _PACKED = ("the callee takes its arguments as *args: natively that tuple is thei
 _ENTRY = ("the call goes through a Python entry of splice's (the hooks' or the code "
           "instances' dispatch), which holds the arguments until the callee returns: a "
           "parameter the callee deletes is freed after the call, not where it is deleted")
-_IMPLICIT = ("implicit-call routing keeps an operand or an iterator in a hidden local until "
-             "the end of its statement")
 _HOLDS_CALLEE = ("without the C extensions, under per-call hooks or typed stages the entry of "
                  "a nested function (the Python hooks wrapper, a specializing entry) holds "
                  "the function itself, so the context's table keeps it until a sweep or the "
@@ -317,8 +333,6 @@ _HOLDING = ("hooked", "typed", "fastmath") if native.HELD_CALL is None else ()
 KNOWN: dict[tuple[str, str], str] = {
     **{("closure_called_then_dropped", p): _HOLDS_CALLEE for p in _HOLDING},
     **{("method_with_temporary_arguments", p): _PACKED for p in ("hooked", "typed", "fastmath")},
-    ("comparison_of_temporaries", "hooked"): _PACKED,
-    ("comparison_of_temporaries", "tracer-implicit"): _IMPLICIT,
     ("exception_out_of_a_callee", "hooked"): _PACKED,
     **{(program, p): _ENTRY for p in ("hooked", "typed", "fastmath")
        for program in ("callee_drops_its_parameter", "loop_over_call_of_temporaries",
