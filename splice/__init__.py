@@ -7,9 +7,9 @@ optimize -> codegen -> code object; plugins run a whole call graph through it
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from splice._version import __version__  # (pyproject.toml reads it from there)
-from splice.cache.instances import CodeInstance, invoke
-from splice.cache.world import invalidate, world
 from splice.errors import (
     ArgumentTypeError,
     InterpreterError,
@@ -19,10 +19,31 @@ from splice.errors import (
     SpliceError,
     UnsupportedError,
 )
-from splice.infer import AbstractInterpreter
-from splice.ir.verify import VerifyError
-from splice.plugin import Plugin, compile, compose, explain, intercept, precompile
-from splice.reflection import code_lowered, code_python, code_stage, code_typed
+from splice.lazy import exports
+
+if TYPE_CHECKING:
+    from splice.cache.instances import CodeInstance, invoke
+    from splice.cache.world import invalidate, world
+    from splice.infer import AbstractInterpreter
+    from splice.ir.verify import VerifyError
+    from splice.plugin import Plugin, compile, compose, explain, intercept, precompile
+    from splice.reflection import code_lowered, code_python, code_stage, code_typed
+
+#: public name -> the module defining it, imported when the name is first read (PEP 562):
+#: ``import splice`` loads neither the compiler nor inference, so a script that imports
+#: it, or ``splice run``, starts fast; inference loads only for a typed stage
+_LAZY = {
+    "CodeInstance": "splice.cache.instances", "invoke": "splice.cache.instances",
+    "invalidate": "splice.cache.world", "world": "splice.cache.world",
+    "AbstractInterpreter": "splice.infer", "VerifyError": "splice.ir.verify",
+    **dict.fromkeys(("Plugin", "compile", "compose", "explain", "intercept", "precompile"),
+                    "splice.plugin"),
+    **dict.fromkeys(("code_lowered", "code_python", "code_stage", "code_typed"),
+                    "splice.reflection"),
+}
+
+
+__getattr__, __dir__ = exports(globals(), _LAZY)
 
 __all__ = ["AbstractInterpreter", "ArgumentTypeError", "CodeInstance", "InterpreterError",
            "InvalidatedError", "Plugin", "PluginError", "PluginSendError", "SpliceError",

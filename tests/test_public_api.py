@@ -101,3 +101,41 @@ def test_listing_headers_show_the_real_signature() -> None:
     assert "def test_listing_headers_show_the_real_signature.<locals>.shape(a, /, b, *rest, " \
         "scale: float=1.0, **kw)" in text
     assert "Pos(" not in text
+
+
+def _modules_loaded_by(code: str) -> set[str]:
+    """The splice modules a fresh interpreter has loaded after running ``code``."""
+    import subprocess
+    import sys
+
+    script = code + "\nimport sys\nprint(*(m for m in sys.modules if m[:6] == 'splice'))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    return set(result.stdout.split())
+
+
+def test_import_loads_neither_the_compiler_nor_inference() -> None:
+    # ``import splice`` is the cost every script using it pays: the rest loads on first use
+    loaded = _modules_loaded_by("import splice")
+    assert loaded <= {"splice", "splice._version", "splice.errors", "splice.pristine",
+                      "splice.lazy"}, loaded
+
+
+def test_a_plugin_without_typed_stages_never_loads_the_abstract_interpreter() -> None:
+    loaded = _modules_loaded_by(
+        "import splice\n"
+        "def f(x):\n    return [i * x for i in range(3)]\n"
+        "assert splice.Plugin().run(f, 2) == [0, 2, 4]\n")
+    assert "splice.compiler.pipeline" in loaded  # (it did compile)
+    assert "splice.infer.interpreter" not in loaded
+
+
+def test_names_read_lazily_are_the_defining_modules_objects() -> None:
+    from splice.plugin import Plugin, explain
+    from splice.reflection import code_typed
+
+    assert (splice.Plugin, splice.explain, splice.code_typed) == (Plugin, explain, code_typed)
+    assert splice.ir.roundtrip is importlib.import_module("splice.ir").roundtrip
+    assert set(splice.__all__) <= set(dir(splice))
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        splice.nothing_here  # noqa: B018
