@@ -382,8 +382,7 @@ def precompile(plugin: Plugin, fn: Any, /, *argtypes: Any) -> list[str]:
     targets: list[Any] = [function]
     ir = lowered(function)
     if not isinstance(ir, SpliceError):
-        ir = ir.copy()  # (the shared lowered IR names no function: callees resolve in it)
-        scopes = [ir]
+        scopes = [ir]  # (a copy: its scopes get the function, for callees to resolve in)
         while scopes:  # the function and its comprehensions and lambdas (its own code)
             scope = scopes.pop()
             scope.function = function

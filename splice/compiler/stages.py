@@ -155,10 +155,10 @@ def _function(state: CompileState) -> str:
 # ----------------------------------------------------------------------------- stages
 
 def _lower(state: CompileState) -> None:
-    lowered = lowered_ir_of(state.fn)
+    lowered = lowered_ir_of(state.fn)  # (a copy of its own)
     if isinstance(lowered, UnsupportedError):
         raise lowered
-    state.ir = lowered.copy()
+    state.ir = lowered
     state.ir.function = state.builder
     state.ir.key = state.key
 

@@ -39,7 +39,7 @@ import pickle
 import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, NamedTuple, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from splice.pristine import BUILTINS
 
@@ -1279,8 +1279,13 @@ _SCOPE_SHARED = frozenset({"origin", "function"})
 
 
 def copy_ir(value: _T) -> _T:
-    """A copy of the IR in ``value``: a ``FunctionIR``, or a tuple or list holding IR and
-    temps (copied together, so the temps of the copy are those of the copied IR).
+    """A copy of the IR in ``value``: ``snapshot_ir(value).restore()``."""
+    return snapshot_ir(value).restore()
+
+
+def snapshot_ir(value: _T) -> Snapshot[_T]:
+    """A snapshot of the IR in ``value``: a ``FunctionIR``, or a tuple or list holding IR
+    and temps (copied together, so the temps of the copy are those of the copied IR).
 
     Copied: the structure (statements, ops, operand lists, regions, handlers, cases, temps,
     nested scopes) and the syntax kept in the IR (unevaluated annotations, match patterns,
@@ -1289,9 +1294,10 @@ def copy_ir(value: _T) -> _T:
     inference resolved) and each scope's ``origin`` and ``function``. So a stateful object
     a plugin inserted as a constant is still that object in every later stage.
 
-    The copy is a pickle round trip (a deep copy done in C, several times faster than
-    ``copy.deepcopy``); the shared objects stay out of the pickle: the pickler's dispatch
-    table writes each as an index into a list that the unpickler reads them back from.
+    A snapshot is a pickle and a copy the round trip (a deep copy done in C, several times
+    faster than ``copy.deepcopy``); the shared objects stay out of the pickle: the
+    pickler's dispatch table writes each as an index into a list that the unpickler reads
+    them back from.
     """
     shared: list[Any] = []
 
@@ -1330,8 +1336,24 @@ def copy_ir(value: _T) -> _T:
     pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = {**copyreg.dispatch_table, **reducers}
     pickler.dump(value)
-    result: _T = _Unpickler(buffer.getvalue(), shared).load()
-    return result
+    return Snapshot(buffer.getvalue(), shared)
+
+
+class Snapshot(Generic[_T]):
+    """IR as :func:`snapshot_ir` took it: each :meth:`restore` makes a new copy of it. The
+    first half of a copy (the pickling, with a Python reducer per temp, constant and call)
+    is paid once, so a cache of IR that many users copy keeps a snapshot, not the IR."""
+
+    __slots__ = ("data", "shared")
+
+    def __init__(self, data: bytes, shared: list[Any]) -> None:
+        self.data = data
+        self.shared = shared
+
+    def restore(self) -> _T:
+        """A new copy of the IR the snapshot was taken of."""
+        result: _T = _Unpickler(self.data, self.shared).load()
+        return result
 
 
 class _Shared:

@@ -134,3 +134,15 @@ def test_constructors_are_a_finish_of_the_same_pipeline() -> None:
     assert len(code) == 1  # built through build_code with the constructor as ``finish``
     assert any(isinstance(s, Assign) for s in walk(ir_after(plugin.context, Point.__init__,
                                                             "finish")))
+
+
+def test_a_hook_changing_the_lowered_ir_changes_no_one_elses() -> None:
+    # the shared lowered IR is a snapshot: the first user gets the IR lowering made (its
+    # hook changes it after the snapshot was taken), later users copies of the snapshot
+    def fresh(x: int) -> int:
+        return x + 1
+
+    assert Marking().run(fresh, 1) == "marked"  # the first lowering of ``fresh``
+    assert splice.Plugin().run(fresh, 1) == 2
+    assert Marking().run(fresh, 1) == "marked"
+    assert splice.Plugin().run(fresh, 2) == 3
