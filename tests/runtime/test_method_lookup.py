@@ -253,7 +253,21 @@ def multiline_raising(obj: Base) -> Any:
             )()
 
 
-@pytest.mark.parametrize("fn", [multiline_missing, multiline_raising])
+def multiline_starred(obj: Base) -> Any:
+    # a ``*`` argument: CPython makes a plain call, placed at the whole call's start
+    return (obj
+            .fails
+            )(*())
+
+
+def multiline_double_starred(obj: Base) -> Any:
+    return (obj
+            .fails
+            )(**{})
+
+
+@pytest.mark.parametrize("fn", [multiline_missing, multiline_raising, multiline_starred,
+                                multiline_double_starred])
 def test_multiline_method_call_positions(form: str, fn: Callable[..., Any]) -> None:
     # CPython places the attribute's instruction on the attribute's own line when the
     # expression spans several (test_traceback's test_multiline_method_call_*)
