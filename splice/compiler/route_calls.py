@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from splice.compiler.proven import Proven, proven_classes
+from splice.ir.call_positions import attribute_position, call_position
 from splice.ir.nodes import (
     NOPOS,
     Assign,
@@ -44,7 +45,6 @@ from splice.ir.nodes import (
     Operand,
     Pos,
     Region,
-    Starred,
     Stmt,
     Temp,
     Try,
@@ -222,8 +222,8 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             # method is the likely kind
             new = _method_dispatch(ir, stmt, func, table, builtin_direct,
                                    python_first or pretested, native_attributes,
-                                   method_call_position(stmt.pos, defs[func].pos, method.name,
-                                                        stmt.op))
+                                   call_position(stmt.pos, defs[func].pos, method, stmt.op,
+                                                 ir.module_imports))
             if pretested:
                 new = _with_builtin_receiver(ir, scope, stmt, defs[func], receivers, new,
                                              native_attributes)
@@ -363,6 +363,7 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
     # the arguments need no statements (``d.get(key, default)``): one test, made where the
     # call is, chooses between the native call and the lookup with its call
     adjacent = _right_before(scope, lookup, call)
+    placed = call_position(call.pos, pos, op, call.op, ir.module_imports)
     # a name is read once, into a temp (the arguments may rebind it); a temp is reused
     receiver: Operand = op.obj
     capture: list[Stmt] = []
@@ -381,7 +382,7 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
         other = Call(Const(lookups, pos), [receiver, Const(mangle(private, op.name), pos)], [])
         method_form = [Assign(call.results, Call(lookup.results[0], list(call.op.args),
                                                  list(call.op.keywords)),
-                              method_call_position(call.pos, pos, op.name, call.op))]
+                              placed)]
         pos = attribute_position(pos, op.name)
     assert method_form is not None
     method = ir.new_temp()
@@ -558,39 +559,7 @@ def _through_methods(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign
     lookup.op = Call(Const(methods, pos), [method.obj, Const(mangle(private, method.name), pos)],
                      [])
     lookup.pos = attribute_position(pos, method.name)
-    call.pos = method_call_position(call.pos, pos, method.name, call.op)
-
-
-def method_call_position(call: Pos, attribute: Pos, name: str, op: Call | None = None
-                         ) -> Pos:
-    """Where CPython places the call of method ``name`` (an attribute spanning
-    ``attribute``) made by a call spanning ``call``: from the attribute's own name when the
-    call starts on another line than the attribute ends, to the call's end (the compiler's
-    ``update_start_location_to_match_attr``). Only a call CPython makes as a method call
-    (``maybe_optimize_method_call``: no ``*`` or ``**`` argument, fewer than 30 stack
-    items) moves: any other ``op`` is placed at the whole call, as a plain call is."""
-    if op is not None and not _method_call_shaped(op):
-        return call
-    if call.lineno == attribute.end_lineno or len(name) > attribute.end_col_offset:
-        return call
-    return Pos(attribute.end_lineno, attribute.end_col_offset - len(name), call.end_lineno,
-               call.end_col_offset)
-
-
-def _method_call_shaped(op: Call) -> bool:
-    """Whether CPython compiles a call of an attribute with ``op``'s arguments as a method
-    call (``LOAD_METHOD``/``CALL``), not a plain one."""
-    keywords = len(op.keywords)
-    return len(op.args) + keywords + (keywords != 0) < 30 and \
-        not any(isinstance(arg, Starred) for arg in op.args) and \
-        all(keyword.name is not None for keyword in op.keywords)
-
-
-def attribute_position(pos: Pos, name: str) -> Pos:
-    """Where CPython places the instruction reading attribute ``name`` of the expression
-    spanning ``pos``: the attribute's own name when the expression spans several lines,
-    else the whole span."""
-    return method_call_position(pos, pos, name)
+    call.pos = call_position(call.pos, pos, method, call.op, ir.module_imports)
 
 
 def _module_or_class(ir: FunctionIR, obj: Operand, defs: dict[Temp, Assign]) -> bool:

@@ -42,9 +42,7 @@ def lower(fn: object) -> FunctionIR:
 
 def generate(ir: FunctionIR, *, renest: bool = True) -> str:
     """The Python source splice generates for ``ir``."""
-    imports = ir.origin.module_imports if ir.origin is not None else frozenset()
-    node = generate_function(ir, GenContext(renest=renest, module_imports=imports),
-                             display=True)
+    node = generate_function(ir, GenContext(renest=renest), display=True)
     fix_locations(node, ir.pos)
     return ast.unparse(node)
 

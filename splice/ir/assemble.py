@@ -192,8 +192,7 @@ def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool =
     ``comprehension_functions``: a comprehension whose body a pass made statements is
     generated as a nested function (see ``ScopeGen.comprehension_call``)."""
     source: FunctionSource = ir.origin
-    ctx = GenContext(renest=renest, module_imports=source.module_imports,
-                     comprehension_functions=comprehension_functions)
+    ctx = GenContext(renest=renest, comprehension_functions=comprehension_functions)
     node = generate_function(ir, ctx)
     release_temps(node, ctx.cell(BaseException, "BaseException"), ctx.cell(Released, "Released"))
     code = original.__code__

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from splice.compat import JUMP_THREADING, NO_TYPE_PARAMS
 from splice.errors import UnsupportedError
+from splice.ir.call_positions import call_position
 from splice.ir.nodes import (
     NOPOS,
     AnnotateName,
@@ -265,8 +266,6 @@ class GenContext:
     """State shared by the generation of one function and its nested scopes."""
 
     renest: bool = True
-    #: names the source module imports at top level (method-call shapes depend on them)
-    module_imports: frozenset[str] = frozenset()
     cells: dict[str, object] = field(default_factory=dict)
     _by_id: dict[int, str] = field(default_factory=dict)
     #: a comprehension whose body is no longer expressions (rewritten by a pass) may be
@@ -971,8 +970,8 @@ class ScopeGen:
 
     def call_pos(self, tree: Tree, op: Call, pos: Pos) -> Pos:
         """Where a call is when its callee is a separate ``getattr`` (a hidden temporary):
-        CPython reports a method call ``obj\n.m()`` at the ``.m`` line
-        (``update_start_location_to_match_attr``), so the split call keeps that line."""
+        where CPython places it (``splice.ir.call_positions``), so the split call keeps the
+        line of ``.m`` in a method call ``obj\n.m()``."""
         func = op.func
         if not isinstance(func, Temp) or func in tree.subst:
             return pos
@@ -982,21 +981,7 @@ class ScopeGen:
         get = stmt.op if stmt is not None else None
         if not isinstance(get, GetAttr) or stmt is None:
             return pos
-        # the compiler makes it a method call only for these shapes (3.11's
-        # ``maybe_optimize_method_call``)
-        if any(isinstance(a, Starred) for a in op.args) or any(
-                k.name is None for k in op.keywords):
-            return pos
-        if isinstance(get.obj, Var) and get.obj.name in self.ctx.module_imports:
-            return pos
-        attr = stmt.pos
-        if attr.end_lineno == pos.lineno or len(get.name) > attr.end_col_offset:
-            return pos
-        start_col = attr.end_col_offset - len(get.name)
-        end_col = pos.end_col_offset
-        if pos.end_lineno == attr.end_lineno:
-            end_col = max(end_col, start_col)
-        return Pos(attr.end_lineno, start_col, max(pos.end_lineno, attr.end_lineno), end_col)
+        return call_position(pos, stmt.pos, get, op, self.ir.module_imports)
 
     def starred_sub(self, tree: Tree, item: Operand | Starred, pos: Pos) -> ast.expr:
         if isinstance(item, Starred):

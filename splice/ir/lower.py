@@ -130,12 +130,13 @@ def lower_source(source: FunctionSource, qualname: str) -> FunctionIR:
     """Lower the function found by :func:`splice.ir.source.find_source`."""
     node = source.node
     in_class = bool(source.enclosing) and isinstance(source.enclosing[-1], ast.ClassDef)
-    return _lower_function(node, qualname, source.filename, source.future_flags, in_class)
+    return _lower_function(node, qualname, source.filename, source.future_flags,
+                           source.module_imports, in_class)
 
 
 def _lower_function(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
                     qualname: str, filename: str, future_flags: int,
-                    in_class: bool = False) -> FunctionIR:
+                    module_imports: frozenset[str], in_class: bool = False) -> FunctionIR:
     is_lambda = isinstance(node, ast.Lambda)
     ir = FunctionIR(
         name="<lambda>" if is_lambda else node.name,  # type: ignore[union-attr]
@@ -147,6 +148,7 @@ def _lower_function(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
         pos=Pos.of(node),
         is_async=isinstance(node, ast.AsyncFunctionDef),
         future_flags=future_flags,
+        module_imports=module_imports,
         type_params=copy.deepcopy(getattr(node, "type_params", None) or []),
     )
     lowerer = Lowerer(ir)
@@ -513,7 +515,7 @@ class Lowerer:
         else:
             annotations = list(zip(annotation_names, rest, strict=True))
         inner = _lower_function(node, self.child_qualname(node.name), self.ir.filename,
-                                self.ir.future_flags)
+                                self.ir.future_flags, self.ir.module_imports)
         self.emit(FunctionDef(inner, decorators, defaults, kwdefaults, annotations,
                               Pos.of(node), [Pos.of(d) for d in node.decorator_list]))
 
@@ -543,7 +545,8 @@ class Lowerer:
         body = FunctionIR(
             name=node.name, qualname=self.child_qualname(node.name), kind="class",
             args=Arguments(), body=[], filename=self.ir.filename, pos=Pos.of(node),
-            future_flags=self.ir.future_flags, type_params=type_params,
+            future_flags=self.ir.future_flags, module_imports=self.ir.module_imports,
+            type_params=type_params,
         )
         Lowerer(body).body(node.body, allow_docstring=True)
         self.emit(ClassDef(body, decorators, bases, keywords, Pos.of(node),
@@ -825,7 +828,7 @@ class Lowerer:
         rest = iter(values[ndef:])
         kwdefaults: list[Operand | None] = [next(rest) if p else None for p in kw_present]
         inner = _lower_function(node, self.child_qualname("<lambda>"), self.ir.filename,
-                                self.ir.future_flags)
+                                self.ir.future_flags, self.ir.module_imports)
         return self.op(MakeLambda(inner, values[:ndef], kwdefaults), node)
 
     def comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp
@@ -838,6 +841,7 @@ class Lowerer:
             name=name, qualname=self.child_qualname(name), kind="comprehension",
             args=Arguments(args=[".0"]), body=[], filename=self.ir.filename,
             pos=Pos.of(node), future_flags=self.ir.future_flags,
+            module_imports=self.ir.module_imports,
         )
         inner = Lowerer(fn)
         inner.comprehension_loop(node, generators, 0)

@@ -1026,6 +1026,9 @@ class FunctionIR:
     globals: list[str] = field(default_factory=list)  # ``global`` declarations
     nonlocals: list[str] = field(default_factory=list)  # ``nonlocal`` declarations
     future_flags: int = 0  # ``__future__`` compiler flags of the source module
+    #: names the source module binds by ``import`` at top level: CPython compiles a call of
+    #: an attribute of one as a plain call, not a method call (``splice.ir.call_positions``)
+    module_imports: frozenset[str] = frozenset()
     #: where the scope came from (a ``splice.ir.source.FunctionSource`` for lowered functions)
     origin: Any = None
     #: the function object this scope was lowered from (top-level scopes only)
