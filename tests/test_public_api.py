@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import importlib.metadata
+import inspect
 import json
+import types
 
 import pytest
 
@@ -139,3 +143,27 @@ def test_names_read_lazily_are_the_defining_modules_objects() -> None:
     assert set(splice.__all__) <= set(dir(splice))
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         splice.nothing_here  # noqa: B018
+
+
+def _imported_for_type_checkers(package: types.ModuleType) -> dict[str, str]:
+    """name -> module of the imports a package makes under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(inspect.getsource(package))
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.module is not None
+                found.update((alias.asname or alias.name, stmt.module) for alias in stmt.names)
+    return found
+
+
+@pytest.mark.parametrize("name", ["splice", "splice.infer"])
+def test_lazy_names_agree_with_all_and_the_type_checkers_imports(name: str) -> None:
+    # a package lists each lazily exported name three times (the table, ``__all__``, the
+    # imports type checkers read): a name added to one and not the others fails here
+    package = importlib.import_module(name)
+    table = package._LAZY
+    assert set(table) <= set(package.__all__)
+    assert _imported_for_type_checkers(package) == table
+    for exported in package.__all__:
+        assert hasattr(package, exported), exported
