@@ -20,6 +20,7 @@ from splice.errors import (
     UnsupportedError,
 )
 from splice.lazy import exports
+from splice.runtime.exec_watch import watch as _watch_exec_sources
 
 if TYPE_CHECKING:
     from splice.cache.instances import CodeInstance, invoke
@@ -44,6 +45,10 @@ _LAZY = {
 
 
 __getattr__, __dir__ = exports(globals(), _LAZY)
+
+# functions made by exec/eval from now on have a source, so they run under plugins too
+# (a dataclass's __init__ made between ``import splice`` and the first run)
+_watch_exec_sources()
 
 __all__ = ["AbstractInterpreter", "ArgumentTypeError", "CodeInstance", "InterpreterError",
            "InvalidatedError", "Plugin", "PluginError", "PluginSendError", "SpliceError",

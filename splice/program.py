@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from splice.compat import COMMAND_SOURCE_IN_LINECACHE, ast_conversion
-from splice.ir.exec_sources import EXEC_SOURCES
+from splice.exec_sources import EXEC_SOURCES
 from splice.plugin import Plugin
 from splice.pristine import BUILTINS
 from splice.runtime.native import CHOSEN
@@ -230,7 +230,7 @@ def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> N
     namespace.update({"__builtins__": builtins, CALL_NAME: top_level_caller(plugin)})
     if not program.has_file:
         # no file to read the source from: the functions it defines are lowered from the
-        # text (splice.ir.exec_sources), as those of ``python -c`` are
+        # text (splice.exec_sources), as those of ``python -c`` are
         EXEC_SOURCES.record(code, program.source)
         if program.argv0 == "-c" and COMMAND_SOURCE_IN_LINECACHE:
             linecache.cache[program.filename] = (

@@ -122,7 +122,28 @@ def test_import_loads_neither_the_compiler_nor_inference() -> None:
     # ``import splice`` is the cost every script using it pays: the rest loads on first use
     loaded = _modules_loaded_by("import splice")
     assert loaded <= {"splice", "splice._version", "splice.errors", "splice.pristine",
-                      "splice.lazy"}, loaded
+                      "splice.lazy", "splice.exec_sources", "splice.runtime",
+                      "splice.runtime.exec_watch", "splice.runtime._hooks"}, loaded
+
+
+def test_code_exec_made_after_import_splice_runs_under_plugins() -> None:
+    # the texts of exec'd code are recorded from ``import splice`` on, not from the first
+    # run: a dataclass defined in between has an __init__ (made by exec) that runs under
+    # the plugin, so its __post_init__ and what that calls are reached
+    _modules_loaded_by(
+        "import dataclasses, splice\n"
+        "def leaf(x):\n    return x + 1\n"
+        "@dataclasses.dataclass\n"
+        "class D:\n    a: int\n"
+        "    def __post_init__(self):\n        self.b = leaf(self.a)\n"
+        "seen = []\n"
+        "class Sees(splice.Plugin):\n"
+        "    @splice.intercept(leaf)\n"
+        "    def leaf(self, x):\n"
+        "        seen.append(x)\n"
+        "        return self.recurse_call(leaf, x)\n"
+        "assert Sees().run(lambda: D(1).b) == 2\n"
+        "assert seen == [1], seen\n")
 
 
 def test_a_plugin_without_typed_stages_never_loads_the_abstract_interpreter() -> None:

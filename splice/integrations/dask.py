@@ -20,7 +20,7 @@ reach the workers without their file: Dask pickles them with ``cloudpickle``, wh
 their code ``<dynamic-code>``. The task then carries the source texts such code may come
 from (the main script, the notebook's cells, modules registered with
 ``cloudpickle.register_pickle_by_value``), and splice matches each function to its exact
-definition in them (``splice.ir.exec_sources``); without them those functions would run
+definition in them (``splice.exec_sources``); without them those functions would run
 natively. The texts travel with every task that sends such a function.
 
 The scheduler unpickles a graph's tasks too, and sends them on: a task unpickled there

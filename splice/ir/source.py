@@ -3,7 +3,7 @@
 Source comes from ``linecache`` (so functions from IPython cells and other registered
 sources work), or, for code made by ``exec``/``eval`` from a string (a dataclass's
 ``__init__``, a namedtuple's ``__new__``, ``python -c``), from the text recorded when it
-was compiled (``splice.ir.exec_sources``); the whole text is parsed once and indexed by
+was compiled (``splice.exec_sources``); the whole text is parsed once and indexed by
 name and first line.
 
 A code object is matched to its exact definition or refused (``UnsupportedError``: the
@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 
 from splice.compat import RETURN_CONST_UNLOCATED, ast_conversion
 from splice.errors import UnsupportedError
-from splice.ir.exec_sources import BY_VALUE_FILENAME, EXEC_SOURCES, command_text
+from splice.exec_sources import BY_VALUE_FILENAME, EXEC_SOURCES, command_text
 from splice.ir.stand_ins import original_of
 from splice.pristine import BUILTINS
 
@@ -256,7 +256,7 @@ def find_source(fn: types.FunctionType) -> FunctionSource:
 
 def _find_shipped(fn: types.FunctionType, texts: list[str]) -> FunctionSource:
     """``fn``'s definition in one of the texts shipped with code pickled by value
-    (``splice.ir.exec_sources``): the first that holds exactly its code."""
+    (``splice.exec_sources``): the first that holds exactly its code."""
     for text in texts:
         try:
             return _find_in(fn, _parse_text(BY_VALUE_FILENAME, text, fn))

@@ -58,7 +58,6 @@ from splice.runtime.attributes import (
 )
 from splice.runtime.context_fields import Reached, is_splice_code
 from splice.runtime.dunders import drive, immutable, special
-from splice.runtime.exec_watch import watch as watch_exec_sources
 from splice.runtime.implicit import Implicit
 from splice.runtime.instantiation import Instantiating
 from splice.runtime.native import CHOSEN, SLOT_CALL
@@ -394,8 +393,6 @@ class Context(Instantiating):
             channel = self._processes = processes.Channel(self, self.context_of)
         return channel
 
-
-watch_exec_sources()  # functions made by exec/eval from now on have a source
 
 def _unbound_c_method(callee: Any) -> Any:
     """The method descriptor (``list.append``) that ``callee`` (``[].append``) was bound

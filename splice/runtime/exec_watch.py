@@ -1,8 +1,8 @@
-"""Feeding ``splice.ir.exec_sources`` from CPython's audit events.
+"""Feeding ``splice.exec_sources`` from CPython's audit events.
 
 ``watch()`` installs, once per process, the audit hook that pairs a ``compile`` event of a
 string with the next ``exec`` of a code object of that file name on the same thread and
-records the text for the code (splice/ir/exec_sources.py says why a wrong pairing is safe).
+records the text for the code (splice/exec_sources.py says why a wrong pairing is safe).
 The hook is C (``splice.runtime._hooks.watch_compiles``): audit hooks see every audited
 event of the process, and most must cost nothing. Without the C extension a Python hook
 does the same, at the price of a Python call per event.
@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Any
 
-from splice.ir.exec_sources import EXEC_SOURCES
+from splice.exec_sources import EXEC_SOURCES
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)

@@ -68,8 +68,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from splice.errors import PluginSendError
+from splice.exec_sources import EXEC_SOURCES
 from splice.forks import fork_safe_lock
-from splice.ir.exec_sources import EXEC_SOURCES
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -209,7 +209,7 @@ class Remote:
                  runs_here: Callable[[], bool] | None = None) -> None:
         self.ticket = ticket
         self.fn = fn
-        #: source texts for code the task pickles by value (splice.ir.exec_sources)
+        #: source texts for code the task pickles by value (splice.exec_sources)
         self.texts = texts
         #: whether the process unpickling the task runs it (None: every process does)
         self.runs_here = runs_here

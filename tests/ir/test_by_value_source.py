@@ -13,7 +13,7 @@ import pytest
 
 import splice
 from splice.errors import UnsupportedError
-from splice.ir.exec_sources import BY_VALUE_FILENAME, ExecSources
+from splice.exec_sources import BY_VALUE_FILENAME, ExecSources
 from splice.ir.source import find_source
 from tests.runtime import by_value_program
 

@@ -30,7 +30,7 @@ import splice.ir
 from splice.cli import main as cli_main
 from splice.compat import RETURN_CONST_UNLOCATED
 from splice.errors import UnsupportedError
-from splice.ir.exec_sources import EXEC_SOURCES
+from splice.exec_sources import EXEC_SOURCES
 from splice.ir.source import find_source, located_positions
 from tests.modules import load
 
@@ -216,7 +216,7 @@ def test_a_changed_file_is_refused_and_runs_natively(tmp_path: Path) -> None:
     path = tmp_path / "changed.py"
     path.write_text(path.read_text().replace("make = ", "make =  ", 1))
     # compiled from source after splice was imported: the text it was compiled from is
-    # recorded (splice/ir/exec_sources.py) and wins over the file as it is now
+    # recorded (splice/exec_sources.py) and wins over the file as it is now
     for fn in (module.make, module.inner):
         assert EXEC_SOURCES.text_of(fn.__code__) is not None
         found = find_source(fn).node

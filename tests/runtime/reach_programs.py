@@ -905,7 +905,7 @@ def program_implicit_set_name():
 
 # ------------------------------------------- generated methods and exec-defined functions
 # (made when this module is imported, after splice: their texts come from the audit
-# events, splice/ir/exec_sources.py; an attrs-style method registers its text in linecache)
+# events, splice/exec_sources.py; an attrs-style method registers its text in linecache)
 
 
 def _default_tags():
