@@ -287,7 +287,7 @@ def _instance(owner: Any, state: CompileState) -> CodeInstance:
         cells=tuple(reliance.cells),
         defaults=defaults_of(builder) if reliance.own_defaults else None,
         direct=list(state.plan.values()), untyped_return_type=first_inference.return_type,
-        retyped=bool(owner.hooks.stages["typed"]), guards=tuple(guards),
+        retyped=state.retyped, guards=tuple(guards),
         inference=inference, times=state.times, optimizations=state.optimizations)
     _connect(ci, fn, callees)
     for self_call in set(state.self_calls.values()):

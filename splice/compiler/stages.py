@@ -9,7 +9,7 @@ only for code instances (plugins with ``typed``/``optimized`` hooks or an interp
     load_arguments  typed: every name passed to a call gets its own load
     infer           typed: abstract interpretation under the plugins' interpreter
     typed           typed: the plugins' ``typed`` hooks; replaced callees get their checks
-    retype          typed: inference again if ``typed`` hooks ran             (kept: typed)
+    retype          typed: inference again if ``typed`` hooks changed the IR  (kept: typed)
     optimize        typed: splice's own rewrites of typed IR
     plan_direct     typed: callee instances for calls that can be made direct
     optimized       typed: the plugins' ``optimized`` hooks
@@ -74,7 +74,7 @@ from splice.compiler.optimize import optimize
 from splice.compiler.params import CompileParams
 from splice.errors import SpliceError, UnsupportedError
 from splice.ir.assemble import CompiledCode, compile_code, restore_nested_code
-from splice.ir.nodes import FunctionIR
+from splice.ir.nodes import FunctionIR, Snapshot, snapshot_ir
 from splice.ir.source import describe
 from splice.ir.verify import VerifyError, verify
 from splice.pristine import BUILTINS
@@ -124,6 +124,8 @@ class CompileState:
     checks: Checks = field(default_factory=Checks)
     #: calls' callees before the ``typed`` hooks (what replaced callees are compared with)
     replaced: list[str] = field(default_factory=list)
+    #: whether the ``typed`` stage changed the IR inference typed (then it is inferred again)
+    retyped: bool = False
     optimizations: list[str] = field(default_factory=list)
     plan: dict[int, Any] = field(default_factory=dict)
     #: the direct calls of the instance being built by its own code (bound once it exists)
@@ -189,19 +191,33 @@ def _typed(state: CompileState) -> None:
     hooks = state.owner.hooks
     if not hooks.stages["typed"]:
         return
-    before = callees_of(state.current)
-    state.ir = hooks.run_stage("typed", state.current, state.fn)
+    inferred = state.current
+    snapshot = snapshot_ir(inferred)
+    before = callees_of(inferred)
+    state.ir = hooks.run_stage("typed", inferred, state.fn)
     if any(getattr(plugin, "world_age", False) for plugin in hooks.plugins):
         state.replaced = world_age_callees(state.ir, before)
     else:
         state.replaced = guard_replaced_callees(state.ir, before, state.checks,
                                                 state.argtypes)
+    state.retyped = state.ir is not inferred or not _same_ir(snapshot, snapshot_ir(state.ir))
+
+
+def _same_ir(before: Snapshot[FunctionIR], after: Snapshot[FunctionIR]) -> bool:
+    """Whether two snapshots of IR hold the same structure and the very same shared objects
+    (constants, temps' types, resolved callees)."""
+    return before.data == after.data and len(before.shared) == len(after.shared) and \
+        all(a is b for a, b in zip(before.shared, after.shared, strict=True))
 
 
 def _retype(state: CompileState) -> None:
     """Infer again what the ``typed`` hooks rewrote, so values have the types of the
-    rewritten program (a replacement may return another type than the original callee)."""
-    if not state.owner.hooks.stages["typed"]:
+    rewritten program (a replacement may return another type than the original callee).
+    IR the hooks left as it was (the same object, the same structure and objects: most
+    functions under a plugin that rewrites some) keeps its inference: inferring the same
+    IR for the same argument types again gives what the first inference gave, and costs
+    as much (a whole inference, callees included)."""
+    if not state.retyped:
         return
     again = infer_under(state.owner.hooks, state.builder, state.current, state.argtypes,
                         state.interpreter, again=True)

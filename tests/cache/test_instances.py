@@ -305,3 +305,41 @@ def test_compile_gives_the_instance_of_that_function_object() -> None:
     del one, two
     gc.collect()
     assert splice.invoke(first, 10) == 11 and splice.invoke(second, 10) == 12
+
+
+def _as_text(x):  # type: ignore[no-untyped-def]
+    return str(x)
+
+
+class _Stringify(splice.Plugin):
+    """A typed pass that changes the IR in place: math.sqrt becomes a call of str."""
+
+    def typed(self, ir: FunctionIR) -> None:
+        from splice.ir.typed_tools import match_calls
+
+        for call in match_calls(ir, math.sqrt, float):
+            call.callee = _as_text
+
+
+class _Reads(splice.Plugin):
+    """A typed pass that reads the IR and changes nothing."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def typed(self, ir: FunctionIR) -> FunctionIR:
+        self.seen += sum(1 for _ in walk(ir))
+        return ir
+
+
+def test_ir_the_typed_hooks_changed_is_inferred_again_and_only_that() -> None:
+    # the types of rewritten IR are those of the rewritten program (str, not float); IR the
+    # hooks left as it was keeps its first inference (inferring it again gives the same)
+    changed = splice.compile(_Stringify(), root, float)
+    assert changed.retyped and changed.return_type == Exact(str)
+    assert splice.invoke(changed, 4.0) == "4.0"
+    reader = _Reads()
+    kept = splice.compile(reader, root, float)
+    assert reader.seen and not kept.retyped
+    assert kept.return_type == changed.untyped_return_type == Exact(float)
+    assert splice.invoke(kept, 4.0) == 2.0
