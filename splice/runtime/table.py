@@ -136,16 +136,10 @@ class DispatchTable(dict[Any, Any]):
                 self.fast[key] = entry
                 return entry
         context = self.context
-        if (kind is _BuiltinMethodType or kind is _MethodWrapperType) and \
-                context.direct_builtin_methods and type(callee.__self__) is not _ModuleType:
-            # methods bound to an object are new objects each time: resolve them quickly
-            # (builtin functions, bound to their module, get an entry like any callee)
-            if callee.__name__ not in context.routed_names:
-                return callee
-            if not context.intercepts and kind is _BuiltinMethodType:
-                overlaid = context.bound_overlay(callee)
-                if overlaid is not None:
-                    return overlaid
+        if kind is _BuiltinMethodType or kind is _MethodWrapperType:
+            entry = self._bound_builtin_entry(callee, kind)
+            if entry is not None:
+                return entry
         entry = self.unkept_entry(callee)
         if entry is not None:
             return entry
@@ -164,6 +158,21 @@ class DispatchTable(dict[Any, Any]):
             self.fast[key] = entry
         return entry
 
+    def _bound_builtin_entry(self, callee: Any, kind: type) -> Any:
+        """The entry of a builtin method bound to an object (``obj.append``,
+        ``super().__init__``) when builtin methods are called directly: itself, or the
+        overlay of a routed name; None when it must be resolved. Such methods are new
+        objects each time, so they are answered without hashing or caching them (builtin
+        functions, bound to their module, get an entry like any callee)."""
+        context = self.context
+        if not context.direct_builtin_methods or type(callee.__self__) is _ModuleType:
+            return None
+        if callee.__name__ not in context.routed_names:
+            return callee
+        if not context.intercepts and kind is _BuiltinMethodType:
+            return context.bound_overlay(callee)
+        return None
+
     def _key(self, callee: Any, entry: Any) -> Any:
         """What to key ``callee``'s entry by: a nested function whose entry does not hold
         it (the function rebuilt from transformed code, a C entry holding it weakly)
@@ -178,6 +187,13 @@ class DispatchTable(dict[Any, Any]):
         hashes it by identity; resolved on every call, without hashing it, if not (its
         ``__hash__`` is the program's, which CPython never calls to call it, or it has none;
         splice/keys.py)."""
+        kind = type(callee)
+        if kind is _BuiltinMethodType or kind is _MethodWrapperType:
+            # (``super().__init__()`` comes here on every call: answered before the checks
+            # that cannot match it)
+            entry = self._bound_builtin_entry(callee, kind)
+            if entry is not None:
+                return entry
         entry = self.unkept_entry(callee)
         if entry is not None:
             return entry
