@@ -363,6 +363,8 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
     # the arguments need no statements (``d.get(key, default)``): one test, made where the
     # call is, chooses between the native call and the lookup with its call
     adjacent = _right_before(scope, lookup, call)
+    # placed before the receiver becomes a temp below: whether the call is a method call
+    # depends on the name it was read from (an imported module's is not)
     placed = call_position(call.pos, pos, op, call.op, ir.module_imports)
     # a name is read once, into a temp (the arguments may rebind it); a temp is reused
     receiver: Operand = op.obj
