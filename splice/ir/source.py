@@ -50,12 +50,17 @@ source would do something else. Three other compiles of the same text are accept
 run the same source: statement by statement (IPython and the REPL compile each top-level
 statement alone, so a module imported in one statement is not known as one in the next:
 ``LOAD_METHOD`` where a whole-module compile has ``LOAD_ATTR``), pytest's assertion
-rewriting of a module it loaded (splice's copy has plain asserts: their failure messages lack
-pytest's introspection under a plugin), and ``types.coroutine``'s flag
+rewriting of a module it loaded, and ``types.coroutine``'s flag
 (``CO_ITERABLE_COROUTINE``, set on the code by ``code.replace``). Code splice itself put in
 place of a function's (the dynamic scope's prologue, the oracle's checks) is verified as the
-code it stands for (``splice.ir.stand_ins``). What this cannot see: code equal to what the
-text compiles to but made otherwise, which then behaves as that text does.
+code it stands for (``splice.ir.stand_ins``). Code pytest compiled is copied from the
+tree pytest compiled (the text with its assertions rewritten, indexed as the text is), not
+from the text: a rewritten ``assert`` keeps each operand in a local until the assertion is
+decided and builds its failure message from them, so a plain ``assert`` would free objects
+earlier (``assert hash(C()) != hash(C())`` holds natively under pytest, as the first
+object is still alive when the second is made) and fail with another message. What this
+cannot see: code equal to what the text compiles to but made otherwise, which then behaves
+as that text does.
 
 A definition's enclosing scopes are those whose body holds it: a lambda in a decorator or a
 default value belongs to the scope around the ``def`` or ``class`` (no name mangling by
@@ -144,19 +149,43 @@ class _ParsedFile:
     #: then by name and first line
     compiled: dict[tuple[str, int], dict[tuple[str, int], list[types.CodeType]]] = field(
         default_factory=dict)
+    #: the text as pytest's assertion rewriting made it, parsed and indexed (``False``: not
+    #: made yet; ``None``: pytest did not load the module, or cannot rewrite it)
+    rewritten: _ParsedFile | None | bool = False
 
-    def compiles_to(self, code: types.CodeType, filename: str,
-                    module_globals: dict[str, object]) -> bool:
-        """Whether ``code`` is what the text compiles to (equal names, flags, bytecode,
-        constants, positions and exception table), compiled as a module, or statement by
-        statement (as IPython and the REPL compile cells: a module imported in an earlier
-        statement makes no ``LOAD_ATTR`` of the later ones), or by pytest's assertion
-        rewriting of its module (whose messages splice's copy does not reproduce)."""
+    def compiled_how(self, code: types.CodeType, filename: str,
+                     module_globals: dict[str, object]) -> str | None:
+        """How the text compiles to ``code`` (equal names, flags, bytecode, constants,
+        positions and exception table), or None: ``"module"``, as a module;
+        ``"statements"``, statement by statement (as IPython and the REPL compile cells: a
+        module imported in an earlier statement makes no ``LOAD_ATTR`` of the later ones);
+        ``"pytest"``, after pytest's assertion rewriting of its module (the definition is
+        then the one in :meth:`rewritten_by_pytest`)."""
         flags = code.co_flags & FUTURE_FLAGS_MASK
-        return any(_compiled_as(made, code)
-                   for how in ("module", "statements", "pytest")
-                   for made in self._compiled(how, flags, filename, module_globals).get(
-                       (code.co_name, code.co_firstlineno), ()))
+        for how in ("module", "statements", "pytest"):
+            made = self._compiled(how, flags, filename, module_globals)
+            if any(_compiled_as(m, code) for m in made.get(
+                    (code.co_name, code.co_firstlineno), ())):
+                return how
+        return None
+
+    def rewritten_by_pytest(self, filename: str, module_globals: dict[str, object]
+                            ) -> _ParsedFile | None:
+        """The text as pytest compiled it when it loaded the module (its assertion
+        rewriting: an ``assert`` becomes statements that keep each operand in a local until
+        the assertion is decided, and a failure message built from them), indexed as
+        parsed text is; None for a module pytest did not load."""
+        if self.rewritten is False:
+            tree = _rewritten_by_pytest(self.text, filename, module_globals)
+            if tree is None:
+                self.rewritten = None
+            else:
+                by_line: dict[tuple[str, int], list[_Definition]] = {}
+                _index(tree, (), by_line)
+                self.rewritten = _ParsedFile(self.text, tree, by_line,
+                                             frozenset(_top_level_imports(tree)), rewritten=None)
+        assert self.rewritten is not True
+        return self.rewritten or None
 
     def _compiled(self, how: str, flags: int, filename: str, module_globals: dict[str, object]
                   ) -> dict[tuple[str, int], list[types.CodeType]]:
@@ -168,8 +197,8 @@ class _ParsedFile:
         if how == "statements":
             trees = [ast.Module([statement], []) for statement in self.tree.body]
         elif how == "pytest":
-            rewritten = _rewritten_by_pytest(self.text, filename, module_globals)
-            trees = [rewritten] if rewritten is not None else []
+            rewritten = self.rewritten_by_pytest(filename, module_globals)
+            trees = [rewritten.tree] if rewritten is not None else []
         pending: list[types.CodeType] = []
         for tree in trees:
             try:
@@ -274,6 +303,35 @@ def _find_in(fn: types.FunctionType, parsed: _ParsedFile) -> FunctionSource:
     ``UnsupportedError``."""
     code = fn.__code__
     filename = code.co_filename
+    where = f"{filename}:{code.co_firstlineno}"
+    found = _definition_in(fn, parsed)
+    how = parsed.compiled_how(original_of(code), filename, fn.__globals__)
+    if how is None:
+        raise UnsupportedError(
+            describe(fn),
+            "its code is not what its source compiles to (replaced by code.replace or a "
+            "bytecode tool, or compiled from a rewritten syntax tree); a copy made from the "
+            "source would do something else",
+            where,
+        )
+    if how == "pytest":
+        # the copy runs the assertions as pytest rewrote them (the same lifetimes of the
+        # operands, the same failure messages), so it is made from the rewritten text
+        parsed = parsed.rewritten_by_pytest(filename, fn.__globals__) or parsed
+        found = _definition_in(fn, parsed)
+    if found.in_generic_class_header:
+        raise UnsupportedError(
+            describe(fn), "it is defined in the type parameters, bases or keywords of a "
+            "generic class (PEP 695), whose private-name mangling is not modelled", where)
+    return FunctionSource(found.node, found.enclosing, filename,
+                          code.co_flags & FUTURE_FLAGS_MASK, parsed.imports)
+
+
+def _definition_in(fn: types.FunctionType, parsed: _ParsedFile) -> _Definition:
+    """The one definition in ``parsed`` that ``fn``'s code can come from (by name, first
+    line, parameters and the spans of its instructions), or ``UnsupportedError``."""
+    code = fn.__code__
+    filename = code.co_filename
     line = code.co_firstlineno
     where = f"{filename}:{line}"
     nargs = code.co_argcount + code.co_kwonlyargcount
@@ -301,21 +359,7 @@ def _find_in(fn: types.FunctionType, parsed: _ParsedFile) -> FunctionSource:
             "no_debug_ranges?)",
             where,
         )
-    found = candidates[0]
-    if not parsed.compiles_to(original_of(code), filename, fn.__globals__):
-        raise UnsupportedError(
-            describe(fn),
-            "its code is not what its source compiles to (replaced by code.replace or a "
-            "bytecode tool, or compiled from a rewritten syntax tree); a copy made from the "
-            "source would do something else",
-            where,
-        )
-    if found.in_generic_class_header:
-        raise UnsupportedError(
-            describe(fn), "it is defined in the type parameters, bases or keywords of a "
-            "generic class (PEP 695), whose private-name mangling is not modelled", where)
-    return FunctionSource(found.node, found.enclosing, filename,
-                          code.co_flags & FUTURE_FLAGS_MASK, parsed.imports)
+    return candidates[0]
 
 
 def _has_columns(code: types.CodeType) -> bool:

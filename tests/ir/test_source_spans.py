@@ -279,6 +279,51 @@ def test_functions_of_a_module_pytest_rewrote_are_still_transformed() -> None:
             ] == [True]
 
 
+class _Token:
+    pass
+
+
+def asserts_on_two_temporaries() -> str:
+    # pytest's rewriting keeps each operand of the assertion in a local until the assertion
+    # is decided, so the first object is alive when the second is made: their hashes (by
+    # address) differ. The plain assert frees the first before the second is made, often
+    # at the same address (attrs' own suite asserts this of classes hashed by identity)
+    assert hash(_Token()) != hash(_Token())
+    return "passed"
+
+
+def asserts_identity(x: int) -> None:
+    assert twice(x) == x, "twice changed it"
+
+
+def _failure(fn: Any, *args: Any) -> str | None:
+    try:
+        fn(*args)
+    except AssertionError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.parametrize("kind", plugins())
+def test_a_module_pytest_rewrote_runs_its_rewritten_assertions(
+        kind: type[splice.Plugin]) -> None:
+    """The copy is made from the tree pytest compiled, not from the text: the operands live
+    as long as natively, and a failure's message is pytest's, with its introspection."""
+    source = find_source(asserts_identity)
+    names = {n.id for n in ast.walk(source.node) if isinstance(n, ast.Name)}
+    assert any(name.startswith("@py_assert") for name in names), names
+    native = _failure(asserts_identity, 3)
+    assert native is not None and "where 6 = twice(3)" in native, native
+    plugin = kind()
+    expected = native.replace("6", "7") if isinstance(plugin, Intercepting) else native
+    assert plugin.run(_failure, asserts_identity, 3) == expected
+    assert plugin.run(asserts_on_two_temporaries) == asserts_on_two_temporaries() == "passed"
+    if not getattr(plugin, "dynamic_scope", False):
+        assert [r.entered for r in splice.explain(plugin)
+                if r.name.endswith(("asserts_identity", "asserts_on_two_temporaries"))
+                ] == [True, True]
+
+
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
