@@ -41,7 +41,7 @@ from typing import Any
 
 from splice.cache.guards import guard_check
 from splice.cache.instances import MAX_WORLD, CodeInstance
-from splice.errors import InterpreterError
+from splice.errors import InterpreterError, UnsupportedError
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -61,6 +61,16 @@ _Runner = tuple[CodeInstance | None, types.FunctionType, Any]
 
 #: the check of a runner without an instance: always true (None without the C extension)
 _ALWAYS = guard_check(None, ())
+
+
+class _ThisCallOnly(tuple):  # type: ignore[type-arg]
+    """A runner for the call under way only, never kept: its instance could not be built
+    for a transient reason (the program's recursion limit too low for splice's compile,
+    ``UnsupportedError.recursion_limit``), so a later call builds it again."""
+
+
+def _kept(runner: _Runner) -> bool:
+    return type(runner) is not _ThisCallOnly
 
 
 class SpecializingEntry:
@@ -156,6 +166,12 @@ class SpecializingEntry:
         except InterpreterError as exc:
             # the plugin's interpreter failed: the owner runs fn untyped (or raises, strict)
             return None, self.owner.untyped(fn, exc, types_), _ALWAYS
+        except UnsupportedError as exc:
+            if not exc.transient:
+                raise
+            # as a context without typed stages does: this call runs fn untyped (or
+            # natively, if that cannot be built either), never the program's error
+            return _ThisCallOnly((None, self.owner.untyped(fn, exc, types_), _ALWAYS))
         return ci, ci.function_for(fn), ci.check_for(fn)
 
     def _instance(self, types_: tuple[Any, ...], key: Any = None) -> CodeInstance:
@@ -201,7 +217,7 @@ class SpecializingEntry:
                     runner = self._runner(())
                 else:
                     runner = (ci, ci.function_for(self.fn), ci.check_for(self.fn))
-                self._generic_box[0] = runner
+                self._generic_box[0] = runner if _kept(runner) else None
                 self._generic_instance = None
         return runner
 
@@ -223,7 +239,8 @@ class SpecializingEntry:
                     len(classes) > self.fn.__code__.co_argcount:
                 return self._generic_runner()
             runner = self._runner(tuple(Exact(c) for c in classes))
-            self._runners[classes] = runner
+            if _kept(runner):
+                self._runners[classes] = runner
             if runner[0] is not None:
                 self.instances[classes] = runner[0]
             return runner
@@ -245,7 +262,8 @@ class SpecializingEntry:
                 len({c for c, _ in self._keyed} - {()}) < self.max_specializations
             types_ = tuple(Exact(c) for c in classes) if specialized else ()
             runner = self._runner(types_, key)
-            self._keyed[(classes, key)] = runner
+            if _kept(runner):
+                self._keyed[(classes, key)] = runner
             return runner
 
     def choose(self, /, *args: Any, **kwargs: Any) -> types.FunctionType:

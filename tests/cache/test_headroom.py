@@ -174,6 +174,44 @@ def test_a_limit_too_low_for_the_typed_stages_runs_the_function_natively() -> No
     assert not was_entered and "recursion limit" in reason
 
 
+def test_a_new_argument_class_under_a_low_limit_runs_the_function_untyped() -> None:
+    """The entry of a typed function exists already (built at the full limit for another
+    class); a call with a new argument class under a limit too low for the typed stages
+    runs the function without them (markdown's test_nesting_limit: the program got
+    splice's UnsupportedError), and the instance is built once the limit is back up."""
+    levels = 60
+    fn = fresh_function("\n".join([*(f"{'    ' * k}if x.n > {k}:" for k in range(levels)),
+                                   f"{'    ' * levels}return x.n", "return -x.n"]))
+    built: list[str] = []
+
+    class Typed(splice.Plugin):
+        def typed(self, ir: FunctionIR) -> None:
+            built.append(ir.name)
+
+    class Holder:
+        n = 100
+        method = fn
+
+    class Other(Holder):
+        n = 7
+
+    def call(holder: Any) -> Any:
+        return holder.method()
+
+    def low(holder: Any) -> Any:
+        with recursion_limit(_depth() + 40):
+            return call(holder)
+
+    plugin = Typed()
+    assert plugin.run(call, Holder()) == 100
+    assert plugin.run(low, Other()) == low(Other()) == -7
+    [(was_entered, reason)] = entered(plugin, fn)
+    assert not was_entered and "recursion limit" in reason
+    built.clear()
+    assert plugin.run(call, Other()) == -7
+    assert built == [fn.__name__]
+
+
 def test_strict_plugins_raise_the_recursion_limit_as_unsupported() -> None:
     fn = fresh_function(_nested_ifs(60))
 
