@@ -170,6 +170,29 @@ LIBRARIES: dict[str, Library] = {lib.name: lib for lib in [
             deps=("tzdata==2026.6", "freezegun==1.5.5", "attrs==26.1.0"),
             # tests/conftest.py marks xfail tests for pytest-cov, which is not installed
             markers=("no_cover: left out of coverage (pytest-cov)",), seconds=40),
+    Library("attrs", "attrs", "26.1.0", "class generation (methods made by exec)",
+            ("attr", "attrs"), ("tests",), src="src", deps=("cloudpickle==3.1.3",),
+            # the packaging tests read the installed distribution's metadata (the suite
+            # runs from the unpacked sdist); test_wrapped_annotation fails natively here
+            args=("--ignore=tests/test_packaging.py",
+                  "--deselect=tests/test_converters.py::TestPipe::test_wrapped_annotation"),
+            seconds=30),
+    Library("jinja2", "jinja2", "3.1.6", "templates (compiled to Python code)",
+            ("jinja2",), ("tests",), src="src",
+            deps=("markupsafe==3.0.4", "trio==0.35.0", "outcome==1.3.0.post0",
+                  "sniffio==1.3.1", "sortedcontainers==2.4.0", "idna==3.20",
+                  "attrs==26.1.0"), seconds=10),
+    Library("tomlkit", "tomlkit", "0.15.2", "parsing (TOML, style-preserving documents)",
+            ("tomlkit",), ("tests",), seconds=10),
+    Library("markdown", "markdown", "3.11.3", "text (Markdown to HTML)",
+            ("markdown",),
+            # test_syntax first: a module there imports unittest's TestSuite, which pytest
+            # warns about when it collects it, and test_legacy turns every warning into an
+            # error when it is imported (the authors run the suite with unittest)
+            ("tests/test_syntax", "tests/test_apis.py", "tests/test_extensions.py",
+             "tests/test_legacy.py", "tests/test_meta.py"), seconds=10),
+    Library("lark", "lark", "1.3.1", "parsing (Earley and LALR grammars)",
+            ("lark",), ("tests",), seconds=30),
 ]}
 
 #: the modes compared with the native run
@@ -495,7 +518,7 @@ class Run:
     lib: str
     mode: str
     #: "ran"; "partial" (stopped at its deadline, or killed at its timeout: the tests it
-    #: finished are compared); "crashed", "fetch error"
+    #: finished are compared); "crashed", "fetch error", "collected no tests"
     status: str
     detail: str = ""
     events: list[Event] = field(default_factory=list)
@@ -611,10 +634,25 @@ def load_run(lib: str, mode: str, out: str, log: str, what: str = "",
                    seconds, -9 if killed else 1, log)
     with open(out, encoding="utf-8") as f:
         data = json.load(f)
-    return Run(lib, mode, "partial" if data["stopped"] else "ran", data["stopped"],
-               _as_events(data["events"]),
+    ran = _as_events(data["events"])
+    if data["exit"] in _NOTHING_RAN and not any(e[0] == "test" for e in ran):
+        # a collection error, a usage error or an empty selection: a run without tests
+        # compares nothing, and must not read as identical
+        tail = ""
+        with contextlib.suppress(OSError), open(log, encoding="utf-8",
+                                                errors="replace") as f:
+            tail = f.read()[-1500:]
+        return Run(lib, mode, "collected no tests",
+                   f"pytest exit status {data['exit']}: {tail}", ran,
+                   seconds or data["seconds"], data["exit"], log)
+    return Run(lib, mode, "partial" if data["stopped"] else "ran", data["stopped"], ran,
                seconds or data["seconds"], data["exit"], log, data["explain"],
                data["origins"])
+
+
+#: pytest's exit statuses of a session that ran no test: interrupted (a collection error),
+#: internal error, usage error, no tests collected
+_NOTHING_RAN = frozenset({2, 3, 4, 5})
 
 
 def load_runs(libs: Sequence[Library], modes: Sequence[str], logdir: str

@@ -1,6 +1,6 @@
 """Real libraries' own test suites with every test under a plugin (issue 14):
 ``python -m splice.tools.libsuites``. CI runs a bounded sample: five small libraries of the
-nine, natively and in the ``identity`` and ``hooked`` modes (each library one test id, so
+twelve, natively and in the ``identity`` and ``hooked`` modes (each library one test id, so
 xdist spreads them; about 80 s of the two cores, plus the sdists' download from PyPI on a
 fresh machine). The whole list in every mode, ``typed`` included, is the README's command
 (about an hour).
@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import collections
 import gc
+import json
 import os
 import re
 import sys
@@ -35,6 +36,8 @@ from splice.tools.libsuites import (
     Comparison,
     TypedPlugin,
     default_cache,
+    format_report,
+    load_run,
     run_many,
     run_one,
 )
@@ -126,6 +129,25 @@ def test_harness_sees_a_divergence_under_a_plugin() -> None:
     assert native.status == sabotaged.status == "ran"
     failed = [tid for tid in c.unexplained() if "test_underscore" in tid]
     assert len(failed) >= 5, c.differences()
+
+
+def test_a_run_that_collected_no_tests_compares_as_unusable(tmp_path: Any) -> None:
+    """A suite whose collection failed (pytest's exit status 2) in every run would
+    otherwise compare 0 tests and read as identical."""
+    out, log = tmp_path / "lib.native.json", tmp_path / "lib.native.log"
+    log.write_text("ERROR tests/test_x.py - collection failed\n")
+    data = {"stopped": "", "events": [], "seconds": 1.0, "exit": 2, "explain": {},
+            "origins": {}}
+    out.write_text(json.dumps(data))
+    native = load_run("lib", "native", str(out), str(log))
+    assert native.status == "collected no tests" and not native.usable
+    assert "collection failed" in native.detail
+    other = load_run("lib", "identity", str(out), str(log))
+    c = Comparison("lib", native, other)
+    assert not c.identical
+    assert "native run collected no tests" in format_report([c])
+    out.write_text(json.dumps({**data, "exit": 0}))
+    assert load_run("lib", "native", str(out), str(log)).status == "ran"
 
 
 def test_cache_is_outside_the_repository() -> None:
