@@ -532,6 +532,15 @@ class InstanceCache:
             return code, 0, ""
         return code, entry[1], entry[2]
 
+    def rebuilt_too_often(self, code: types.CodeType, max_rebuilds: int) -> str | None:
+        """Why ``code`` gets no more instances (what they relied on changed
+        ``max_rebuilds`` times: ``CompileParams.max_rebuilds``), or None while it may."""
+        _, invalidations, last = self.invalidations_of(code)
+        if invalidations < max_rebuilds:
+            return None
+        return (f"its instances were invalidated {invalidations} times (the last: {last}; "
+                f"CompileParams.max_rebuilds is {max_rebuilds})")
+
     def of_code(self, code: types.CodeType) -> list[CodeInstance]:
         """The valid instances compiled from ``code``."""
         return [ci for ci in self._by_code.get(id(code), ()) if ci.valid]

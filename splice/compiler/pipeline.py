@@ -336,6 +336,12 @@ def _callee_instance(owner: Any, function: types.FunctionType,
     found = cache.find(Specialization(code, types_, key), function)
     if found is not None and found.check():
         return found
+    too_often = cache.rebuilt_too_often(code, owner.params.max_rebuilds)
+    if too_often is not None:
+        # what its instances rely on keeps changing: built no more, wherever it is called
+        # from (a caller's direct call takes the ordinary call, whose entry runs the
+        # function without its typed stages: splice.runtime.specializing)
+        raise UnsupportedError(describe(function), too_often)
     if types_ and len({ci.argtypes for ci in cache.of_code(code)} - {()}) >= \
             owner.params.max_specializations:
         types_ = ()

@@ -96,14 +96,19 @@ class Compiling(ContextFields):
             # a closure made anew (in a loop) takes the choices of the one before it that
             # fit it; a first function object of its code builds what any call can run
             # now, so a function that cannot be transformed runs as itself from its start
+            # (one rebuilt too often has no instance to build: its calls run it untyped)
             if not (before is not None and entry.adopt(before)) and \
-                    not any(ci.fits(fn) for ci in self.instances.of_code(code)):
+                    not any(ci.fits(fn) for ci in self.instances.of_code(code)) and \
+                    entry.rebuilt_too_often() is None:
                 entry.generic()
         except UnsupportedError as exc:
-            self._record(fn, False, exc.reason)
-            if self.strict:
-                raise
-            return fn
+            if entry.rebuilt_too_often() is None:
+                self._record(fn, False, exc.reason)
+                if self.strict:
+                    raise
+                return fn
+            # (the check of a stale instance made it the last invalidation: the entry
+            # runs the function untyped)
         except InterpreterError as exc:
             return self.untyped(fn, exc)
         self._record(fn, True, "transformed")

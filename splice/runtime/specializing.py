@@ -152,21 +152,29 @@ class SpecializingEntry:
         return ci is None or ci.max_world == MAX_WORLD and (
             not ci.guards or ci.check()) and (not ci.cells or ci.cells_hold(self.fn))
 
+    def rebuilt_too_often(self) -> str | None:
+        """Why the function gets no more instances (``InstanceCache.rebuilt_too_often``):
+        its calls then run it without its typed stages."""
+        reason: str | None = self.owner.instances.rebuilt_too_often(
+            self.fn.__code__, self.owner.params.max_rebuilds)
+        return reason
+
     def _runner(self, types_: tuple[Any, ...], key: Any = None) -> _Runner:
         fn = self.fn
-        _, invalidations, last = self.owner.instances.invalidations_of(fn.__code__)
-        if invalidations >= self.owner.params.max_rebuilds:
+        too_often = self.rebuilt_too_often()
+        if too_often is not None:
             # what its instances rely on keeps changing: no build per change any more
-            return None, self.owner.untyped(fn, RebuildLimit(
-                f"its instances were invalidated {invalidations} times (the last: {last}; "
-                f"CompileParams.max_rebuilds is {self.owner.params.max_rebuilds})"), types_), \
-                _ALWAYS
+            return None, self.owner.untyped(fn, RebuildLimit(too_often), types_), _ALWAYS
         try:
             ci = self._instance(types_, key)
         except InterpreterError as exc:
             # the plugin's interpreter failed: the owner runs fn untyped (or raises, strict)
             return None, self.owner.untyped(fn, exc, types_), _ALWAYS
         except UnsupportedError as exc:
+            too_often = self.rebuilt_too_often()  # (the check of a stale instance may
+            if too_often is not None:             # have made it the last invalidation)
+                return None, self.owner.untyped(fn, RebuildLimit(too_often), types_), \
+                    _ALWAYS
             if not exc.transient:
                 raise
             # as a context without typed stages does: this call runs fn untyped (or

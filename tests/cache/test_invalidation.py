@@ -12,6 +12,7 @@ import importlib.util
 import itertools
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -248,3 +249,38 @@ def test_rebuilds_per_function_are_bounded(tmp_path: Path) -> None:
     reasons = [r.reason for r in splice.explain(plugin) if r.name.endswith(".work")]
     assert reasons and all("without its typed stages" in r and "invalidated" in r and
                            f"max_rebuilds is {bound}" in r for r in reasons), reasons
+
+
+DIRECT_CALLERS = """
+hook = None
+
+def report(x):
+    if hook is not None:          # a global the program rebinds: an edge of report's
+        return hook(x)
+    return x
+
+""" + "".join(f"def caller{i}(x):\n    return report(x) + {i}\n\n" for i in range(12))
+
+
+def test_rebuilds_are_bounded_for_callees_of_direct_calls(tmp_path: Path) -> None:
+    """A function many callers call directly (each new caller's compile builds an instance
+    of its callee for the argument types), reading a global the program rebinds between
+    calls (as pytest's assertion helper reads the hook it sets per test): built at most
+    ``max_rebuilds`` times, then run without its typed stages from every caller."""
+    module = load_text(tmp_path, "direct_callers", DIRECT_CALLERS)
+    builds: list[str] = []
+
+    class Counting(splice.Plugin):
+        def typed(self, ir: Any) -> Any:
+            builds.append(ir.name)
+            return ir
+
+    plugin = Counting()
+    for i in range(12):
+        module.hook = (lambda x: -x) if i % 2 else None
+        caller = getattr(module, f"caller{i}")
+        assert plugin.run(caller, 5) == caller(5)
+    bound = plugin.context.params.max_rebuilds
+    assert 1 <= builds.count("report") <= bound, builds
+    [record] = [r for r in splice.explain(plugin) if r.name.endswith(".report")]
+    assert record.entered and "without its typed stages" in record.reason
