@@ -77,6 +77,7 @@ import linecache
 import sys
 import types
 from dataclasses import dataclass, field
+from typing import Literal
 
 from splice.compat import RETURN_CONST_UNLOCATED, ast_conversion
 from splice.errors import UnsupportedError
@@ -151,7 +152,7 @@ class _ParsedFile:
         default_factory=dict)
     #: the text as pytest's assertion rewriting made it, parsed and indexed (``False``: not
     #: made yet; ``None``: pytest did not load the module, or cannot rewrite it)
-    rewritten: _ParsedFile | None | bool = False
+    rewritten: _ParsedFile | None | Literal[False] = False
 
     def compiled_how(self, code: types.CodeType, filename: str,
                      module_globals: dict[str, object]) -> str | None:
@@ -184,8 +185,7 @@ class _ParsedFile:
                 _index(tree, (), by_line)
                 self.rewritten = _ParsedFile(self.text, tree, by_line,
                                              frozenset(_top_level_imports(tree)), rewritten=None)
-        assert self.rewritten is not True
-        return self.rewritten or None
+        return self.rewritten
 
     def _compiled(self, how: str, flags: int, filename: str, module_globals: dict[str, object]
                   ) -> dict[tuple[str, int], list[types.CodeType]]:

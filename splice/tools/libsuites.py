@@ -624,13 +624,9 @@ def load_run(lib: str, mode: str, out: str, log: str, what: str = "",
         with contextlib.suppress(OSError, ValueError), open(out + ".events",
                                                             encoding="utf-8") as f:
             events = [json.loads(line) for line in f if line.endswith("\n")]
-        tail = ""
-        with contextlib.suppress(OSError), open(log, encoding="utf-8",
-                                                errors="replace") as f:
-            tail = f.read()[-1500:]
         killed = what.startswith("killed")
         return Run(lib, mode, "partial" if killed and events else "crashed",
-                   f"{what}: {tail}", _as_events(events),
+                   f"{what}: {_log_tail(log)}", _as_events(events),
                    seconds, -9 if killed else 1, log)
     with open(out, encoding="utf-8") as f:
         data = json.load(f)
@@ -638,16 +634,19 @@ def load_run(lib: str, mode: str, out: str, log: str, what: str = "",
     if data["exit"] in _NOTHING_RAN and not any(e[0] == "test" for e in ran):
         # a collection error, a usage error or an empty selection: a run without tests
         # compares nothing, and must not read as identical
-        tail = ""
-        with contextlib.suppress(OSError), open(log, encoding="utf-8",
-                                                errors="replace") as f:
-            tail = f.read()[-1500:]
         return Run(lib, mode, "collected no tests",
-                   f"pytest exit status {data['exit']}: {tail}", ran,
+                   f"pytest exit status {data['exit']}: {_log_tail(log)}", ran,
                    seconds or data["seconds"], data["exit"], log)
     return Run(lib, mode, "partial" if data["stopped"] else "ran", data["stopped"], ran,
                seconds or data["seconds"], data["exit"], log, data["explain"],
                data["origins"])
+
+
+def _log_tail(log: str) -> str:
+    """The end of a run's log (what says why it ended), or "" if there is none."""
+    with contextlib.suppress(OSError), open(log, encoding="utf-8", errors="replace") as f:
+        return f.read()[-1500:]
+    return ""
 
 
 #: pytest's exit statuses of a session that ran no test: interrupted (a collection error),
