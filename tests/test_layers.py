@@ -20,6 +20,7 @@ ROOT = Path(splice.__file__).parent
 #: lowest first; a module may import from its own layer and the ones before it
 LAYERS: list[tuple[str, ...]] = [
     ("splice.pristine", "splice.errors", "splice.compat", "splice._version", "splice.forks",
+     "splice._classes",
      "splice.world_age", "splice.keys", "splice.lazy", "splice.exec_sources"),
     ("splice.ir",),
     ("splice.infer",),

@@ -30,6 +30,7 @@ import sys
 import types
 from typing import Any
 
+from splice.keys import ClassSet
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -37,7 +38,7 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 __all__ = ["NotStorable", "decode", "encode", "join_constants", "split_constants"]
 
 _PLACEHOLDER = "\x00splice-stored-"
-_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+_PLAIN = ClassSet((type(None), bool, int, float, complex, str, bytes))
 
 
 class NotStorable(Exception):

@@ -33,13 +33,14 @@ from splice.ir.nodes import (
     UnaryOp,
 )
 from splice.ir.tools import replace_uses, walk
+from splice.keys import ClassSet
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["optimize"]
 
-_VALUE_TYPES = (bool, int, float, complex, str, bytes)
+_VALUE_TYPES = ClassSet((bool, int, float, complex, str, bytes))
 _FOLDABLE_COMPARE = frozenset({"lt", "le", "eq", "ne", "gt", "ge"})
 _MAX_SIZE = 256  # longest str/bytes and widest int (in bits) a fold may create
 

@@ -52,7 +52,7 @@ from splice.ir.nodes import (
     Walrus,
 )
 from splice.ir.tools import definitions, locations, redefined, use_counts
-from splice.keys import hashed_by_identity
+from splice.keys import ClassSet, hashed_by_identity
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -62,7 +62,7 @@ _MethodType = types.MethodType
 _BuiltinMethodType = types.BuiltinMethodType
 #: the kinds of callee that a subscript of the dispatch table looks up (their hash is
 #: their identity); other callees take the table's C lookup
-_KEYED_KINDS = frozenset({types.FunctionType, type})
+_KEYED_KINDS = ClassSet({types.FunctionType, type})
 _MethodWrapperType = types.MethodWrapperType
 
 __all__ = ["enclosing_class", "expression_statements", "mangle", "route_calls",
@@ -210,7 +210,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             # code)
             assert isinstance(func, Temp)
             python_first = _is_receiver(ir, method.obj, defs)
-            receivers = _builtin_receivers(method.name) if builtin_direct else frozenset()
+            receivers = _builtin_receivers(method.name) if builtin_direct else _NO_CLASSES
             if c_lookup and receivers:
                 # a builtin receiver is called as natively; other ones get the C lookup
                 scope.replace(stmt, _with_builtin_receiver(
@@ -331,15 +331,17 @@ _C_METHODS: dict[type | None, frozenset[str]] = {
                                                            types.BuiltinMethodType))
     for kind in RECEIVER_TYPES}
 
+_NO_CLASSES = ClassSet()
+
 #: method name -> the types of ``RECEIVER_TYPES`` on which it is a C method
-_RECEIVERS_OF: dict[str, frozenset[type]] = {
-    name: frozenset(kind for kind in RECEIVER_TYPES if name in _C_METHODS[kind])
+_RECEIVERS_OF: dict[str, ClassSet] = {
+    name: ClassSet(kind for kind in RECEIVER_TYPES if name in _C_METHODS[kind])
     for name in set().union(*_C_METHODS.values())}
 
 
-def _builtin_receivers(name: str) -> frozenset[type]:
+def _builtin_receivers(name: str) -> ClassSet:
     """The receiver types on which ``obj.name(...)`` is a C method call."""
-    return _RECEIVERS_OF.get(name, frozenset())
+    return _RECEIVERS_OF.get(name, _NO_CLASSES)
 
 
 def _proven_class(operand: Operand, proven: dict[Any, Proven]) -> type | None:
@@ -348,7 +350,7 @@ def _proven_class(operand: Operand, proven: dict[Any, Proven]) -> type | None:
 
 
 def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,
-                           receivers: frozenset[type], method_form: list[Stmt] | None,
+                           receivers: ClassSet, method_form: list[Stmt] | None,
                            native_attributes: set[int],
                            methods: tuple[Any, str | None] | None = None) -> list[Stmt]:
     """Before the method form, a test made where the attribute is looked up: when the

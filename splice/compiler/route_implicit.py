@@ -72,6 +72,7 @@ from splice.ir.nodes import (
     With,
 )
 from splice.ir.tools import definitions, locations
+from splice.keys import ClassSet
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -81,8 +82,8 @@ __all__ = ["route_implicit"]
 _type = type
 _GUARDED_COMPARE = frozenset({"lt", "le", "eq", "ne", "gt", "ge", "in", "not_in"})
 _GUARDED_UNARY = frozenset({"neg", "pos", "invert"})
-def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
-                   attribute_types: frozenset[type], *, skip: tuple[Any, ...] = (),
+def route_implicit(ir: FunctionIR, implicit: Any, native_types: ClassSet,
+                   attribute_types: ClassSet, *, skip: tuple[Any, ...] = (),
                    compact: bool = False, native_attributes: frozenset[int] = frozenset()
                    ) -> int:
     """Rewrite the implicit calls of ``ir`` (and of the scopes it runs) so that, unless
@@ -104,8 +105,8 @@ def route_implicit(ir: FunctionIR, implicit: Any, native_types: frozenset[type],
 class _Routing:
     """The implicit-call pass over one scope."""
 
-    def __init__(self, scope: FunctionIR, implicit: Any, native: frozenset[type],
-                 attribute_types: frozenset[type], skip: tuple[Any, ...], compact: bool,
+    def __init__(self, scope: FunctionIR, implicit: Any, native: ClassSet,
+                 attribute_types: ClassSet, skip: tuple[Any, ...], compact: bool,
                  native_attributes: frozenset[int], private: str | None) -> None:
         self.scope = scope
         self.implicit = implicit
@@ -228,7 +229,7 @@ class _Routing:
                         self.known, plain)
 
     def _slow_path(self, stmt: Assign) -> tuple[list[Operand], Any, list[Operand],
-                                                 frozenset[type], Any] | None:
+                                                 ClassSet, Any] | None:
         """For an implicit call: the operands whose types decide, the function to call
         when one is not native and its arguments, the native types, and (for attribute
         access) the function telling whether the native operation runs only C code anyway
@@ -355,7 +356,7 @@ def _defined_by(defs: dict[Temp, Assign], operand: Operand,
 
 
 def _guard_truth(ir: FunctionIR, test: Operand, pos: Pos, implicit: Any,
-                 native: frozenset[type], defs: dict[Temp, Assign], compact: bool,
+                 native: ClassSet, defs: dict[Temp, Assign], compact: bool,
                  known: set[Temp]) -> tuple[list[Stmt], Operand]:
     """Statements computing ``test``'s truth through ``implicit.truth`` unless its type is
     builtin, and the operand to test instead (a bool). ``compact``: one call of
@@ -368,7 +369,7 @@ def _guard_truth(ir: FunctionIR, test: Operand, pos: Pos, implicit: Any,
 
 
 def _guard_operand(ir: FunctionIR, operand: Operand, pos: Pos, slow: Any,
-                   native: frozenset[type], compact: bool, known: set[Temp]
+                   native: ClassSet, compact: bool, known: set[Temp]
                    ) -> tuple[list[Stmt], Operand]:
     """Statements computing ``operand`` if its type is in ``native``, else ``slow(operand)``,
     and the operand holding the result. ``compact``: always ``slow(operand)``. Operands
@@ -385,7 +386,7 @@ def _guard_operand(ir: FunctionIR, operand: Operand, pos: Pos, slow: Any,
     return guard, value
 
 
-def _type_test(ir: FunctionIR, operand: Operand, native: frozenset[type], pos: Pos
+def _type_test(ir: FunctionIR, operand: Operand, native: ClassSet, pos: Pos
                ) -> tuple[list[Stmt], Temp]:
     """Statements testing ``type(operand) in native``, and the temp holding the result."""
     kind, ok = ir.new_temp(), ir.new_temp()
@@ -394,7 +395,7 @@ def _type_test(ir: FunctionIR, operand: Operand, native: frozenset[type], pos: P
 
 
 def _guarded(ir: FunctionIR, stmt: Assign, checked: list[Operand], slow_fn: Any,
-             slow_args: list[Operand], native: frozenset[type], compact: bool,
+             slow_args: list[Operand], native: ClassSet, compact: bool,
              known: set[Temp], plain: Any = None) -> list[Stmt] | None:
     """``stmt`` as its native operation when the types of ``checked`` are all in
     ``native``, else ``slow_fn(*slow_args)`` (None: no operand needs a test). ``plain``

@@ -89,6 +89,7 @@ from splice.infer.scopes import (
 from splice.infer.stubs import stub_return
 from splice.ir import nodes as N
 from splice.ir.tools import definitions, local_names
+from splice.keys import hashed_by_identity
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -433,7 +434,7 @@ class AbstractInterpreter(ContainerTracking):
             target = func.value
             if stmt is not None:
                 frame.result.callees[stmt.id] = target
-            if target in _CALLBACK_BUILTINS:
+            if hashed_by_identity(target) and target in _CALLBACK_BUILTINS:
                 called = self.native_callbacks(target, args, kwargs, frame)
                 if called is not None:
                     return called

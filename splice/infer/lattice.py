@@ -12,9 +12,14 @@ An ``Abstract`` describes a set of Python objects. The kinds, from precise to va
 * ``Union(members)`` — any of a few of the above (made by :func:`join`, bounded in width).
 * ``ANY`` — any object.
 
-Abstract values are immutable and hashable; ``a <= b`` says every value of ``a`` is a value
-of ``b``; :func:`join` is an upper bound, :func:`meet` an upper bound of the intersection
-(exact except for two unrelated ``Sub`` classes, where multiple inheritance could meet).
+Abstract values are immutable and hashable, and hashing one never runs the program's code:
+a class whose metaclass defines its own ``__hash__`` or ``__eq__`` (``splice.keys.
+keyable_class``), and the instances of such a class, are never held by a value. ``Const``,
+``Exact``, ``Sub``, ``Elements`` and ``Alloc`` of one give ``ANY`` instead (sound: ``ANY``
+admits it), so neither this lattice nor the tables inference keys by class ever hash one.
+``a <= b`` says every value of ``a`` is a value of ``b``; :func:`join` is an upper bound,
+:func:`meet` an upper bound of the intersection (exact except for two unrelated ``Sub``
+classes, where multiple inheritance could meet).
 ``a.accepts(v)`` tests a run-time object, as argument checks and the soundness oracle do.
 """
 
@@ -27,6 +32,7 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import Any
 
+from splice.keys import ClassSet, keyable_class
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -35,8 +41,23 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 DEFAULT_UNION_WIDTH = 4
 
 #: types whose values are constants by value (immutable, compared by type and value)
-_VALUE_TYPES: frozenset[type] = frozenset(
+_VALUE_TYPES: ClassSet = ClassSet(
     {type(None), bool, int, float, complex, str, bytes, type(Ellipsis), type(NotImplemented)})
+
+
+def _holdable(value: object) -> bool:
+    """Whether an abstract value may hold ``value``: hashing neither it (a class) nor its
+    class runs a metaclass's code (see the module docstring)."""
+    kind = type(value)
+    if kind is type:
+        return True  # a class of the default metaclass
+    if type(kind) is not type and not keyable_class(kind):
+        return False
+    return not issubclass(kind, type) or keyable_class(value)  # type: ignore[arg-type]
+
+
+def _holdable_class(cls: type) -> bool:
+    return type(cls) is type or keyable_class(cls)
 
 
 class Abstract:
@@ -176,6 +197,9 @@ class Const(Abstract):
 
     __slots__ = ("_value", "_key")
 
+    def __new__(cls, value: object) -> Any:
+        return super().__new__(cls) if _holdable(value) else ANY
+
     def __init__(self, value: object) -> None:
         self._value = value
         self._key = _const_key(value)
@@ -228,6 +252,9 @@ class Exact(Abstract):
 
     __slots__ = ("cls",)
 
+    def __new__(cls_, cls: type) -> Any:  # noqa: N804 - ``cls`` is the field's name
+        return super().__new__(cls_) if _holdable_class(cls) else ANY
+
     def __init__(self, cls: type) -> None:
         self.cls = cls
 
@@ -255,6 +282,9 @@ class Sub(Abstract):
     """Any instance of ``cls``, subclasses included."""
 
     __slots__ = ("cls",)
+
+    def __new__(cls_, cls: type) -> Any:  # noqa: N804 - ``cls`` is the field's name
+        return super().__new__(cls_) if _holdable_class(cls) else ANY
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
@@ -309,6 +339,9 @@ class Elements(Abstract):
     checked where iteration produces them."""
 
     __slots__ = ("cls", "elem")
+
+    def __new__(cls_, cls: type, elem: Abstract) -> Any:  # noqa: N804 - ``cls`` is the field's name
+        return super().__new__(cls_) if _holdable_class(cls) else ANY
 
     def __init__(self, cls: type, elem: Abstract) -> None:
         self.cls = cls
@@ -381,6 +414,9 @@ class Alloc(Abstract):
     interpreter, joined over every store it sees; ``accepts`` checks the class."""
 
     __slots__ = ("cls", "sites")
+
+    def __new__(cls_, cls: type, sites: Iterable[Any]) -> Any:  # noqa: N804 - ``cls`` is the field's name
+        return super().__new__(cls_) if _holdable_class(cls) else ANY
 
     def __init__(self, cls: type, sites: Iterable[Any]) -> None:
         self.cls = cls

@@ -174,8 +174,8 @@ def either(pos: Pos, fallback: Pos) -> Pos:
 def is_literal(value: object) -> bool:
     if isinstance(value, LITERAL_TYPES):
         return True
-    if type(value) in (tuple, frozenset):
-        return all(is_literal(v) for v in value)  # type: ignore[attr-defined]
+    if type(value) is tuple or type(value) is frozenset:  # (no ``in``: no class's __eq__)
+        return all(is_literal(v) for v in value)
     return False
 
 

@@ -67,8 +67,8 @@ def _inert(value: object) -> bool:
         return True
     if isinstance(value, types.BuiltinFunctionType):
         return value.__self__ is None or isinstance(value.__self__, types.ModuleType)
-    if type(value) in (tuple, frozenset):
-        return all(_inert(item) for item in value)  # type: ignore[attr-defined]
+    if type(value) is tuple or type(value) is frozenset:  # (no ``in``: no class's __eq__)
+        return all(_inert(item) for item in value)
     return False
 
 

@@ -633,6 +633,16 @@ chosen_remember(Chosen *c, int way, PyObject *classes, PyObject *runner)
     Py_XDECREF(old_runner);
 }
 
+/* whether ``cls`` can key the runners without running code of the program's: its metaclass
+   hashes and compares it as ``type`` does (splice/keys.py, ``keyable_class``) */
+static inline int
+keyable_class(PyTypeObject *cls)
+{
+    PyTypeObject *meta = Py_TYPE(cls);
+    return meta == &PyType_Type || (meta->tp_hash == PyType_Type.tp_hash
+                                    && meta->tp_richcompare == PyType_Type.tp_richcompare);
+}
+
 /* a runner's function (a new reference) if its check holds, else NULL (with an error set
    if the check failed to run) */
 static PyObject *
@@ -677,6 +687,10 @@ chosen_before(Chosen *c, PyObject *const *args, Py_ssize_t nargs)
         Py_INCREF(runner);
     }
     else {
+        for (Py_ssize_t i = 0; i < nargs; i++) {
+            /* not a key: ``choose`` picks the generic runner */
+            if (!keyable_class(Py_TYPE(args[i]))) return NULL;
+        }
         classes = PyTuple_New(nargs);
         if (classes == NULL) return NULL;
         for (Py_ssize_t i = 0; i < nargs; i++) {

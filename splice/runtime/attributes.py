@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any
 
 from splice.compat import CLASSMETHOD_WRAPS_DESCRIPTORS
+from splice.keys import ClassSet, keyable_class
 from splice.pristine import BUILTINS
 from splice.runtime.dunders import (
     MISSING,
@@ -62,7 +63,7 @@ _dict_contains = dict.__contains__
 #: types on whose instances attribute access runs no Python code (builtin types with the
 #: generic protocol and only C descriptors, whose instance ``__dict__`` values, if any, are
 #: returned as they are): compiled to the native access behind a type test
-ATTRIBUTE_NATIVE_TYPES: frozenset[type] = NATIVE_TYPES | frozenset({
+ATTRIBUTE_NATIVE_TYPES: ClassSet = NATIVE_TYPES | frozenset({
     _FunctionType, types.BuiltinFunctionType, types.CodeType, types.FrameType,
     types.TracebackType, types.CellType, types.GeneratorType, types.CoroutineType,
     types.AsyncGeneratorType, types.MethodDescriptorType, _WrapperDescriptorType,
@@ -71,7 +72,7 @@ ATTRIBUTE_NATIVE_TYPES: frozenset[type] = NATIVE_TYPES | frozenset({
                if isinstance(kind, type) and issubclass(kind, BaseException))
 
 #: descriptor types whose ``__get__``/``__set__``/``__delete__`` run no Python code
-_INERT_DESCRIPTORS: frozenset[type] = NATIVE_TYPES | frozenset({
+_INERT_DESCRIPTORS: ClassSet = NATIVE_TYPES | frozenset({
     _FunctionType, staticmethod, _MemberDescriptorType, _GetSetDescriptorType,
     types.MethodDescriptorType, _WrapperDescriptorType, types.BuiltinFunctionType,
     types.ClassMethodDescriptorType,
@@ -374,11 +375,12 @@ class Attributes(Dunders):
 
     def _descriptor_slots(self, kind: type) -> tuple[Any, Any, Any]:
         """``__get__``, ``__set__`` and ``__delete__`` found on a descriptor's type."""
-        found = self._slots.get(kind)
+        keyable = type(kind) is type or keyable_class(kind)
+        found = self._slots.get(kind) if keyable else None
         if found is not None:
             return found
         found = find3(kind, "__get__", "__set__", "__delete__")
-        if immutable(kind):
+        if keyable and immutable(kind):
             if len(self._slots) >= _CACHE_LIMIT:
                 self._slots.clear()
             self._slots[kind] = found

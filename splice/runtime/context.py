@@ -48,7 +48,7 @@ from splice.compiler.params import CompileParams
 from splice.errors import UnsupportedError
 from splice.hooks import Hooks, HookTable, nesting
 from splice.ir.assemble import CompiledCode
-from splice.keys import get_hashed
+from splice.keys import get_hashed, keyable_class
 from splice.pristine import BUILTINS
 from splice.runtime import overlays, processes
 from splice.runtime.attributes import (
@@ -211,7 +211,8 @@ class Context(Instantiating):
         entered, else the object itself. Made for each call (it holds the object); the
         table takes this path first when no intercept could match the object."""
         kind = type(callee)
-        if kind in self._native_objects:
+        keyable = type(kind) is type or keyable_class(kind)
+        if keyable and kind in self._native_objects:
             return self._wrap(callee, callee)
         call = special(kind, "__call__")
         if type(call) is types.FunctionType:
@@ -222,7 +223,7 @@ class Context(Instantiating):
             return _slot_call(self.table[call] if entry is None else entry, callee)
         # recorded by class: one line per kind of object, not one per object
         self._record(kind, False, "not Python code (" + kind.__name__ + ")")
-        if immutable(kind):  # its call stays C code: no need to look again
+        if keyable and immutable(kind):  # its call stays C code: no need to look again
             self._native_objects.add(kind)
         return self._wrap(callee, callee)
 

@@ -15,6 +15,7 @@ import types
 from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
+from splice.keys import ClassSet
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -27,7 +28,7 @@ MISSING: Any = object()
 
 #: builtin types whose operators and protocols run no Python code: operations on them are
 #: compiled to the native operation behind a type check
-NATIVE_TYPES: frozenset[type] = frozenset({
+NATIVE_TYPES: ClassSet = ClassSet({
     int, float, complex, bool, str, bytes, bytearray, tuple, list, dict, set, frozenset,
     type(None), range, slice, memoryview,
 })

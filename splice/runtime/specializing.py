@@ -42,6 +42,7 @@ from typing import Any
 from splice.cache.guards import guard_check
 from splice.cache.instances import MAX_WORLD, CodeInstance
 from splice.errors import InterpreterError, UnsupportedError
+from splice.keys import keyable_classes
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -232,6 +233,8 @@ class SpecializingEntry:
     def instance_for(self, classes: tuple[type, ...]) -> CodeInstance | None:
         """The instance for positional arguments of exactly these classes (None where
         the plugin's interpreter failed to infer them: they run without typed stages)."""
+        if not keyable_classes(classes):
+            return self._generic_runner()[0]
         return self._runner_for(classes)[0]
 
     def _runner_for(self, classes: tuple[type, ...]) -> _Runner:
@@ -278,14 +281,18 @@ class SpecializingEntry:
         """The function that runs a call with these arguments (without calling it: the
         context's table holds ``Chosen(entry.choose, fn)``, C code that calls what this
         returns, so no frame of the entry's is on the stack while ``fn`` runs)."""
+        classes = () if kwargs else tuple(map(type, args))
+        # a class whose metaclass hashes it in Python keys no table of splice's (that code
+        # would run where the program runs none): such a call takes the generic instance
+        keyable = keyable_classes(classes)
         if self._keyed is not None:
             key = self.owner.hooks.key_of(self.fn, args, kwargs)
             if key is not None:
-                return self._keyed_runner(() if kwargs else tuple(map(type, args)), key)[1]
+                return self._keyed_runner(classes if keyable else (), key)[1]
         # positional-only: a keyword argument named ``self`` is the callee's
-        if kwargs:
+        if kwargs or not keyable:
             return self._generic_runner()[1]
-        return self._runner_for(tuple(map(type, args)))[1]
+        return self._runner_for(classes)[1]
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         return self.choose(*args, **kwargs)(*args, **kwargs)

@@ -21,7 +21,7 @@ import weakref
 from typing import Any
 
 from splice.compiler.pipeline import reporting
-from splice.keys import hashed_by_identity
+from splice.keys import ClassSet, hashed_by_identity
 from splice.pristine import BUILTINS
 from splice.runtime import native
 from splice.runtime.constructors import CONSTRUCTOR_ENTRY
@@ -41,7 +41,7 @@ _ModuleType = types.ModuleType
 _HEAPTYPE = 1 << 9
 #: the kinds of callees ``Context.resolve`` makes entries of by kind: everything else that is
 #: not a class is a callable object (``Context.callable_object``)
-_NOT_OBJECTS = frozenset({
+_NOT_OBJECTS = ClassSet({
     types.FunctionType, types.MethodType, types.BuiltinFunctionType,
     types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType,
     types.ClassMethodDescriptorType, functools.partial})

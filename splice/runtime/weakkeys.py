@@ -31,6 +31,7 @@ import types
 import weakref
 from typing import Any
 
+from splice.keys import ClassSet
 from splice.pristine import BUILTINS
 from splice.runtime import native
 
@@ -72,7 +73,7 @@ def is_nested(fn: Any) -> bool:
     return "<locals>" in fn.__code__.co_qualname
 
 
-_WEAK_ENTRIES = tuple(kind for kind in (native.HOOKED, native.CHOSEN) if kind is not None)
+_WEAK_ENTRIES = ClassSet(kind for kind in (native.HOOKED, native.CHOSEN) if kind is not None)
 
 
 def holds_weakly(entry: Any, fn: Any) -> bool:

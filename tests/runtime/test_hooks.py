@@ -953,22 +953,13 @@ class InterceptsLen(splice.Plugin):
         return self.recurse_call(len, obj)
 
 
-_CLASSES_HASHED = ("routing of implicit calls (per-call hooks, typed stages) tests an "
-                   "object's class against a frozenset of classes before each attribute "
-                   "access and operator, "
-                   "which hashes a class whose metaclass defines __hash__")
-
-
 def _hash_params() -> list[Any]:
     params = []
     for fn in (calls_from_a_global, calls_from_a_local, calls_from_an_attribute,
                calls_from_a_temporary, instantiates_a_class_whose_metaclass_hashes):
         for name, kind in (("plain", splice.Plugin), ("hooked", Hooked),
                            ("intercepting", InterceptsLen), ("typed", TypedNoop)):
-            marks = [pytest.mark.xfail(strict=True, reason=_CLASSES_HASHED)] if \
-                fn is instantiates_a_class_whose_metaclass_hashes and \
-                name in ("hooked", "typed") else []
-            params.append(pytest.param(fn, kind, id=f"{name}-{fn.__name__}", marks=marks))
+            params.append(pytest.param(fn, kind, id=f"{name}-{fn.__name__}"))
     return params
 
 
