@@ -19,8 +19,10 @@ lives in a hidden local (objects are freed when the callee lets go of them).
 Threads: the test and the read of ``site.entry`` are a few instructions none of which lets
 CPython 3.11 switch threads (it does so only at calls, backward jumps and function starts),
 and neither do the two stores of ``miss``; so a thread never pairs one callee with another's
-entry. A site emptied meanwhile keeps its last entry (a call that was just decided runs it,
-as a call made a moment earlier would).
+entry. Emptying a site happens between such instructions too (no allocation among them can
+start a collection, whose callback empties sites), so it also lets go of the entry: an
+empty site holding its last entry would keep what the entry holds alive (a class the
+program dropped, freed natively by the next full collection) until the site runs again.
 """
 
 from __future__ import annotations
@@ -100,11 +102,13 @@ class Site:
             self.entry = entry
             self.callee = callee
             if fast.get(callee) is not entry:
-                self.callee = EMPTY
+                self.empty()
 
     def empty(self) -> None:
-        """Forget the cached callee (the table dropped its entry); the next call misses."""
+        """Forget the cached callee and its entry (the table dropped it); the next call
+        misses."""
         self.callee = EMPTY
+        self.entry = None
 
     def __repr__(self) -> str:
         return f"<site {self.callee!r} -> {self.entry!r}>"

@@ -265,11 +265,37 @@ class DispatchTable(dict[Any, Any]):
         """Drop the entries of classes defined in Python. Run before each full collection: a
         class is part of reference cycles (its ``__mro__``, its methods' ``__class__``
         cells), so the table's reference would keep a class the program dropped alive for
-        good, where natively the collector frees it. Entries are made again on demand."""
+        good, where natively the collector frees it. Entries are made again on demand. A
+        class its module still binds under its qualified name is alive whatever the table
+        holds: its entry stays (a program calling ``gc.collect()`` between runs, as
+        benchmark harnesses do, would otherwise pay for making them again each time)."""
         for key in list(self):
             kind = type(key)
-            if issubclass(kind, type) and key.__flags__ & _HEAPTYPE:
+            if issubclass(kind, type) and _type_flags(key) & _HEAPTYPE \
+                    and not _bound_by_its_module(key):
                 self.forget(key)
+
+
+_type_flags = type.__dict__["__flags__"].__get__
+_type_module = type.__dict__["__module__"].__get__
+_type_qualname = type.__dict__["__qualname__"].__get__
+_type_dict = type.__dict__["__dict__"].__get__
+_MappingProxy = types.MappingProxyType
+
+
+def _bound_by_its_module(cls: type) -> bool:
+    """Whether the module named by ``cls.__module__`` (in ``sys.modules``) holds ``cls``
+    under its qualified name (read through ``type``'s own descriptors and plain dicts:
+    no metaclass or module code runs)."""
+    module = sys.modules.get(_type_module(cls))
+    namespace: Any = getattr(module, "__dict__", None)
+    found: Any = None
+    for part in _type_qualname(cls).split("."):
+        if type(namespace) is not dict and type(namespace) is not _MappingProxy:
+            return False
+        found = namespace.get(part)
+        namespace = _type_dict(found) if isinstance(found, type) else None
+    return found is cls
 
 
 #: every dispatch table alive, swept at each full garbage collection as well: a function

@@ -334,6 +334,40 @@ def test_classes_made_in_a_loop_are_freed() -> None:
     assert plugin.run(churn_classes, 4) == 6  # entries are made again on demand
 
 
+def test_a_class_its_module_binds_keeps_its_entry_through_a_full_collection() -> None:
+    """A class its module binds is alive whatever the table holds: a full collection keeps
+    its entry (no rebuild per collection), and drops it once the module binds another."""
+    import sys
+    import types
+    import weakref
+
+    module = types.ModuleType("splice_test_bound_classes")
+    sys.modules[module.__name__] = module
+    try:
+        exec("class Bound:\n    def __init__(self, x):\n        self.x = x\n"
+             "class Outer:\n    class Inner:\n        def __init__(self):\n"
+             "            self.y = 2\n"
+             "def make(n):\n    return Bound(n).x + Outer.Inner().y\n", module.__dict__)
+        plugin = Identity()
+        assert plugin.run(module.make, 1) == 3
+        table = plugin.context.table
+        entries = (table.get(module.Bound), table.get(module.Outer.Inner))
+        assert all(entry is not None for entry in entries)
+        gc.collect()
+        assert (table.get(module.Bound), table.get(module.Outer.Inner)) == entries
+        assert plugin.run(module.make, 2) == 4
+        del entries
+        # rebound: the module no longer holds it, so the collector may free it
+        ref = weakref.ref(module.Bound)
+        exec("class Bound:\n    def __init__(self, x):\n        self.x = -x\n",
+             module.__dict__)
+        gc.collect()
+        assert ref() is None
+        assert plugin.run(module.make, 2) == 0
+    finally:
+        del sys.modules[module.__name__]
+
+
 MUTABLE: Any = make_mutable()
 
 
