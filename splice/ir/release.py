@@ -374,15 +374,17 @@ def _final_statements(statement: ast.stmt, name: str) -> list[ast.stmt]:
     """The statements holding the reads of ``name`` that no read follows, given that
     ``statement`` is the last one naming it in its block: ``statement`` when it names it
     in its own expressions only; inside a ``try`` (whose handlers, ``else`` and
-    ``finally`` do not name it), a ``with`` or an ``if`` whose header does not name it,
-    the last statement naming it in each block, recursively; none in a loop (the next
-    iteration may read it again) or where the header and the body both name it."""
+    ``finally`` do not name it), a ``with`` whose header does not name it or an ``if``, the
+    last statement naming it in each block, recursively (an ``if``'s test runs before
+    either branch: a guarded direct call tests an argument's class, then passes it); none
+    in a loop (the next iteration may read it again) or where the header and the body of
+    a ``with`` both name it."""
     own = any(n == name for n, _ in _own_names(statement))
     blocks = [b for b in _child_blocks(statement) if any(name in _temps_in(s) for s in b)]
     if not blocks:
         return [statement] if own else []
-    if own or not isinstance(statement, ast.Try | ast.TryStar | ast.With | ast.AsyncWith
-                             | ast.If):
+    if own and not isinstance(statement, ast.If) or not isinstance(
+            statement, ast.Try | ast.TryStar | ast.With | ast.AsyncWith | ast.If):
         return []
     if isinstance(statement, ast.Try | ast.TryStar) and blocks != [statement.body]:
         return []

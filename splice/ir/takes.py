@@ -71,24 +71,16 @@ def take_last_reads(statement: ast.stmt, name: str, released_as: str) -> None:
         else:
             # ``yield from`` and ``await`` take an iterator of the value and run it; a
             # called function dies before the arguments the call drops, and an argument
-            # before the later ones
+            # before the later ones; a Python function's frame takes its arguments over
+            # (a parameter it deletes or rebinds frees its object there)
             taken = not _in_comprehension(read, parents) and (
                 isinstance(consumer, ast.YieldFrom | ast.Await)
                 or isinstance(consumer, ast.Call) and consumer.func is read
                 and bool(consumer.args or consumer.keywords)
-                or isinstance(consumer, ast.Call) and _dropped_before_others(consumer, below)
+                or isinstance(consumer, ast.Call) and consumer.func is not below
                 or _runs_after(consumer, below, statement, parents))
         if taken:
             _replace(parents[id(read)], read, _take(read, released_as))
-
-
-def _dropped_before_others(call: ast.Call, argument: ast.AST) -> bool:
-    """Whether ``argument`` of ``call`` comes before an argument that may be a new object:
-    a call lets go of its arguments in order when it returns, so a temp left in its local
-    would die after that object instead of before it."""
-    order: list[ast.AST] = [*call.args, *call.keywords]
-    position = next((i for i, item in enumerate(order) if item is argument), None)
-    return position is not None and any(_has_code(later) for later in order[position + 1:])
 
 
 def _in_comprehension(node: ast.AST, parents: dict[int, ast.AST]) -> bool:

@@ -237,6 +237,12 @@ class Dropper:
         LOG.append("dropped")
 
 
+def function_drops_its_parameter() -> None:
+    # typed stages call the callee's instance directly: its frame takes the argument over
+    drop_parameter(Obj("a"))
+    LOG.append("after")
+
+
 def callee_drops_its_parameter() -> None:
     drop_parameter(Obj("a"))
     Dropper().drop(Obj("b"))
@@ -313,7 +319,7 @@ PROGRAMS: list[Callable[[], None]] = [
     loop_over_temporary, exception_from_method_of_temporary,
     exception_out_of_a_callee, method_in_loop, conditional_method,
     builtin_method_on_temporary, callee_drops_its_parameter, file_roundtrip_program,
-    with_manager_made_from_temporaries, loop_over_call_of_temporaries,
+    with_manager_made_from_temporaries, loop_over_call_of_temporaries, function_drops_its_parameter,
     branch_on_call_of_temporaries, closure_called_then_dropped,
 ]
 
@@ -321,19 +327,24 @@ PROGRAMS: list[Callable[[], None]] = [
 _PACKED = ("the callee takes its arguments as *args: natively that tuple is their last "
            "holder and frees them last to first; through splice's C entry the caller's "
            "stack holds them to the end of the call and frees them first to last")
-_ENTRY = ("the call goes through a Python entry of splice's (the hooks' or the code "
-          "instances' dispatch), which holds the arguments until the callee returns: a "
-          "parameter the callee deletes is freed after the call, not where it is deleted")
+_ENTRY = ("the call goes through a C entry of splice's (the hooks', or under typed stages "
+          "a specializing entry's for a method or a *args callee), which CPython's "
+          "vectorcall lends the caller's references: it cannot hand them over to the "
+          "callee's frame, so a parameter the callee deletes is freed after the call, not "
+          "where it is deleted")
 _HOLDS_CALLEE = ("without the C extensions, under per-call hooks or typed stages the entry of "
                  "a nested function (the Python hooks wrapper, a specializing entry) holds "
                  "the function itself, so the context's table keeps it until a sweep or the "
                  "next full collection")
+_POSTHOOK = ("a posthook is given the call's arguments (``posthook(result, fn, args, "
+             "kwargs)``): they live until it has run, after the callee returned")
 #: the plugins whose entries hold what they run, unless the C entries hold it weakly
 _HOLDING = ("hooked", "typed", "fastmath") if native.HELD_CALL is None else ()
 KNOWN: dict[tuple[str, str], str] = {
     **{("closure_called_then_dropped", p): _HOLDS_CALLEE for p in _HOLDING},
     **{("method_with_temporary_arguments", p): _PACKED for p in ("hooked", "typed", "fastmath")},
     ("exception_out_of_a_callee", "hooked"): _PACKED,
+    ("function_drops_its_parameter", "hooked"): _POSTHOOK,
     **{(program, p): _ENTRY for p in ("hooked", "typed", "fastmath")
        for program in ("callee_drops_its_parameter", "loop_over_call_of_temporaries",
                        "branch_on_call_of_temporaries")},
