@@ -10,6 +10,7 @@ out of its constants and given the original's closure cells, globals and attribu
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import sys
 import types
@@ -185,6 +186,14 @@ class CompiledCode:
         return cls(code, hidden, (pick, cells))
 
 
+def _runs_program_code(cells: dict[str, Any], hidden: str) -> bool:
+    """Whether the hidden name ``hidden`` is bound to a Python function that is not
+    splice's own (a typed callee's instance, called directly)."""
+    value = cells.get(hidden)
+    return type(value) is types.FunctionType and \
+        not getattr(value, "__module__", "").startswith("splice.")
+
+
 def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool = True,
                  comprehension_functions: bool = False) -> CompiledCode:
     """Compile ``ir`` (lowered from ``original``) into a code object with ``original``'s
@@ -194,7 +203,8 @@ def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool =
     source: FunctionSource = ir.origin
     ctx = GenContext(renest=renest, comprehension_functions=comprehension_functions)
     node = generate_function(ir, ctx)
-    release_temps(node, ctx.cell(BaseException, "BaseException"), ctx.cell(Released, "Released"))
+    release_temps(node, ctx.cell(BaseException, "BaseException"), ctx.cell(Released, "Released"),
+                  functools.partial(_runs_program_code, ctx.cells))
     code = original.__code__
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         node.lineno = code.co_firstlineno  # the compiler derives co_firstlineno from it

@@ -97,11 +97,15 @@ class Released:
     3.11 programs may measure (test_xml_etree's test_bug_xmltoolkit63 does)."""
 
 
-def release_temps(node: ast.stmt | ast.expr, base_exception: str, released: str) -> None:
+def release_temps(node: ast.stmt | ast.expr, base_exception: str, released: str,
+                  hands_over: Callable[[str], bool] = lambda hidden: False) -> None:
     """Release the temps of ``node`` (a generated ``def``, or a lambda: left alone, an
     expression has nowhere to release) and of the scopes nested in it, in place.
     ``base_exception``: the hidden name of ``BaseException`` (the program may rebind the
-    builtin name); ``released``: the hidden name of :class:`Released`."""
+    builtin name); ``released``: the hidden name of :class:`Released`; ``hands_over``:
+    whether a call of a hidden name may run a Python function of the program (a typed
+    callee's instance, called directly), whose frame takes its arguments over
+    (``splice.ir.takes``)."""
     scopes = [node, *_nested_scopes(node)]
     for scope in scopes:
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -109,9 +113,9 @@ def release_temps(node: ast.stmt | ast.expr, base_exception: str, released: str)
             parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args,
                                           *arguments.kwonlyargs, arguments.vararg,
                                           arguments.kwarg) if a is not None}
-            _release_scope(scope.body, base_exception, released, parameters)
+            _release_scope(scope.body, base_exception, released, parameters, hands_over)
         elif isinstance(scope, ast.ClassDef):
-            _release_scope(scope.body, None, released, set())
+            _release_scope(scope.body, None, released, set(), hands_over)
 
 
 def _nested_scopes(node: ast.AST) -> Iterator[ast.AST]:
@@ -143,7 +147,7 @@ class _Scope:
 
 
 def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as: str,
-                   parameters: set[str]) -> None:
+                   parameters: set[str], hands_over: Callable[[str], bool]) -> None:
     scope = _Scope()
     _visit_block(scope, body, ())
     for entry, callee in scope.entries.items():
@@ -185,7 +189,7 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
             # taken from the local at its last reads where their statement goes on
             # running code after them
             for final in _final_statements(block[last], name):
-                take_last_reads(final, name, released_as)
+                take_last_reads(final, name, released_as, hands_over)
         if not at_yield and not isinstance(block[last], _JUMPS):
             # (a yielded temp is released as the generator suspends, before the consumer
             # gets the value)

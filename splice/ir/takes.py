@@ -25,6 +25,7 @@ difference (``splice.ir.release``, inert temps).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from splice.ir.walk import walk
 from splice.pristine import BUILTINS
@@ -46,10 +47,13 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _TAKE = "_splice_take"
 
 
-def take_last_reads(statement: ast.stmt, name: str, released_as: str) -> None:
+def take_last_reads(statement: ast.stmt, name: str, released_as: str,
+                    hands_over: Callable[[str], bool] = lambda hidden: False) -> None:
     """Rewrite in place the final reads of temp ``name`` in ``statement`` whose value is
     dead natively before ``statement`` ends. ``statement`` names ``name`` only in its own
-    expressions and is its last use (see the module docstring)."""
+    expressions and is its last use (see the module docstring). ``hands_over(hidden)``:
+    whether a call of the hidden name ``hidden`` may run a Python function of the program
+    (whose frame takes the arguments over), rather than a helper of splice's."""
     if not isinstance(statement, _SIMPLE):
         return
     if isinstance(statement, ast.AugAssign | ast.For | ast.AsyncFor) and \
@@ -78,9 +82,28 @@ def take_last_reads(statement: ast.stmt, name: str, released_as: str) -> None:
                 or isinstance(consumer, ast.Call) and consumer.func is read
                 and bool(consumer.args or consumer.keywords)
                 or isinstance(consumer, ast.Call) and consumer.func is not below
+                and _may_hand_over(consumer.func, hands_over)
+                or isinstance(consumer, ast.Call) and _dropped_before_others(consumer, below)
                 or _runs_after(consumer, below, statement, parents))
         if taken:
             _replace(parents[id(read)], read, _take(read, released_as))
+
+
+def _may_hand_over(callee: ast.expr, hands_over: Callable[[str], bool]) -> bool:
+    """Whether a call of ``callee`` may be a call of a Python function of the program: any
+    callee but a hidden name bound to one of splice's helpers (``@Methods``, ...)."""
+    if isinstance(callee, ast.Name) and callee.id.startswith("@"):
+        return hands_over(callee.id)
+    return True
+
+
+def _dropped_before_others(call: ast.Call, argument: ast.AST) -> bool:
+    """Whether ``argument`` of ``call`` comes before an argument that may be a new object:
+    a call lets go of its arguments in order when it returns, so a temp left in its local
+    would die after that object instead of before it."""
+    order: list[ast.AST] = [*call.args, *call.keywords]
+    position = next((i for i, item in enumerate(order) if item is argument), None)
+    return position is not None and any(_has_code(later) for later in order[position + 1:])
 
 
 def _in_comprehension(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
