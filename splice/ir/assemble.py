@@ -191,7 +191,7 @@ def _runs_program_code(cells: dict[str, Any], hidden: str) -> bool:
     splice's own (a typed callee's instance, called directly)."""
     value = cells.get(hidden)
     return type(value) is types.FunctionType and \
-        not getattr(value, "__module__", "").startswith("splice.")
+        not (getattr(value, "__module__", None) or "").startswith("splice.")
 
 
 def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool = True,

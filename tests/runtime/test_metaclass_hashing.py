@@ -118,7 +118,9 @@ class SmallBag(Bag):
         return super().total() - 1
 
 
-class Failure(Exception, metaclass=Unhashable):
+class Failure(Exception, metaclass=Counting):
+    # hashable: libraries register every exception class in dicts (tblib's pickling support
+    # walks Exception's subclasses into copyreg), and this one is visible to them all
     pass
 
 
