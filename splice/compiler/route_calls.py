@@ -197,9 +197,11 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
                 method.name in _C_METHODS.get(_proven_class(method.obj, proven), ()):
             continue  # a builtin method of a list, dict, str, ...: called as natively
         builtin_direct = method is not None and direct_builtins and not overlaid
-        c_lookup = method is not None and site_methods is not None and builtin_direct and \
+        # the C lookup routes a builtin method whose name an overlay takes itself
+        c_lookup = method is not None and site_methods is not None and direct_builtins and \
             not _module_or_class(ir, method.obj, defs)
-        if method is not None and c_lookup and (compact or not _builtin_receivers(method.name)
+        if method is not None and c_lookup and (compact or overlaid
+                                                or not _builtin_receivers(method.name)
                                                 or _is_receiver(ir, method.obj, defs)):
             # one expression, so also where code must stay one
             assert isinstance(func, Temp)
@@ -243,6 +245,11 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
             # one expression, ``@methods(make())(args)``, so the callee stays on the
             # stack: the C lookup binds the entry to it when nothing else holds it, and
             # the call keeps it alive until it returns (splice/runtime/_methods.c)
+            compact = True
+        elif isinstance(func, Var) and table.methods is not None:
+            # a name's value (``append = out.append; append(x)``): ``@methods(f)(args)``,
+            # one C call, costs less than testing its class and subscripting the table,
+            # and no temporary holds the entry past the call
             compact = True
         if _computed_elsewhere(scope, loc.block, func, defs):
             # a callee computed outside the block of its call (the generic path of a

@@ -9,8 +9,10 @@
    is a method object (``types.MethodType``) binding what to call to the receiver:
 
    - a Python function found on the class: its entry in the table, bound to ``obj``;
-   - a C method descriptor (``list.append``): itself, bound to ``obj``, as natively
-     (generated code only takes this path for names no intercept or overlay takes);
+   - a C method descriptor (``list.append``): itself, bound to ``obj``, as natively,
+     when no overlay or intercept takes its name (``routed``); else the entry of the
+     builtin method bound as ``getattr`` binds it (``'{}'.format`` runs the overlay that
+     enters ``__format__``), unbound;
    - a bound method: the entry of its function, bound to its ``__self__``;
    - anything else (a function from the instance ``__dict__``, a module's function, a
      callable object): the callable's entry (a C function itself), unbound; but when the
@@ -218,6 +220,22 @@ methods_vectorcall(Methods *m, PyObject *const *args, size_t nargsf, PyObject *k
     PyObject *meth = NULL;
     int unbound = _PyObject_GetMethod(obj, args[1], &meth);
     if (meth == NULL) return NULL;
+    int routed = 1;  /* without a set of routed names, every builtin method is routed */
+    if (m->routed != NULL && !PyFunction_Check(meth)) {
+        routed = PySet_Contains(m->routed, args[1]);
+        if (routed < 0) { Py_DECREF(meth); return NULL; }
+    }
+    if (unbound && routed && !PyFunction_Check(meth)) {
+        /* a builtin method whose name an overlay or an intercept takes ('{}'.format):
+           bound as ``getattr`` binds it, and the bound method's entry is what runs */
+        descrgetfunc get = Py_TYPE(meth)->tp_descr_get;
+        PyObject *bound = get == NULL ? Py_NewRef(meth) :
+            get(meth, obj, (PyObject *)Py_TYPE(obj));
+        Py_DECREF(meth);
+        if (bound == NULL) return NULL;
+        meth = bound;
+        unbound = 0;
+    }
     PyObject *target, *self;
     if (unbound) {
         if (PyFunction_Check(meth)) {
@@ -231,11 +249,18 @@ methods_vectorcall(Methods *m, PyObject *const *args, size_t nargsf, PyObject *k
     } else if (PyMethod_Check(meth)) {
         target = entry_of(m, PyMethod_GET_FUNCTION(meth));
         if (target == NULL) { Py_DECREF(meth); return NULL; }
+        PyMethodObject *made = (PyMethodObject *)meth;
+        if (Py_REFCNT(meth) == 1 && made->im_weakreflist == NULL) {
+            /* made by this lookup (a classmethod bound to its class): nothing else can
+               see it, so it binds the entry instead of a second method object */
+            Py_SETREF(made->im_func, target);
+            return meth;
+        }
         PyObject *bound = PyMethod_New(target, PyMethod_GET_SELF(meth));
         Py_DECREF(target);
         Py_DECREF(meth);
         return bound;
-    } else if (PyCFunction_Check(meth)) {
+    } else if (PyCFunction_Check(meth) && !routed) {
         return meth;
     } else {
         target = entry_of(m, meth);

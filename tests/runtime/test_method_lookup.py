@@ -543,3 +543,51 @@ def test_partials_held_in_names_are_entered(form: str, plugin_kind: str) -> None
     plugin = SeesKeysAndMarkers() if plugin_kind == "intercepts" else Hooked()
     assert plugin.run(partials) == expected
     assert plugin.seen == [10, 11, 12, 13, 14]  # every wrapped function's body ran under it
+
+
+# --- methods whose names an overlay takes (format, map, sorted, ...) ---------------------------
+
+
+class Formats:
+    def __format__(self, spec: str) -> str:
+        return f"<{_marker(spec)}>"
+
+
+class Printer:
+    """Python methods named like builtins an overlay enters (``format``, ``map``, ``repr``)."""
+
+    def __init__(self) -> None:
+        self.map = map  # an instance attribute holding the builtin ``map``: routed
+
+    def format(self, value: Any) -> str:
+        return f"Printer.format({_marker(value)})"
+
+    def repr(self, value: Any) -> str:
+        return "Printer.repr(" + self.format(value) + ")"
+
+    sorted = staticmethod(sorted)  # a builtin found on the class
+
+
+class Template(str):
+    pass
+
+
+def overlaid_names(printer: Printer) -> list[Any]:
+    return [printer.format(1), printer.repr(2), "{}|{:x}".format(Formats(), Formats()),  # noqa: UP032
+            Template("[{}]").format(Formats()), list(printer.map(_marker, [3, 4])),
+            printer.sorted([6, 5], key=_marker)]
+
+
+def test_methods_whose_names_an_overlay_takes(form: str) -> None:
+    # the C lookup routes them itself: a Python method is entered as any other, a builtin
+    # of that name runs the overlay, which enters what it calls (``str.format`` calls
+    # ``__format__`` implicitly: entered only by plugins that route implicit calls)
+    expected = overlaid_names(Printer())
+    plugin = SeesKeysAndMarkers()
+    assert plugin.run(overlaid_names, Printer()) == expected
+    assert plugin.seen == [1, 2, 3, 4, 6, 5]
+    if form == "c":  # one C lookup per call, not the Python form of method calls
+        source = [c.cell_contents for c in plugin.context.table[overlaid_names].__closure__]
+        assert any(type(value).__name__ == "Methods" for value in source)
+        code = plugin.context.table[overlaid_names].__code__
+        assert "__func__" not in code.co_names
