@@ -15,7 +15,7 @@ from splice.ir.nodes import Assign, MakeComprehension, MakeLambda
 from splice.ir.source import function_of
 from splice.keys import get_hashed
 from splice.pristine import BUILTINS
-from splice.runtime import dynamic
+from splice.runtime import dynamic, native
 from splice.runtime.context import Context, Reached
 from splice.runtime.pending import PENDING, PENDING_ANYWHERE
 from splice.runtime.plugin_state import STATE, plugins_of, state_of
@@ -243,6 +243,9 @@ else:
     Plugin.recurse_call = RecurseCall(  # type: ignore[method-assign]
         Plugin.recurse_call, PENDING, PENDING_ANYWHERE, dynamic.ACTIVE)
 
+if native.RUN_CALL is not None:  # a run with no frame of splice's (splice/runtime/_recurse.c)
+    Plugin.run = native.RUN_CALL(Plugin.run, dynamic.SCOPES)  # type: ignore[method-assign]
+
 
 class Composed(Plugin):
     """Several plugins run as one (``splice.compose``)."""
@@ -292,11 +295,11 @@ class Explanation(list[Reached]):
             groups.setdefault((not record.entered, record.reason), []).append(record.name)
         lines = [f"{self.title}: {len(self)} callees"]
         folded: dict[str, int] = {}
-        for (native, reason), names in sorted(groups.items(), key=lambda g: g[0]):
+        for (unentered, reason), names in sorted(groups.items(), key=lambda g: g[0]):
             if reason.startswith("not Python code"):
                 folded[reason] = len(names)
                 continue
-            head = f"run natively: {reason}" if native else \
+            head = f"run natively: {reason}" if unentered else \
                 ("entered" if reason == "transformed" else f"entered, {reason}")
             lines.append(f"{head} ({len(names)}):")
             lines.extend(f"  {name}" for name in names)

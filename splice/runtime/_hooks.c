@@ -408,6 +408,20 @@ call_with_first(PyObject *fn, PyObject *first, PyObject *const *args, Py_ssize_t
     return result;
 }
 
+/* ``fn(*args)`` spending the unit ``type.__call__`` spends natively on top of it */
+static PyObject *
+counted_call(PyObject *fn, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+#if SPLICE_COUNT_INSTANTIATION
+    if (Py_EnterRecursiveCall(" while calling a Python object")) return NULL;
+#endif
+    PyObject *result = PyObject_Vectorcall(fn, args, nargsf, kwnames);
+#if SPLICE_COUNT_INSTANTIATION
+    Py_LeaveRecursiveCall();
+#endif
+    return result;
+}
+
 static PyObject *
 instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nargsf,
                         PyObject *kwnames)
@@ -416,7 +430,7 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
     /* __init__ as type's slot finds it: unbound, so a staticmethod is not a function */
     PyObject *init = PyType_Check(in->cls) ?
         _PyType_Lookup((PyTypeObject *)in->cls, str_init) : NULL;
-    if (init == NULL) return PyObject_Vectorcall(in->general, args, nargsf, kwnames);
+    if (init == NULL) return counted_call(in->general, args, nargsf, kwnames);
     Py_INCREF(init);
     PyObject *new = PyObject_GetAttr(in->cls, str_new);
     if (new == NULL) { Py_DECREF(init); return NULL; }
@@ -428,7 +442,7 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
     }
     if (!PyFunction_Check(init) || PyFunction_Check(new)) {
         Py_DECREF(init); Py_DECREF(new);
-        return PyObject_Vectorcall(in->general, args, nargsf, kwnames);
+        return counted_call(in->general, args, nargsf, kwnames);
     }
     PyObject *obj = call_with_first(new, in->cls, args, nargs, kwnames);
     Py_DECREF(new);
@@ -450,7 +464,7 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
                 Py_SETREF(init, get(init, obj, (PyObject *)kind));
                 if (init == NULL) { Py_DECREF(obj); return NULL; }
             }
-            PyObject *result = PyObject_Vectorcall(init, args, nargs, kwnames);
+            PyObject *result = counted_call(init, args, nargs, kwnames);
             Py_DECREF(init);
             if (result == NULL) { Py_DECREF(obj); return NULL; }
             Py_DECREF(result);
@@ -460,7 +474,16 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
     PyObject *entry = PyObject_GetItem(in->table, init);
     Py_DECREF(init);
     if (entry == NULL) { Py_DECREF(obj); return NULL; }
+#if SPLICE_COUNT_INSTANTIATION
+    if (Py_EnterRecursiveCall(" while calling a Python object")) {
+        Py_DECREF(entry); Py_DECREF(obj);
+        return NULL;
+    }
+#endif
     PyObject *result = call_with_first(entry, obj, args, nargs, kwnames);
+#if SPLICE_COUNT_INSTANTIATION
+    Py_LeaveRecursiveCall();
+#endif
     Py_DECREF(entry);
     if (result == NULL) { Py_DECREF(obj); return NULL; }
     if (result != Py_None) {
@@ -473,20 +496,16 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
     return obj;
 }
 
-/* the C stack guard, and the unit ``type.__call__`` spends natively (_cstack.h) */
+/* the C stack guard; the unit ``type.__call__`` spends natively (_cstack.h) is counted
+   where the body calls Python code, since what else it calls counts for itself as
+   natively (the class's own call; on 3.11 ``object.__new__``, a builtin's call, where
+   ``type.__call__`` spends its unit while ``tp_new`` runs) */
 static PyObject *
 instantiator_vectorcall(Instantiator *in, PyObject *const *args, size_t nargsf,
                         PyObject *kwnames)
 {
     if (splice_check_stack() < 0) return NULL;
-#if SPLICE_COUNT_INSTANTIATION
-    if (Py_EnterRecursiveCall(" while calling a Python object")) return NULL;
-#endif
-    PyObject *result = instantiator_vectorcall_body(in, args, nargsf, kwnames);
-#if SPLICE_COUNT_INSTANTIATION
-    Py_LeaveRecursiveCall();
-#endif
-    return result;
+    return instantiator_vectorcall_body(in, args, nargsf, kwnames);
 }
 
 static int

@@ -1,4 +1,5 @@
-/* Plugin.recurse_call in C: an intercepting method's way on costs one C call.
+/* Plugin.recurse_call and Plugin.run in C: an intercepting method's way on costs one C
+   call, and a run adds no frame to the program's stack (``RunCall``, below).
 
    ``RecurseCall(function, pending, anywhere, active)`` replaces ``function`` (splice/plugin.py's
    ``Plugin.recurse_call``, which it follows step for step and which stays the reference
@@ -265,6 +266,188 @@ static PyTypeObject RecurseCallType = {
     .tp_new = recurse_new,
 };
 
+/* ``RunCall(function, scopes)``: ``Plugin.run`` (``function``, the Python method it stands
+   for and follows) with no frame of its own. ``plugin.run(fn, *args)`` looks up ``fn``'s
+   entry in the plugin's context and calls it from C, so the program's frames sit where a
+   direct call ``fn(*args)`` puts them: the same recursion depth is left, and a traceback
+   out of the run shows no frame of splice's. A run that starts in a dynamic scope
+   (``scopes``, a ``ContextVar`` of the scopes a run starts in) or of a plugin in
+   dynamic-scope mode takes the Python method. Not a method descriptor: bound, it is a
+   method object whose ``__func__`` is this object, which a context resolves as the
+   Python method (``nests_plugins``: called under a context, it runs the composition). */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *function;  /* the Python method this one stands for */
+    PyObject *scopes;    /* ContextVar: the dynamic scopes (a tuple) a run starts in */
+    vectorcallfunc vectorcall;
+} RunCall;
+
+static PyObject *str_table, *str_processes, *str_collect;
+
+/* ``context._processes.collect()`` when the run started work in other processes, as the
+   Python method's ``finally`` does: an exception it raises has the run's as its context */
+static PyObject *
+run_finish(PyObject *context, PyObject *result)
+{
+    PyObject *type = NULL, *value = NULL, *tb = NULL;
+    if (result == NULL) PyErr_Fetch(&type, &value, &tb);
+    PyObject *processes = PyObject_GetAttr(context, str_processes);
+    int failed = processes == NULL;
+    if (processes != NULL && processes != Py_None) {
+        PyObject *collected = PyObject_CallMethodNoArgs(processes, str_collect);
+        failed = collected == NULL;
+        Py_XDECREF(collected);
+    }
+    Py_XDECREF(processes);
+    if (!failed) {
+        if (type != NULL) PyErr_Restore(type, value, tb);
+        return result;
+    }
+    Py_XDECREF(result);
+    if (type != NULL) {
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb != NULL) PyException_SetTraceback(value, tb);
+        PyObject *ntype, *nvalue, *ntb;
+        PyErr_Fetch(&ntype, &nvalue, &ntb);
+        PyErr_NormalizeException(&ntype, &nvalue, &ntb);
+        PyException_SetContext(nvalue, value);  /* steals value */
+        Py_DECREF(type);
+        Py_XDECREF(tb);
+        PyErr_Restore(ntype, nvalue, ntb);
+    }
+    return NULL;
+}
+
+static PyObject *
+run_vectorcall_body(RunCall *r, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 2)  /* the Python method says what is missing */
+        return PyObject_Vectorcall(r->function, args, nargs, kwnames);
+    PyObject *self = args[0], *fn = args[1];
+    PyObject *flag = PyObject_GetAttr(self, str_dynamic_scope);
+    if (flag == NULL) return NULL;
+    int dynamic = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    if (dynamic < 0) return NULL;
+    PyObject *scopes = NULL;
+    if (!dynamic && PyContextVar_Get(r->scopes, NULL, &scopes) < 0) return NULL;
+    int scoped = 0;
+    if (scopes != NULL) {
+        scoped = PyObject_IsTrue(scopes);
+        Py_DECREF(scopes);
+        if (scoped < 0) return NULL;
+    }
+    if (dynamic || scoped)
+        return PyObject_Vectorcall(r->function, args, nargs, kwnames);
+    PyObject *context = PyObject_GetAttr(self, str_context);
+    if (context == NULL) return NULL;
+    PyObject *table = PyObject_GetAttr(context, str_table);
+    PyObject *entry = table == NULL ? NULL : PyObject_GetItem(table, fn);
+    Py_XDECREF(table);
+    PyObject *result = NULL;
+    if (entry != NULL) {
+        result = PyObject_Vectorcall(entry, args + 2, nargs - 2, kwnames);
+        Py_DECREF(entry);
+    }
+    result = run_finish(context, result);
+    Py_DECREF(context);
+    return result;
+}
+
+static PyObject *
+run_vectorcall(RunCall *r, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    int units;
+    if (splice_enter_call(&units) < 0) return NULL;
+    PyObject *result = run_vectorcall_body(r, args, nargsf, kwnames);
+    splice_leave_call(units);
+    return result;
+}
+
+static PyObject *
+run_getattro(RunCall *r, PyObject *name)
+{
+    PyObject *found = PyObject_GenericGetAttr((PyObject *)r, name);
+    if (found != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
+    PyErr_Clear();
+    return PyObject_GetAttr(r->function, name);
+}
+
+static PyObject *
+run_wrapped(RunCall *r, void *closure)
+{
+    Py_INCREF(r->function);
+    return r->function;
+}
+
+static PyObject *
+run_doc(RunCall *r, void *closure)
+{
+    return PyObject_GetAttrString(r->function, "__doc__");
+}
+
+static PyGetSetDef run_getset[] = {
+    {"__wrapped__", (getter)run_wrapped, NULL, NULL, NULL},
+    {"__doc__", (getter)run_doc, NULL, NULL, NULL},
+    {NULL},
+};
+
+static int
+run_traverse(RunCall *r, visitproc visit, void *arg)
+{
+    Py_VISIT(r->function);
+    Py_VISIT(r->scopes);
+    return 0;
+}
+
+static int
+run_clear(RunCall *r)
+{
+    Py_CLEAR(r->function);
+    Py_CLEAR(r->scopes);
+    return 0;
+}
+
+static void
+run_dealloc(RunCall *r)
+{
+    PyObject_GC_UnTrack(r);
+    run_clear(r);
+    Py_TYPE(r)->tp_free((PyObject *)r);
+}
+
+static PyObject *
+run_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *function, *scopes;
+    if (!PyArg_ParseTuple(args, "OO!:RunCall", &function, &PyContextVar_Type, &scopes))
+        return NULL;
+    RunCall *r = (RunCall *)type->tp_alloc(type, 0);
+    if (r == NULL) return NULL;
+    Py_INCREF(function); r->function = function;
+    Py_INCREF(scopes); r->scopes = scopes;
+    r->vectorcall = (vectorcallfunc)run_vectorcall;
+    return (PyObject *)r;
+}
+
+static PyTypeObject RunCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._recurse.RunCall",
+    .tp_basicsize = sizeof(RunCall),
+    .tp_dealloc = (destructor)run_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(RunCall, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = recurse_get,
+    .tp_getattro = (getattrofunc)run_getattro,
+    .tp_getset = run_getset,
+    .tp_traverse = (traverseproc)run_traverse,
+    .tp_clear = (inquiry)run_clear,
+    .tp_new = run_new,
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "splice.runtime._recurse", NULL, -1, NULL,
 };
@@ -278,12 +461,17 @@ PyInit__recurse(void)
         || !(str_splice = PyUnicode_InternFromString("_splice"))
         || !(str_bypass = PyUnicode_InternFromString("bypass"))
         || !(str_context = PyUnicode_InternFromString("context"))
-        || !(str_recurse_call = PyUnicode_InternFromString("recurse_call")))
+        || !(str_recurse_call = PyUnicode_InternFromString("recurse_call"))
+        || !(str_table = PyUnicode_InternFromString("table"))
+        || !(str_processes = PyUnicode_InternFromString("_processes"))
+        || !(str_collect = PyUnicode_InternFromString("collect")))
         return NULL;
-    if (PyType_Ready(&RecurseCallType) < 0) return NULL;
+    if (PyType_Ready(&RecurseCallType) < 0 || PyType_Ready(&RunCallType) < 0) return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     Py_INCREF(&RecurseCallType);
     if (PyModule_AddObject(mod, "RecurseCall", (PyObject *)&RecurseCallType) < 0) return NULL;
+    Py_INCREF(&RunCallType);
+    if (PyModule_AddObject(mod, "RunCall", (PyObject *)&RunCallType) < 0) return NULL;
     return mod;
 }

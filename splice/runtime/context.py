@@ -60,7 +60,7 @@ from splice.runtime.context_fields import Reached, is_splice_code
 from splice.runtime.dunders import drive, immutable, special
 from splice.runtime.implicit import Implicit
 from splice.runtime.instantiation import Instantiating
-from splice.runtime.native import CHOSEN, SLOT_CALL
+from splice.runtime.native import CHOSEN, RUN_CALL, SLOT_CALL
 from splice.runtime.pending import PENDING, PENDING_ANYWHERE, continuation_for
 from splice.runtime.plugin_state import plugins_of, state_of
 from splice.runtime.table import DispatchTable
@@ -183,6 +183,8 @@ class Context(Instantiating):
             if starter is not None:
                 return self._wrap(callee, starter(self.process_channel, callee)), True, \
                     int(self.hooked)
+        if kind is RUN_CALL:  # ``Plugin.run`` in C (splice/runtime/_recurse.c)
+            return self._splice_function(callee), True, 0
         if kind is types.FunctionType:
             if is_splice_code(callee):
                 return self._splice_function(callee), True, 0
@@ -227,7 +229,7 @@ class Context(Instantiating):
             self._native_objects.add(kind)
         return self._wrap(callee, callee)
 
-    def _splice_function(self, fn: types.FunctionType) -> Any:
+    def _splice_function(self, fn: Any) -> Any:
         """splice's own code is never transformed; ``Plugin.run`` called on another plugin
         (at a method site: ``other.run(f, x)``) runs under the composition of both."""
         if nesting(fn):

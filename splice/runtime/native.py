@@ -13,6 +13,8 @@ without a compiler, and the pure-Python form it documents runs instead (docs/run
 * ``HELD_CALL`` (``_hooks.held_call``): a call of an entry that keeps the callee on the
   caller's stack until it returns, so entries may hold nested functions weakly (else
   entries hold them, and the table keys them strongly).
+* ``RUN_CALL`` (``_recurse.RunCall``): ``Plugin.run`` with no frame of splice's on the
+  program's stack (else the Python method, two frames).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["CHOSEN", "HELD_CALL", "HOOKED", "INSTANTIATOR", "METHODS", "SLOT_CALL"]
+__all__ = ["CHOSEN", "HELD_CALL", "HOOKED", "INSTANTIATOR", "METHODS", "RUN_CALL", "SLOT_CALL"]
 
 HOOKED: Callable[..., Any] | None
 INSTANTIATOR: Callable[..., Any] | None
@@ -45,3 +47,9 @@ try:
     from splice.runtime._methods import Methods as METHODS
 except ImportError:  # built without a compiler: method calls take the Python form
     METHODS = None
+
+RUN_CALL: Any
+try:
+    from splice.runtime._recurse import RunCall as RUN_CALL
+except ImportError:  # built without a compiler: Plugin.run is the Python method
+    RUN_CALL = None

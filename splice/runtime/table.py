@@ -44,7 +44,8 @@ _HEAPTYPE = 1 << 9
 _NOT_OBJECTS = ClassSet({
     types.FunctionType, types.MethodType, types.BuiltinFunctionType,
     types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType,
-    types.ClassMethodDescriptorType, functools.partial})
+    types.ClassMethodDescriptorType, functools.partial,
+    *((native.RUN_CALL,) if native.RUN_CALL is not None else ())})
 _ABSENT = object()
 
 
