@@ -174,10 +174,16 @@ recurse_get(PyObject *r, PyObject *obj, PyObject *type)
     return PyMethod_New(r, obj);
 }
 
-/* what introspection reads (help(), inspect.signature through __wrapped__) is the Python
-   method's */
+/* what introspection reads (help(), inspect.signature through __wrapped__) of an object
+   standing for a Python method (``RecurseCall``, ``RunCall``: ``function`` first) is the
+   Python method's */
+typedef struct {
+    PyObject_HEAD
+    PyObject *function;
+} StandsFor;
+
 static PyObject *
-recurse_getattro(RecurseCall *r, PyObject *name)
+stands_for_getattro(StandsFor *r, PyObject *name)
 {
     PyObject *found = PyObject_GenericGetAttr((PyObject *)r, name);
     if (found != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
@@ -186,21 +192,21 @@ recurse_getattro(RecurseCall *r, PyObject *name)
 }
 
 static PyObject *
-recurse_wrapped(RecurseCall *r, void *closure)
+stands_for_wrapped(StandsFor *r, void *closure)
 {
     Py_INCREF(r->function);
     return r->function;
 }
 
 static PyObject *
-recurse_doc(RecurseCall *r, void *closure)
+stands_for_doc(StandsFor *r, void *closure)
 {
     return PyObject_GetAttrString(r->function, "__doc__");
 }
 
-static PyGetSetDef recurse_getset[] = {
-    {"__wrapped__", (getter)recurse_wrapped, NULL, NULL, NULL},
-    {"__doc__", (getter)recurse_doc, NULL, NULL, NULL},
+static PyGetSetDef stands_for_getset[] = {
+    {"__wrapped__", (getter)stands_for_wrapped, NULL, NULL, NULL},
+    {"__doc__", (getter)stands_for_doc, NULL, NULL, NULL},
     {NULL},
 };
 
@@ -259,8 +265,8 @@ static PyTypeObject RecurseCallType = {
     .tp_vectorcall_offset = offsetof(RecurseCall, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_descr_get = recurse_get,
-    .tp_getattro = (getattrofunc)recurse_getattro,
-    .tp_getset = recurse_getset,
+    .tp_getattro = (getattrofunc)stands_for_getattro,
+    .tp_getset = stands_for_getset,
     .tp_traverse = (traverseproc)recurse_traverse,
     .tp_clear = (inquiry)recurse_clear,
     .tp_new = recurse_new,
@@ -366,34 +372,6 @@ run_vectorcall(RunCall *r, PyObject *const *args, size_t nargsf, PyObject *kwnam
     return result;
 }
 
-static PyObject *
-run_getattro(RunCall *r, PyObject *name)
-{
-    PyObject *found = PyObject_GenericGetAttr((PyObject *)r, name);
-    if (found != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
-    PyErr_Clear();
-    return PyObject_GetAttr(r->function, name);
-}
-
-static PyObject *
-run_wrapped(RunCall *r, void *closure)
-{
-    Py_INCREF(r->function);
-    return r->function;
-}
-
-static PyObject *
-run_doc(RunCall *r, void *closure)
-{
-    return PyObject_GetAttrString(r->function, "__doc__");
-}
-
-static PyGetSetDef run_getset[] = {
-    {"__wrapped__", (getter)run_wrapped, NULL, NULL, NULL},
-    {"__doc__", (getter)run_doc, NULL, NULL, NULL},
-    {NULL},
-};
-
 static int
 run_traverse(RunCall *r, visitproc visit, void *arg)
 {
@@ -441,8 +419,8 @@ static PyTypeObject RunCallType = {
     .tp_vectorcall_offset = offsetof(RunCall, vectorcall),
     .tp_call = PyVectorcall_Call,
     .tp_descr_get = recurse_get,
-    .tp_getattro = (getattrofunc)run_getattro,
-    .tp_getset = run_getset,
+    .tp_getattro = (getattrofunc)stands_for_getattro,
+    .tp_getset = stands_for_getset,
     .tp_traverse = (traverseproc)run_traverse,
     .tp_clear = (inquiry)run_clear,
     .tp_new = run_new,
