@@ -139,7 +139,9 @@ run_hooks(Hooked *h, PyObject *fn, PyObject *plugins, PyObject *hook,
         PyObject *plugin = PyTuple_GET_ITEM(plugins, i);
         PyObject *method = PyObject_GetAttr(plugin, hook);
         if (method == NULL) { hook_failed(h, fn, plugin, hook); return -1; }
+        splice_own_units(1);
         PyObject *result = PyObject_Vectorcall(method, arguments, n, NULL);
+        splice_own_units(-1);
         Py_DECREF(method);
         if (result == NULL) { hook_failed(h, fn, plugin, hook); return -1; }
         Py_DECREF(result);

@@ -55,6 +55,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "_cstack.h"
+
 #if PY_VERSION_HEX >= 0x030D0000
 PyAPI_FUNC(int) _PyObject_GetMethod(PyObject *obj, PyObject *name, PyObject **method);
 #endif
@@ -102,6 +104,19 @@ hashed_by_identity(PyObject *callee)
         hash == PyMethod_Type.tp_hash;
 }
 
+/* the table's Python resolution of ``callee`` (a builtin method bound to an object, made
+   for each call, takes it on every call): splice's own frames, with units of the recursion
+   limit of their own (_cstack.h), so a call at the program's deepest point resolves where
+   natively the callee would simply run */
+static PyObject *
+slow_entry(Methods *m, PyObject *callee)
+{
+    splice_own_units(1);
+    PyObject *entry = PyObject_CallOneArg(m->slow, callee);
+    splice_own_units(-1);
+    return entry;
+}
+
 static PyObject *
 entry_of(Methods *m, PyObject *callee)   /* new reference */
 {
@@ -109,14 +124,14 @@ entry_of(Methods *m, PyObject *callee)   /* new reference */
     int direct = direct_builtin(m, callee);
     if (direct < 0) return NULL;
     if (direct) { Py_INCREF(callee); return callee; }
-    if (!hashed_by_identity(callee)) return PyObject_CallOneArg(m->slow, callee);
+    if (!hashed_by_identity(callee)) return slow_entry(m, callee);
     PyObject *entry = PyDict_GetItemWithError(m->fast, callee);
     if (entry != NULL) { Py_INCREF(entry); return entry; }
     if (PyErr_Occurred()) {
         if (!PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
         PyErr_Clear();
     }
-    return PyObject_CallOneArg(m->slow, callee);
+    return slow_entry(m, callee);
 }
 
 /* ``SkipFirst(entry)``: calls ``entry(*args[1:], **kwargs)``. Bound as a method to a
