@@ -410,14 +410,17 @@ call_with_first(PyObject *fn, PyObject *first, PyObject *const *args, Py_ssize_t
     return result;
 }
 
-/* ``fn(*args)`` spending the unit ``type.__call__`` spends natively on top of it */
+/* ``fn(first, *args)`` (``first`` NULL: ``fn(*args)``) spending the unit ``type.__call__``
+   spends natively on top of it */
 static PyObject *
-counted_call(PyObject *fn, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+counted_call(PyObject *fn, PyObject *first, PyObject *const *args, Py_ssize_t nargs,
+             PyObject *kwnames)
 {
 #if SPLICE_COUNT_INSTANTIATION
     if (Py_EnterRecursiveCall(" while calling a Python object")) return NULL;
 #endif
-    PyObject *result = PyObject_Vectorcall(fn, args, nargsf, kwnames);
+    PyObject *result = first == NULL ? PyObject_Vectorcall(fn, args, nargs, kwnames) :
+        call_with_first(fn, first, args, nargs, kwnames);
 #if SPLICE_COUNT_INSTANTIATION
     Py_LeaveRecursiveCall();
 #endif
@@ -432,7 +435,7 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
     /* __init__ as type's slot finds it: unbound, so a staticmethod is not a function */
     PyObject *init = PyType_Check(in->cls) ?
         _PyType_Lookup((PyTypeObject *)in->cls, str_init) : NULL;
-    if (init == NULL) return counted_call(in->general, args, nargsf, kwnames);
+    if (init == NULL) return counted_call(in->general, NULL, args, nargs, kwnames);
     Py_INCREF(init);
     PyObject *new = PyObject_GetAttr(in->cls, str_new);
     if (new == NULL) { Py_DECREF(init); return NULL; }
@@ -444,7 +447,7 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
     }
     if (!PyFunction_Check(init) || PyFunction_Check(new)) {
         Py_DECREF(init); Py_DECREF(new);
-        return counted_call(in->general, args, nargsf, kwnames);
+        return counted_call(in->general, NULL, args, nargs, kwnames);
     }
     PyObject *obj = call_with_first(new, in->cls, args, nargs, kwnames);
     Py_DECREF(new);
@@ -466,7 +469,7 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
                 Py_SETREF(init, get(init, obj, (PyObject *)kind));
                 if (init == NULL) { Py_DECREF(obj); return NULL; }
             }
-            PyObject *result = counted_call(init, args, nargs, kwnames);
+            PyObject *result = counted_call(init, NULL, args, nargs, kwnames);
             Py_DECREF(init);
             if (result == NULL) { Py_DECREF(obj); return NULL; }
             Py_DECREF(result);
@@ -476,16 +479,7 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
     PyObject *entry = PyObject_GetItem(in->table, init);
     Py_DECREF(init);
     if (entry == NULL) { Py_DECREF(obj); return NULL; }
-#if SPLICE_COUNT_INSTANTIATION
-    if (Py_EnterRecursiveCall(" while calling a Python object")) {
-        Py_DECREF(entry); Py_DECREF(obj);
-        return NULL;
-    }
-#endif
-    PyObject *result = call_with_first(entry, obj, args, nargs, kwnames);
-#if SPLICE_COUNT_INSTANTIATION
-    Py_LeaveRecursiveCall();
-#endif
+    PyObject *result = counted_call(entry, obj, args, nargs, kwnames);
     Py_DECREF(entry);
     if (result == NULL) { Py_DECREF(obj); return NULL; }
     if (result != Py_None) {
@@ -962,15 +956,7 @@ slot_call_vectorcall(SlotCall *c, PyObject *const *args, size_t nargsf,
                      PyObject *kwnames)
 {
     if (splice_check_stack() < 0) return NULL;
-#if SPLICE_COUNT_INSTANTIATION
-    if (Py_EnterRecursiveCall(" while calling a Python object")) return NULL;
-#endif
-    PyObject *result = call_with_first(c->fn, c->first, args,
-                                       PyVectorcall_NARGS(nargsf), kwnames);
-#if SPLICE_COUNT_INSTANTIATION
-    Py_LeaveRecursiveCall();
-#endif
-    return result;
+    return counted_call(c->fn, c->first, args, PyVectorcall_NARGS(nargsf), kwnames);
 }
 
 static int

@@ -235,9 +235,11 @@ methods_vectorcall(Methods *m, PyObject *const *args, size_t nargsf, PyObject *k
     PyObject *meth = NULL;
     int unbound = _PyObject_GetMethod(obj, args[1], &meth);
     if (meth == NULL) return NULL;
-    int routed = 1;  /* without a set of routed names, every builtin method is routed */
-    if (m->routed != NULL && !PyFunction_Check(meth)) {
-        routed = PySet_Contains(m->routed, args[1]);
+    /* whether an overlay or an intercept takes the name (every name, without a set of
+       them): asked of builtin methods alone, the only ones whose way depends on it */
+    int routed = 0;
+    if ((unbound && !PyFunction_Check(meth)) || PyCFunction_Check(meth)) {
+        routed = m->routed == NULL ? 1 : PySet_Contains(m->routed, args[1]);
         if (routed < 0) { Py_DECREF(meth); return NULL; }
     }
     if (unbound && routed && !PyFunction_Check(meth)) {

@@ -60,6 +60,17 @@ continuation_for(RecurseCall *r, PyObject *fn)
     return continuation;
 }
 
+/* whether ``plugin`` runs in dynamic-scope mode (its ``dynamic_scope``); -1 on an error */
+static int
+dynamic_scope(PyObject *plugin)
+{
+    PyObject *flag = PyObject_GetAttr(plugin, str_dynamic_scope);
+    if (flag == NULL) return -1;
+    int dynamic = PyObject_IsTrue(flag);
+    Py_DECREF(flag);
+    return dynamic;
+}
+
 /* the call's own arguments as (args, kwargs) for the context's recurse_call */
 static PyObject *
 context_call(PyObject *self, PyObject *fn, PyObject *const *args, Py_ssize_t nargs,
@@ -110,10 +121,7 @@ recurse_vectorcall_body(RecurseCall *r, PyObject *const *args, size_t nargsf, Py
     }
     if (PyErr_Occurred()) return NULL;
 
-    PyObject *flag = PyObject_GetAttr(self, str_dynamic_scope);
-    if (flag == NULL) return NULL;
-    int dynamic = PyObject_IsTrue(flag);
-    Py_DECREF(flag);
+    int dynamic = dynamic_scope(self);
     if (dynamic < 0) return NULL;
     if (dynamic) {  /* everything in a dynamic scope runs natively */
         PyObject *target = lookup(r->active, fn);
@@ -332,10 +340,7 @@ run_vectorcall_body(RunCall *r, PyObject *const *args, size_t nargsf, PyObject *
     if (nargs < 2)  /* the Python method says what is missing */
         return PyObject_Vectorcall(r->function, args, nargs, kwnames);
     PyObject *self = args[0], *fn = args[1];
-    PyObject *flag = PyObject_GetAttr(self, str_dynamic_scope);
-    if (flag == NULL) return NULL;
-    int dynamic = PyObject_IsTrue(flag);
-    Py_DECREF(flag);
+    int dynamic = dynamic_scope(self);
     if (dynamic < 0) return NULL;
     PyObject *scopes = NULL;
     if (!dynamic && PyContextVar_Get(r->scopes, NULL, &scopes) < 0) return NULL;
