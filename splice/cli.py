@@ -405,7 +405,7 @@ def _run_program(plugin: splice.Plugin, program: splice_program.Program, args: l
     except SystemExit as exc:
         return _exit_status(exc)
     except BaseException as exc:  # the program's own error: report it as python does
-        _print_program_traceback(exc, program.filename)
+        _print_program_traceback(exc, program)
         return 130 if isinstance(exc, KeyboardInterrupt) else 1
     finally:
         # the program may have closed or broken its standard output
@@ -423,13 +423,11 @@ def _exit_status(exc: SystemExit) -> int:
     return 1
 
 
-def _print_program_traceback(exc: BaseException, filename: str) -> None:
-    """The traceback from the program's ``<module>`` frame on, as ``python`` shows it."""
-    tb = exc.__traceback__
-    while tb is not None and not (tb.tb_frame.f_code.co_filename == filename
-                                  and tb.tb_frame.f_code.co_name == "<module>"):
-        tb = tb.tb_next
-    lines = traceback.format_exception(type(exc), exc, tb or exc.__traceback__)
+def _print_program_traceback(exc: BaseException, program: splice_program.Program) -> None:
+    """The traceback as ``python`` shows it: from the program's outermost frame on (its
+    ``<module>``; runpy's for ``-m``), none of splice's."""
+    tb = splice_program.program_traceback(exc, program)
+    lines = traceback.format_exception(type(exc), exc, tb)
     sys.stderr.write("".join(lines))
     sys.stderr.flush()
 

@@ -27,6 +27,7 @@ import importlib.machinery
 import importlib.util
 import linecache
 import os
+import runpy
 import sys
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -43,7 +44,8 @@ from splice.runtime.native import CHOSEN
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["CALL_NAME", "Program", "find_code", "find_module", "find_script", "find_stdin",
-           "instrument", "route_top_level_calls", "run_program", "top_level_caller"]
+           "instrument", "program_traceback", "route_top_level_calls", "run_program",
+           "top_level_caller"]
 
 #: the module global through which instrumented top-level code calls
 CALL_NAME = "splice:call"
@@ -218,6 +220,42 @@ def _as_main(program: Program, args: Sequence[str], module: types.ModuleType
             sys.modules["__main__"] = saved_main
 
 
+#: the code of runpy's ``_run_module_as_main``: what ``python -m`` calls, so the outermost
+#: frame of a ``-m`` program's traceback (``File "<frozen runpy>", line ..., in
+#: _run_module_as_main``)
+RUNPY_MAIN: types.CodeType = runpy._run_module_as_main.__code__  # type: ignore[attr-defined]
+
+
+def _run_with_runpy(program: Program, code: types.CodeType) -> None:
+    """Run ``code`` in ``sys.modules['__main__']`` as ``python -m`` runs a module: by
+    runpy's own ``_run_module_as_main`` and ``_run_code``, so the program's traceback has
+    their two frames, as natively, and its ``__main__`` globals are the ones runpy sets.
+    ``_run_module_as_main``'s code runs with globals of its own (a copy of runpy's) in which
+    finding the module gives the module found before and ``code``, its top-level calls
+    routed; runpy itself is not changed."""
+    spec = program.spec
+    assert spec is not None
+    found = (spec.name, spec, code)
+    namespace = dict(vars(runpy))
+    namespace["_get_module_details"] = lambda name, error=ImportError: found
+    runner = types.FunctionType(RUNPY_MAIN, namespace, "_run_module_as_main")
+    runner(spec.name, True)
+
+
+def program_traceback(exc: BaseException, program: Program) -> types.TracebackType | None:
+    """The part of ``exc``'s traceback that ``python`` would print for ``program``: from
+    the program's ``<module>`` frame on (from runpy's ``_run_module_as_main`` for ``-m``),
+    without the frames of splice's that ran it."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code is RUNPY_MAIN if program.spec is not None else \
+                (code.co_filename == program.filename and code.co_name == "<module>"):
+            return tb
+        tb = tb.tb_next
+    return exc.__traceback__
+
+
 def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> None:
     """Run ``program`` as ``__main__`` with ``args``, its calls under ``plugin``.
 
@@ -228,6 +266,10 @@ def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> N
     module = types.ModuleType("__main__")
     namespace = module.__dict__
     namespace.update({"__builtins__": builtins, CALL_NAME: top_level_caller(plugin)})
+    if program.spec is not None:
+        with _as_main(program, args, module):
+            _run_with_runpy(program, code)
+        return
     if not program.has_file:
         # no file to read the source from: the functions it defines are lowered from the
         # text (splice.exec_sources), as those of ``python -c`` are
@@ -238,12 +280,8 @@ def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> N
         namespace.update({"__loader__": importlib.machinery.BuiltinImporter,
                           "__spec__": None, "__package__": None})
     else:
-        namespace.update({"__file__": program.filename, "__cached__": None})
-        if program.spec is not None:
-            namespace.update({"__spec__": program.spec, "__loader__": program.spec.loader,
-                              "__package__": program.spec.parent})
-        else:
-            namespace.update({"__loader__": importlib.machinery.SourceFileLoader(
-                "__main__", program.filename), "__package__": None})
+        namespace.update({"__file__": program.filename, "__cached__": None,
+                          "__loader__": importlib.machinery.SourceFileLoader(
+                              "__main__", program.filename), "__package__": None})
     with _as_main(program, args, module):
         exec(code, namespace)

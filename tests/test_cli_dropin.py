@@ -55,6 +55,15 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "print('argv', sys.argv[1:])\n"
         "divide(1, 0)\n")
     (where / "exits.py").write_text("import sys\nsys.exit('bad input: ' + sys.argv[1])\n")
+    (where / "top_raises.py").write_text("import json\njson.loads('{')\n")
+    package = where / "failing_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(
+        "def check(x):\n"
+        "    if x:\n"
+        "        raise ValueError(f'bad {x}')\n\n"
+        "check(__name__ == '__main__')\n")
     return where
 
 
@@ -77,6 +86,11 @@ CASES: list[tuple[str, list[str], str | None]] = [
                             "print(twice(21), sys.argv, __name__)\n"),
     ("script raises", ["fails.py", "--flag"], None),
     ("sys.exit message", ["exits.py", "oops"], None),
+    # python -m's tracebacks start with runpy's two frames (<frozen runpy>)
+    ("-m raises", ["-m", "fails", "--flag"], None),
+    ("-m raises in a library", ["-m", "top_raises"], None),
+    ("-m package raises", ["-m", "failing_pkg"], None),
+    ("-m sys.exit message", ["-m", "exits", "oops"], None),
 ]
 
 
