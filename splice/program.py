@@ -59,27 +59,55 @@ FRAME_READERS = frozenset({"locals", "vars", "globals", "dir", "eval", "exec", "
 @dataclass
 class Program:
     """A program to run as ``__main__``: its source, file, ``sys.argv[0]`` and
-    ``sys.path[0]``, and for ``-m`` its module spec."""
+    ``sys.path[0]``, and for ``-m`` (and a folder or zip file) its module spec."""
 
     source: str
     filename: str
     argv0: str
     path0: str
     spec: importlib.machinery.ModuleSpec | None = None
-    #: whether the program has a file (``-c`` and stdin programs have none: no
-    #: ``__file__``, as with ``python -c``)
+    #: whether the program has a file (``-c`` and stdin programs have none: their source
+    #: is the text; ``python -c`` sets no ``__file__``, ``python -`` sets ``'<stdin>'``)
     has_file: bool = True
+    #: the name runpy's ``_run_module_as_main`` is given for a program python runs through
+    #: runpy: the module of ``-m``, ``"__main__"`` for a folder or zip file; None for a
+    #: script, ``-c`` and standard input, which python runs itself
+    runpy_name: str | None = None
+
+
+def _importer(path: str) -> Any:
+    """What ``python path`` finds ``path`` to be importable by (a folder's or a zip
+    file's importer, as ``sys.path_hooks`` make them), or None: a script."""
+    for hook in sys.path_hooks:
+        try:
+            return hook(path)
+        except ImportError:
+            continue
+    return None
 
 
 def find_script(path: str) -> Program:
-    """The program ``python path`` runs (``FileNotFoundError`` if there is none)."""
-    if os.path.isdir(path):
-        main = os.path.join(path, "__main__.py")
-        if not os.path.isfile(main):
-            raise FileNotFoundError(f"{path} is a folder without a __main__.py")
-        with open(main, "rb") as file:
-            source = importlib.util.decode_source(file.read())
-        return Program(source, os.path.abspath(main), path, os.path.abspath(path))
+    """The program ``python path`` runs (``FileNotFoundError`` if there is none): a file,
+    or the ``__main__`` module of a folder or zip file (run as python runs it, through
+    runpy, with ``path`` first on ``sys.path``)."""
+    if os.path.exists(path) and _importer(path) is not None:
+        folder = os.path.abspath(path)
+        saved_main = sys.modules.pop("__main__", None)
+        sys.path.insert(0, folder)
+        try:
+            spec = importlib.util.find_spec("__main__")
+        except (ImportError, ValueError):
+            spec = None
+        finally:
+            sys.path.remove(folder)
+            if saved_main is not None:
+                sys.modules["__main__"] = saved_main
+        if spec is None or spec.origin is None or spec.loader is None:
+            raise FileNotFoundError(f"can't find '__main__' module in {folder!r}")
+        source = spec.loader.get_source("__main__")  # type: ignore[attr-defined]
+        if source is None:
+            raise FileNotFoundError(f"{spec.origin} has no Python source to run")
+        return Program(source, spec.origin, path, folder, spec, runpy_name="__main__")
     with open(path, "rb") as file:
         source = importlib.util.decode_source(file.read())
     return Program(source, os.path.abspath(path), path,
@@ -115,7 +143,7 @@ def find_module(name: str) -> Program:
     source = get_source(spec.name) if get_source is not None else None
     if source is None or spec.origin is None:
         raise ImportError(f"{spec.name} has no Python source to run")
-    return Program(source, spec.origin, spec.origin, os.getcwd(), spec)
+    return Program(source, spec.origin, spec.origin, os.getcwd(), spec, runpy_name=name)
 
 
 class _CallsAtTopLevel(ast.NodeTransformer):
@@ -233,13 +261,15 @@ def _run_with_runpy(program: Program, code: types.CodeType) -> None:
     ``_run_module_as_main``'s code runs with globals of its own (a copy of runpy's) in which
     finding the module gives the module found before and ``code``, its top-level calls
     routed; runpy itself is not changed."""
-    spec = program.spec
-    assert spec is not None
+    spec, name = program.spec, program.runpy_name
+    assert spec is not None and name is not None
     found = (spec.name, spec, code)
     namespace = dict(vars(runpy))
     namespace["_get_module_details"] = lambda name, error=ImportError: found
+    namespace["_get_main_module_details"] = lambda error=ImportError: found
     runner = types.FunctionType(RUNPY_MAIN, namespace, "_run_module_as_main")
-    runner(spec.name, True)
+    # a folder or zip file: ``_run_module_as_main("__main__", False)``, as python calls it
+    runner(name, name != "__main__")
 
 
 def program_traceback(exc: BaseException, program: Program) -> types.TracebackType | None:
@@ -249,7 +279,7 @@ def program_traceback(exc: BaseException, program: Program) -> types.TracebackTy
     tb = exc.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
-        if code is RUNPY_MAIN if program.spec is not None else \
+        if code is RUNPY_MAIN if program.runpy_name is not None else \
                 (code.co_filename == program.filename and code.co_name == "<module>"):
             return tb
         tb = tb.tb_next
@@ -265,8 +295,10 @@ def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> N
     code = instrument(program.source, program.filename)
     module = types.ModuleType("__main__")
     namespace = module.__dict__
-    namespace.update({"__builtins__": builtins, CALL_NAME: top_level_caller(plugin)})
-    if program.spec is not None:
+    # python's __main__ starts with an empty ``__annotations__`` (pylifecycle.c)
+    namespace.update({"__annotations__": {}, "__builtins__": builtins,
+                      CALL_NAME: top_level_caller(plugin)})
+    if program.runpy_name is not None:
         with _as_main(program, args, module):
             _run_with_runpy(program, code)
         return
@@ -279,6 +311,8 @@ def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> N
                 len(program.source), None, program.source.splitlines(True), program.filename)
         namespace.update({"__loader__": importlib.machinery.BuiltinImporter,
                           "__spec__": None, "__package__": None})
+        if program.argv0 == "-":  # ``python -`` names the file, as the compiler does
+            namespace.update({"__file__": program.filename, "__cached__": None})
     else:
         namespace.update({"__file__": program.filename, "__cached__": None,
                           "__loader__": importlib.machinery.SourceFileLoader(

@@ -64,7 +64,49 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "    if x:\n"
         "        raise ValueError(f'bad {x}')\n\n"
         "check(__name__ == '__main__')\n")
+    (where / "probe.py").write_text(PROBE)
+    for name in ("probe_pkg", "probe_folder"):
+        (where / name).mkdir()
+        (where / name / "__main__.py").write_text(PROBE)
+    (where / "probe_pkg" / "__init__.py").write_text("")
+    with zipfile.ZipFile(where / "probe_app.zip", "w") as archive:
+        archive.writestr("__main__.py", PROBE)
     return where
+
+
+#: prints what a program sees of how it was started
+PROBE = """\
+import sys
+names = ["__name__", "__file__", "__cached__", "__doc__", "__package__", "__annotations__"]
+print("argv", sys.argv, "path0", sys.path[0])
+print({name: globals().get(name, "<unset>") for name in names})
+spec = globals().get("__spec__")
+print("spec", None if spec is None else (spec.name, spec.origin, spec.parent, spec.cached))
+print("loader", type(__loader__).__name__, getattr(__loader__, "__name__", None))
+print("main", sys.modules["__main__"].__dict__ is globals())
+print("dunders", [name for name in globals() if name.startswith("__")])
+"""
+
+#: the ways python starts a program, each with an argument
+STARTS: list[tuple[str, list[str], str | None]] = [
+    ("script", ["probe.py", "a"], None),
+    ("-m module", ["-m", "probe", "a"], None),
+    ("-m package", ["-m", "probe_pkg", "a"], None),
+    ("folder", ["probe_folder", "a"], None),
+    ("zip file", ["probe_app.zip", "a"], None),
+    ("-c", ["-c", PROBE, "a"], None),
+    ("stdin", ["-", "a"], PROBE),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "stdin"), STARTS, ids=[c[0] for c in STARTS])
+def test_the_program_sees_how_python_started_it(folder: Path, name: str, args: list[str],
+                                                stdin: str | None) -> None:
+    """``sys.argv``, ``sys.path[0]`` and ``__main__``'s globals (``__file__``,
+    ``__spec__``, ``__cached__``...) as python sets them."""
+    native = _run([sys.executable, *args], folder, stdin)
+    assert native[2] == 0, native
+    assert _run([sys.executable, "-m", "splice", "run", *args], folder, stdin) == native
 
 
 CASES: list[tuple[str, list[str], str | None]] = [
@@ -91,6 +133,7 @@ CASES: list[tuple[str, list[str], str | None]] = [
     ("-m raises in a library", ["-m", "top_raises"], None),
     ("-m package raises", ["-m", "failing_pkg"], None),
     ("-m sys.exit message", ["-m", "exits", "oops"], None),
+    ("folder raises", ["failing_pkg"], None),
 ]
 
 

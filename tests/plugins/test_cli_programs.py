@@ -221,7 +221,7 @@ def test_errors_are_clean(tmp_path: Path) -> None:
     syntax = invoke("trace", str(broken))
     assert syntax.exit_code == 2 and "SyntaxError" in syntax.stderr
     folder = invoke("trace", str(tmp_path))
-    assert folder.exit_code == 2 and "__main__.py" in folder.stderr
+    assert folder.exit_code == 2 and "can't find '__main__' module" in folder.stderr
 
 
 # --- splice run --------------------------------------------------------------------------------
