@@ -424,11 +424,18 @@ def _exit_status(exc: SystemExit) -> int:
 
 
 def _print_program_traceback(exc: BaseException, program: splice_program.Program) -> None:
-    """The traceback as ``python`` shows it: from the program's outermost frame on (its
-    ``<module>``; runpy's for ``-m``), none of splice's."""
-    tb = splice_program.program_traceback(exc, program)
-    lines = traceback.format_exception(type(exc), exc, tb)
-    sys.stderr.write("".join(lines))
+    """The uncaught exception as ``python`` shows it: by ``sys.excepthook`` (the
+    interpreter's own printer, or the one the program installed), with the traceback from
+    the program's outermost frame on (its ``<module>``; runpy's for ``-m``), none of
+    splice's."""
+    exc.__traceback__ = splice_program.program_traceback(exc, program)
+    try:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    except Exception:  # a broken hook: python reports that, then the exception itself
+        sys.stderr.write("Error in sys.excepthook:\n")
+        traceback.print_exc()
+        sys.stderr.write("\nOriginal exception was:\n")
+        sys.__excepthook__(type(exc), exc, exc.__traceback__)
     sys.stderr.flush()
 
 
@@ -576,8 +583,9 @@ def trace(output: str | None, format_: str | None, sort: str, tree: bool, full: 
     sys.exit(status)
 
 
-#: the folders of the cache's root that splice made (``splice.cache.disk.VERSION_TAG``)
-_VERSION_FOLDER = re.compile(r"py\d+\.\d+-[0-9a-f]+-splice[\w.+-]+")
+#: the folders of the cache's root that splice made (``splice.cache.disk.VERSION_TAG``, and the
+#: same with a bytecode magic, as splice wrote them before)
+_VERSION_FOLDER = re.compile(r"py\d+\.\d+(-[0-9a-f]+)?-splice[\w.+-]+")
 
 
 @main.group()

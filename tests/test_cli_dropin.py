@@ -71,6 +71,14 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (where / "probe_pkg" / "__init__.py").write_text("")
     with zipfile.ZipFile(where / "probe_app.zip", "w") as archive:
         archive.writestr("__main__.py", PROBE)
+    with zipfile.ZipFile(where / "failing_app.zip", "w") as archive:
+        archive.writestr("__main__.py", "def f():\n    raise ValueError(1)\n\nf()\n")
+    (where / "own_hook.py").write_text(
+        "import sys\n\n"
+        "def hook(kind, exc, tb):\n"
+        "    print('hooked', kind.__name__, exc, tb.tb_frame.f_code.co_name)\n\n"
+        "sys.excepthook = hook\n"
+        "int('x')\n")
     return where
 
 
@@ -134,6 +142,9 @@ CASES: list[tuple[str, list[str], str | None]] = [
     ("-m package raises", ["-m", "failing_pkg"], None),
     ("-m sys.exit message", ["-m", "exits", "oops"], None),
     ("folder raises", ["failing_pkg"], None),
+    # printed as by python's own printer: no source lines from a zip file (3.11, 3.12)
+    ("zip file raises", ["failing_app.zip"], None),
+    ("the program's sys.excepthook", ["own_hook.py"], None),
 ]
 
 
