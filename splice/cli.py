@@ -6,7 +6,10 @@ for the argument types ``--types`` gives) and the Python source splice generates
 under the Tracer or any plugin (see :mod:`splice.program`).
 Every failure the user can cause (a missing file, a module that does not import, a
 name that is not there, a function splice cannot transform) is a one-paragraph message and
-exit status 2, never a traceback; ``--traceback`` shows one for bug reports.
+exit status 2, never a traceback; ``--traceback`` shows one for bug reports. A program that
+``splice run``/``splice trace`` is given and python could not start (no such file or module,
+a syntax error) is reported as python reports it, with python's exit status (1, or 2 for
+a file that cannot be opened), before any of it runs.
 """
 
 from __future__ import annotations
@@ -317,12 +320,18 @@ _PROGRAM_SETTINGS = {"ignore_unknown_options": True, "allow_interspersed_args": 
 def _find_program(target: tuple[str, ...]) -> tuple[splice_program.Program, list[str]]:
     """The program and its arguments, read from what follows splice's own options as
     ``python`` reads its command line: ``-m MODULE``, ``-c CODE``, ``-`` (standard input) or
-    ``SCRIPT``; everything after it belongs to the program."""
+    ``SCRIPT``; everything after it belongs to the program. A program python could not
+    start (a missing file or module, a syntax error) is reported as python reports it,
+    with python's exit status, before any of it runs."""
     if not target:
         raise CommandError("give a program to run: SCRIPT [ARGS]..., -m MODULE [ARGS]..., "
                            "-c CODE [ARGS]... or - (standard input)")
     first, rest = target[0], list(target[1:])
-    if first in ("-m", "-c") or (first[:2] in ("-m", "-c") and len(first) > 2):
+    value = ""
+    if first.startswith("-") and first != "-" and first[:2] not in ("-m", "-c"):
+        raise CommandError(f"no such option: {first} (splice's options come before the "
+                           "program, the program's own after it)")
+    if first[:2] in ("-m", "-c"):
         if len(first) > 2:
             value = first[2:]
         elif rest:
@@ -330,24 +339,47 @@ def _find_program(target: tuple[str, ...]) -> tuple[splice_program.Program, list
         else:
             what = "a module name" if first == "-m" else "the code to run"
             raise CommandError(f"{first} needs an argument: {what}")
-        if first.startswith("-c"):
-            return splice_program.find_code(value), rest
-        try:
-            return splice_program.find_module(value), rest
-        except (ImportError, SyntaxError) as exc:
-            raise CommandError(f"cannot run module {value}: {_describe(exc)}") from None
-    if first == "-":
-        return splice_program.find_stdin(), rest
-    if first.startswith("-"):
-        raise CommandError(f"no such option: {first} (splice's options come before the "
-                           "program, the program's own after it)")
     try:
-        return splice_program.find_script(first), rest
-    except FileNotFoundError as exc:
-        message = exc.strerror if exc.filename else str(exc)
-        raise CommandError(f"cannot run {first}: {message}") from None
-    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
-        raise CommandError(f"cannot run {first}: {_describe(exc)}") from None
+        if first.startswith("-c"):
+            program = splice_program.find_code(value)
+        elif first.startswith("-m"):
+            program = splice_program.find_module(value)
+        elif first == "-":
+            program = splice_program.find_stdin()
+        else:
+            program = splice_program.find_script(first)
+        splice_program.instrument(program.source, program.filename)  # its syntax, first
+    except splice_program.NotRunnable as exc:
+        click.echo(f"{_python_name(exc.by_runpy)}: {exc.message}", err=True)
+        sys.exit(exc.status)
+    except SyntaxError as exc:  # as python reports it: no traceback of splice's
+        _print_exception(exc, _runpy_part(exc.__traceback__))
+        sys.exit(1)
+    except Exception as exc:
+        tb = _runpy_part(exc.__traceback__)
+        if tb is None:
+            raise
+        # raised through runpy while finding the module (a package's __init__ failed),
+        # as with python -m
+        _print_exception(exc, tb)
+        sys.exit(1)
+    return program, rest
+
+
+def _python_name(by_runpy: bool) -> str:
+    """The program name in a message python prints when it cannot start a program: as
+    python would print it when splice runs as ``python -m splice`` (runpy's messages name
+    ``sys.executable``, the interpreter's its command), else ``splice``."""
+    if click.get_current_context().find_root().info_name == "python -m splice":
+        return sys.executable if by_runpy else sys.orig_argv[0]
+    return "splice"
+
+
+def _runpy_part(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The part of ``tb`` from runpy's ``_run_module_as_main`` on (None if it has none)."""
+    while tb is not None and tb.tb_frame.f_code is not splice_program.RUNPY_MAIN:
+        tb = tb.tb_next
+    return tb
 
 
 def _format_of(path: str) -> str:
@@ -393,13 +425,7 @@ def _report(plugin: splice.Plugin, output: str | None) -> None:
 
 def _run_program(plugin: splice.Plugin, program: splice_program.Program, args: list[str]
                  ) -> int:
-    """Run the program; returns its exit status (a traceback was printed if it raised).
-    A syntax error in the program is a CommandError."""
-    try:
-        code = splice_program.instrument(program.source, program.filename)
-    except SyntaxError as exc:
-        raise CommandError(f"cannot run {program.argv0}: {_describe(exc)}") from None
-    del code  # compiled again by run_program; this checks the syntax first
+    """Run the program; returns its exit status (a traceback was printed if it raised)."""
     try:
         splice_program.run_program(plugin, program, args)
     except SystemExit as exc:
@@ -428,9 +454,15 @@ def _print_program_traceback(exc: BaseException, program: splice_program.Program
     interpreter's own printer, or the one the program installed), with the traceback from
     the program's outermost frame on (its ``<module>``; runpy's for ``-m``), none of
     splice's."""
-    exc.__traceback__ = splice_program.program_traceback(exc, program)
+    _print_exception(exc, splice_program.program_traceback(exc, program))
+
+
+def _print_exception(exc: BaseException, tb: types.TracebackType | None) -> None:
+    """``exc`` with the traceback ``tb``, printed by ``sys.excepthook``, as python prints
+    an exception nothing caught."""
+    exc.__traceback__ = tb
     try:
-        sys.excepthook(type(exc), exc, exc.__traceback__)
+        sys.excepthook(type(exc), exc, tb)
     except Exception:  # a broken hook: python reports that, then the exception itself
         sys.stderr.write("Error in sys.excepthook:\n")
         traceback.print_exc()

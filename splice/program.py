@@ -43,9 +43,9 @@ from splice.runtime.native import CHOSEN
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["CALL_NAME", "Program", "find_code", "find_module", "find_script", "find_stdin",
-           "instrument", "program_traceback", "route_top_level_calls", "run_program",
-           "top_level_caller"]
+__all__ = ["CALL_NAME", "NotRunnable", "Program", "find_code", "find_module", "find_script",
+           "find_stdin", "instrument", "program_traceback", "route_top_level_calls",
+           "run_program", "top_level_caller"]
 
 #: the module global through which instrumented top-level code calls
 CALL_NAME = "splice:call"
@@ -54,6 +54,12 @@ CALL_NAME = "splice:call"
 #: the helper's frame, so top-level calls of these names stay native
 FRAME_READERS = frozenset({"locals", "vars", "globals", "dir", "eval", "exec", "super",
                            "breakpoint", "_getframe", "currentframe"})
+
+
+#: the code of runpy's ``_run_module_as_main``: what ``python -m`` calls, so the outermost
+#: frame of a ``-m`` program's traceback (``File "<frozen runpy>", line ..., in
+#: _run_module_as_main``)
+RUNPY_MAIN: types.CodeType = runpy._run_module_as_main.__code__  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -75,6 +81,19 @@ class Program:
     runpy_name: str | None = None
 
 
+class NotRunnable(Exception):
+    """``python`` cannot start the program: it prints ``message`` after its own name (for
+    ``-m``, a folder and a zip file, runpy's message after ``sys.executable``) and exits
+    with ``status``, before any of the program runs."""
+
+    def __init__(self, message: str, status: int, by_runpy: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        #: whether runpy says it (``sys.executable: message``), not the interpreter
+        self.by_runpy = by_runpy
+
+
 def _importer(path: str) -> Any:
     """What ``python path`` finds ``path`` to be importable by (a folder's or a zip
     file's importer, as ``sys.path_hooks`` make them), or None: a script."""
@@ -86,32 +105,75 @@ def _importer(path: str) -> Any:
     return None
 
 
+def _find_with_runpy(name: str, path0: str) -> importlib.machinery.ModuleSpec:
+    """The spec of the module ``python -m name`` runs (``name == "__main__"``: the
+    ``__main__`` module of the folder or zip file ``path0``), found by runpy's own
+    ``_run_module_as_main`` with ``path0`` first on ``sys.path``, its ``_run_code`` made to
+    keep the spec instead of running the module. So the module is found, and the packages
+    it is in imported, as python does it, and a failure is python's: ``NotRunnable`` for
+    what runpy reports as a message, else the exception (a ``SyntaxError``, one raised by a
+    package's ``__init__``) raised through runpy's frames, as natively."""
+    found: list[importlib.machinery.ModuleSpec] = []
+
+    def keep(code: Any, run_globals: Any, init_globals: Any = None, mod_name: Any = None,
+             mod_spec: Any = None, pkg_name: Any = None, script_name: Any = None) -> None:
+        found.append(mod_spec)
+    namespace = dict(vars(runpy))
+    namespace["_run_code"] = keep
+    finder = types.FunctionType(RUNPY_MAIN, namespace, "_run_module_as_main")
+    saved_argv = list(sys.argv)
+    sys.path.insert(0, path0)
+    try:
+        finder(name, name != "__main__")
+    except SystemExit as exc:  # runpy: sys.exit(f"{sys.executable}: {message}")
+        text = str(exc.code)
+        prefix = f"{sys.executable}: "
+        raise NotRunnable(text[len(prefix):] if text.startswith(prefix) else text, 1,
+                          by_runpy=True) from None
+    finally:
+        del sys.path[0]
+        sys.argv[:] = saved_argv
+    return found[0]
+
+
+def _source_of(spec: importlib.machinery.ModuleSpec) -> str:
+    """The source text of the module ``spec`` finds (``ImportError`` if it has none: splice
+    transforms source, and a module of bytecode only cannot run under it)."""
+    get_source = getattr(spec.loader, "get_source", None)
+    source = get_source(spec.name) if get_source is not None else None
+    if source is None or spec.origin is None:
+        raise ImportError(f"{spec.name} has no Python source to run under splice "
+                          f"({spec.origin})")
+    return str(source)
+
+
 def find_script(path: str) -> Program:
-    """The program ``python path`` runs (``FileNotFoundError`` if there is none): a file,
-    or the ``__main__`` module of a folder or zip file (run as python runs it, through
-    runpy, with ``path`` first on ``sys.path``)."""
+    """The program ``python path`` runs: a file, or the ``__main__`` module of a folder or
+    zip file (run as python runs it, through runpy, with ``path`` first on ``sys.path``).
+    ``NotRunnable`` if python could not start it; the ``SyntaxError`` python reports for a
+    file it cannot decode."""
     if os.path.exists(path) and _importer(path) is not None:
         folder = os.path.abspath(path)
-        saved_main = sys.modules.pop("__main__", None)
-        sys.path.insert(0, folder)
-        try:
-            spec = importlib.util.find_spec("__main__")
-        except (ImportError, ValueError):
-            spec = None
-        finally:
-            sys.path.remove(folder)
-            if saved_main is not None:
-                sys.modules["__main__"] = saved_main
-        if spec is None or spec.origin is None or spec.loader is None:
-            raise FileNotFoundError(f"can't find '__main__' module in {folder!r}")
-        source = spec.loader.get_source("__main__")  # type: ignore[attr-defined]
-        if source is None:
-            raise FileNotFoundError(f"{spec.origin} has no Python source to run")
-        return Program(source, spec.origin, path, folder, spec, runpy_name="__main__")
-    with open(path, "rb") as file:
-        source = importlib.util.decode_source(file.read())
-    return Program(source, os.path.abspath(path), path,
-                   os.path.dirname(os.path.abspath(path)))
+        spec = _find_with_runpy("__main__", folder)
+        return Program(_source_of(spec), str(spec.origin), path, folder, spec,
+                       runpy_name="__main__")
+    filename = os.path.abspath(path)
+    try:
+        with open(path, "rb") as file:
+            raw = file.read()
+    except OSError as exc:
+        raise NotRunnable(f"can't open file {filename!r}: [Errno {exc.errno}] "
+                          f"{exc.strerror}", 2) from None
+    try:
+        source = importlib.util.decode_source(raw)
+    except (UnicodeDecodeError, SyntaxError) as exc:
+        undecodable: BaseException = exc
+    else:
+        return Program(source, filename, path, os.path.dirname(filename))
+    # the compiler's own error for undecodable source (python's, reading the file, is worded
+    # a little differently), without the decoder's as its context
+    compile(raw, filename, "exec", dont_inherit=True)
+    raise undecodable
 
 
 def find_code(code: str) -> Program:
@@ -125,25 +187,12 @@ def find_stdin() -> Program:
 
 
 def find_module(name: str) -> Program:
-    """The program ``python -m name`` runs (``ImportError`` if there is none). Like
-    ``python -m``, the working directory comes first on ``sys.path`` while looking."""
-    sys.path.insert(0, os.getcwd())
-    try:
-        spec = importlib.util.find_spec(name)
-        if spec is None:
-            raise ImportError(f"no module named {name!r}")
-        if spec.submodule_search_locations is not None:  # a package: its __main__
-            spec = importlib.util.find_spec(name + ".__main__")
-            if spec is None:
-                raise ImportError(f"{name} is a package without a __main__ module")
-    finally:
-        del sys.path[0]
-    loader = spec.loader
-    get_source = getattr(loader, "get_source", None)
-    source = get_source(spec.name) if get_source is not None else None
-    if source is None or spec.origin is None:
-        raise ImportError(f"{spec.name} has no Python source to run")
-    return Program(source, spec.origin, spec.origin, os.getcwd(), spec, runpy_name=name)
+    """The program ``python -m name`` runs, found as python finds it (by runpy, with the
+    working directory first on ``sys.path``): ``NotRunnable`` with python's message if
+    there is none, ``ImportError`` if it has no source."""
+    spec = _find_with_runpy(name, os.getcwd())
+    return Program(_source_of(spec), str(spec.origin), str(spec.origin), os.getcwd(), spec,
+                   runpy_name=name)
 
 
 class _CallsAtTopLevel(ast.NodeTransformer):
@@ -246,12 +295,6 @@ def _as_main(program: Program, args: Sequence[str], module: types.ModuleType
         sys.path[:] = saved_path
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
-
-
-#: the code of runpy's ``_run_module_as_main``: what ``python -m`` calls, so the outermost
-#: frame of a ``-m`` program's traceback (``File "<frozen runpy>", line ..., in
-#: _run_module_as_main``)
-RUNPY_MAIN: types.CodeType = runpy._run_module_as_main.__code__  # type: ignore[attr-defined]
 
 
 def _run_with_runpy(program: Program, code: types.CodeType) -> None:

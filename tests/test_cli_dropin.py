@@ -79,6 +79,13 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "    print('hooked', kind.__name__, exc, tb.tb_frame.f_code.co_name)\n\n"
         "sys.excepthook = hook\n"
         "int('x')\n")
+    (where / "broken.py").write_text("def f(:\n    pass\n")
+    (where / "empty_folder").mkdir()
+    (where / "no_main_pkg").mkdir()
+    (where / "no_main_pkg" / "__init__.py").write_text("")
+    (where / "init_fails").mkdir()
+    (where / "init_fails" / "__init__.py").write_text("raise RuntimeError('init')\n")
+    (where / "init_fails" / "tool.py").write_text("print('never')\n")
     return where
 
 
@@ -145,6 +152,18 @@ CASES: list[tuple[str, list[str], str | None]] = [
     # printed as by python's own printer: no source lines from a zip file (3.11, 3.12)
     ("zip file raises", ["failing_app.zip"], None),
     ("the program's sys.excepthook", ["own_hook.py"], None),
+    # programs python cannot start: its message, its exit status, nothing run
+    ("no such script", ["missing.py", "x"], None),
+    ("no such module", ["-m", "nonexistent_mod_xyz"], None),
+    ("no such submodule", ["-m", "failing_pkg.nope"], None),
+    ("no such package", ["-m", "nope_pkg.tool"], None),
+    ("a package without __main__", ["-m", "no_main_pkg"], None),
+    ("a folder without __main__", ["empty_folder"], None),
+    ("a package's __init__ raises", ["-m", "init_fails.tool"], None),
+    ("script syntax error", ["broken.py"], None),
+    ("-m syntax error", ["-m", "broken"], None),
+    ("-c syntax error", ["-c", "print(1)\nif"], None),
+    ("stdin syntax error", ["-"], "x = (\n"),
 ]
 
 
@@ -162,6 +181,21 @@ def test_program_options_are_the_programs(folder: Path) -> None:
     args = ["-c", "import sys; print(sys.argv)", "-p", "x", "-o", "y", "-h"]
     assert _run([sys.executable, "-m", "splice", "run", *args], folder, None) == \
         _run([sys.executable, *args], folder, None)
+
+
+def test_functions_of_a_c_program_run_under_the_plugin(folder: Path, tmp_path: Path) -> None:
+    """``python -c`` code has no file: the function its top level calls and the one that
+    function calls both run under the plugin (issue 14, point 4), the second reached only
+    if the first ran transformed."""
+    code = ("def inner(x):\n    return x + 1\n\n"
+            "def outer(x):\n    return inner(x) * 2\n\n"
+            "print(outer(3))\n")
+    names = tmp_path / "names.txt"
+    assert _run([sys.executable, "-c", code], folder, None) == ("8\n", "", 0)
+    assert _run([sys.executable, "-m", "splice", "run", "-p",
+                 "tests.cli_names_plugin:CalledNames", "-o", str(names), "-c", code],
+                folder, None) == ("8\n", "", 0)
+    assert names.read_text().split() == ["outer", "inner"]
 
 
 def test_plugin_arguments_and_report(folder: Path) -> None:

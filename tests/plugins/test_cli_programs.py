@@ -129,6 +129,8 @@ def test_trace_a_module_with_arguments(tmp_path: Path, monkeypatch: pytest.Monke
     assert result.exit_code == 0, result.output
     assert result.stdout == "['A', '--FLAG'] True __main__\n"
     assert "run" in result.stderr and "shout ×2" in result.stderr
+    for name in [n for n in sys.modules if n == "tool" or n.startswith("tool.")]:
+        del sys.modules[name]  # a new process's view (runpy warns of a module imported)
     plain = invoke("trace", "-m", "tool.core")
     assert plain.exit_code == 0, plain.output
 
@@ -210,18 +212,25 @@ def test_trace_threads(tmp_path: Path) -> None:
 
 
 def test_errors_are_clean(tmp_path: Path) -> None:
+    """What python cannot start is reported as python reports it (tests/test_cli_dropin.py
+    compares the exact text), never with a traceback of splice's."""
     missing = invoke("trace", str(tmp_path / "missing.py"))
-    assert missing.exit_code == 2 and "cannot run" in missing.stderr
+    assert missing.exit_code == 2 and "can't open file" in missing.stderr
+    assert missing.stderr.startswith("splice: ") and "[Errno 2]" in missing.stderr
     assert "Traceback" not in missing.output
     nothing = invoke("trace")
     assert nothing.exit_code == 2 and "give a program to run" in nothing.stderr
     no_module = invoke("trace", "-m", "no_such_module_here")
-    assert no_module.exit_code == 2 and "cannot run module" in no_module.stderr
+    assert no_module.exit_code == 1
+    assert no_module.stderr == "splice: No module named no_such_module_here\n"
     broken = write(tmp_path, "broken.py", "def f(:\n")
     syntax = invoke("trace", str(broken))
-    assert syntax.exit_code == 2 and "SyntaxError" in syntax.stderr
+    assert syntax.exit_code == 1 and "SyntaxError" in syntax.stderr
+    assert "Traceback" not in syntax.stderr and "splice" not in syntax.stderr
     folder = invoke("trace", str(tmp_path))
-    assert folder.exit_code == 2 and "can't find '__main__' module" in folder.stderr
+    assert folder.exit_code == 1 and "can't find '__main__' module" in folder.stderr
+    # nothing ran: no tree printed
+    assert all("top-level call" not in r.stderr for r in (missing, no_module, syntax, folder))
 
 
 # --- splice run --------------------------------------------------------------------------------
