@@ -406,10 +406,7 @@ def _report(plugin: splice.Plugin, output: str | None) -> None:
     """The plugin's ``report()`` (if it defines one and it returns something), to
     ``output`` or standard error."""
     report = getattr(plugin, "report", None)
-    if not callable(report):
-        if output is not None:
-            raise CommandError(f"-o given, but {type(plugin).__name__} has no report() "
-                               "to write")
+    if not callable(report):  # (with -o, refused before the run)
         return
     text = report()
     if text is None:
@@ -517,7 +514,8 @@ def _load_plugin(spec: str) -> splice.Plugin:
               "default: an identity plugin, which runs everything under splice unchanged.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Write the plugin's report() here when the run ends (default: standard "
-              "error, if the plugin defines one).")
+              "error, if the plugin defines one); refused before the run for a plugin "
+              "without report().")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED, metavar="PROGRAM")
 def run(plugin_spec: str | None, output: str | None, target: tuple[str, ...]) -> None:
     """Run a program with every call it makes under a plugin.
@@ -537,6 +535,13 @@ def run(plugin_spec: str | None, output: str | None, target: tuple[str, ...]) ->
     """
     _check_output(output)
     plugin = _load_plugin(plugin_spec) if plugin_spec else splice.Plugin()
+    if output is not None and not callable(getattr(plugin, "report", None)):
+        # checked before the program runs, like the output path
+        what = "the identity plugin (no -p)" if plugin_spec is None else \
+            type(plugin).__qualname__
+        raise CommandError(f"-o {output}: {what} has no report() to write; -o writes the "
+                           "report of a plugin that defines report() (splice trace -o "
+                           "writes a trace)")
     program, args = _find_program(target)
     status = _run_program(plugin, program, args)
     _report(plugin, output)

@@ -213,6 +213,9 @@ def test_plugin_arguments_and_report(folder: Path) -> None:
     (["-m"], "-m needs an argument"),
     ([], "give a program to run"),
     (["-o", "missing/folder/out.txt", "-c", "print('ran')"], "does not exist"),
+    (["-o", "r.txt", "-c", "print('ran')"], "the identity plugin (no -p) has no report()"),
+    (["-p", "splice.plugins:Patch", "-o", "r.txt", "-c", "print('ran')"],
+     "Patch has no report() to write"),
 ])
 def test_command_line_errors_are_clear(folder: Path, args: list[str], message: str) -> None:
     out, err, status = _run([sys.executable, "-m", "splice", "run", *args], folder, None)
