@@ -7,7 +7,8 @@ What is compared, per run:
   generators and exceptions by their observable attributes), or the exception: its type, args,
   ``str``, notes, ``__cause__``, ``__context__``, ``__suppress_context__`` (recursively) and its
   traceback, the list of ``(filename, lineno, function name)`` of the frames from the function
-  under test downward;
+  under test downward, every frame included: under a plugin a frame of splice's is a
+  divergence;
 - the side effects, in order: every event recorded through the global recorder ``log``, which
   the helper classes below (``R``, ``Ctx``, ``Desc``, ...) also call from their dunder methods;
 - for generators, coroutines and async generators: the whole protocol, step by step, on
@@ -31,7 +32,6 @@ import contextvars
 import copy
 import gc
 import inspect
-import os
 import re
 import traceback
 import types
@@ -52,13 +52,9 @@ _HIDE_HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("hide_hidden
 _ORIGIN: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
     "origin", default=frozenset())
 
-#: under a context, splice's own frames (one per hooked call at most) are left out
 #: whether R values log their finalisation (while a case runs, between the harness's
 #: calls): a value dying at another point than natively is a divergence
 _LOG_DEATHS: contextvars.ContextVar[bool] = contextvars.ContextVar("log_deaths", default=False)
-_HIDE_SPLICE_FRAMES: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "hide_splice_frames", default=False)
-_SPLICE_DIR = os.path.dirname(splice.__file__) + os.sep
 
 # CO_* flags that change how a function object behaves
 _BEHAVIOUR_FLAGS = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR
@@ -70,12 +66,10 @@ _BEHAVIOUR_FLAGS = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GEN
 
 
 def frames_of(tb: types.TracebackType | None, *, strip: bool = True) -> list[tuple[str, int, str]]:
-    """(filename, line, function) of every frame of ``tb``; with ``strip``, starting at the
-    first frame of the code under test (if any: otherwise the harness's own frames, which are
-    the same for both runs)."""
+    """(filename, line, function) of every frame of ``tb``, splice's included; with
+    ``strip``, starting at the first frame of the code under test (if any: otherwise the
+    harness's own frames, which are the same for both runs)."""
     frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(tb)]
-    if _HIDE_SPLICE_FRAMES.get():
-        frames = [f for f in frames if not f[0].startswith(_SPLICE_DIR)]
     origin = _ORIGIN.get()
     if strip:
         for i, (filename, _, _) in enumerate(frames):
@@ -1031,9 +1025,6 @@ def check(case: Case, mode: str) -> None:
     target = rebuilt(case, mode)
     origin = _ORIGIN.set(origin_files(case))
     hide = _HIDE_HIDDEN.set(case.locals_result and mode in HIDDEN_TEMP_MODES)
-    # full tracebacks, splice's frames included: under a plugin the program's frames must
-    # be exactly the native ones
-    hide_splice = _HIDE_SPLICE_FRAMES.set(False)
     deaths = case.key not in LIFETIME_GAPS
     try:
         native = observe(case, case.rebuild if case.rebuild is not None else case.fn, deaths)
@@ -1043,7 +1034,6 @@ def check(case: Case, mode: str) -> None:
     finally:
         _ORIGIN.reset(origin)
         _HIDE_HIDDEN.reset(hide)
-        _HIDE_SPLICE_FRAMES.reset(hide_splice)
     assert round_tripped == native
     if case.locals_result and mode in HIDDEN_TEMP_MODES:
         check_hidden_locals(case, target)

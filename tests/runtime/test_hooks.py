@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import splice
-from splice.runtime.native import HOOKED
+from splice.runtime.native import HOOKED, RUN_CALL
 
 SPLICE_DIR = os.path.dirname(splice.__file__) + os.sep
 
@@ -595,8 +595,54 @@ def _param(program: str, plugin: str) -> Any:
     return pytest.param(program, plugin, id=f"{program}-{plugin}", marks=marks)
 
 
-@pytest.mark.parametrize("program", list(PROGRAMS))
-@pytest.mark.parametrize("plugin", list(PLUGINS))
+#: the frame of the plugin's own code that runs as each call it overdubs (Overdubbing's
+#: ``return self.recurse_call(...)``): the plugin author's, not splice's
+_OVERDUB_FRAME = (Overdubbing.overdub.__code__.co_filename,
+                  Overdubbing.overdub.__code__.co_firstlineno + 1, "overdub")
+#: each program's traceback under Overdubbing: its native frames, named in order, with the
+#: overdub's frame (``*``) before the frame of each call it overdubbed (a class and the
+#: ``__init__`` instantiation calls are two calls) and last where an overdubbed builtin
+#: raised (``abs`` in ``norm1``)
+_OVERDUBBED = {"call": "_capture * calls_failing * fails",
+               "init": "_capture * instantiate_failing * * __init__ * fails",
+               "method": "_capture * method_failing * norm1 *"}
+_PYTHON_RUN = ("the Python form of Plugin.run (splice/runtime/_recurse.c not built): two "
+               "frames of splice's, Plugin.run and Context.run, between the caller and the "
+               "program's first frame")
+_PYTHON_HOOKED_FRAMES = ("the Python form of per-call hooks (splice/runtime/_hooks.c not "
+                         "built): a splice_call frame before each hooked call's (under an "
+                         "overdub, Plugin.recurse_call's after the overdub's) and a hooked "
+                         "instantiation's steps (dunders.driven, instantiation.instance_steps)")
+
+
+def _expected_frames(program: str, plugin: str, native: list[tuple[str, int, str]]
+                     ) -> list[tuple[str, int, str]]:
+    """The traceback ``program`` must give under ``plugin``: the native one, frame for frame
+    (file, line, name), with only the overdub's own frames added under Overdubbing."""
+    if plugin != "overdub":
+        return native
+    frames = iter(native)
+    expected = []
+    for name in _OVERDUBBED[program].split():
+        if name == "*":
+            expected.append(_OVERDUB_FRAME)
+            continue
+        frame = next(frames)
+        assert frame[2] == name, (native, _OVERDUBBED[program])
+        expected.append(frame)
+    assert next(frames, None) is None, (native, _OVERDUBBED[program])
+    return expected
+
+
+def _traceback_param(program: str, plugin: str) -> Any:
+    reasons = ([_PYTHON_RUN] if RUN_CALL is None else []) + \
+        ([_PYTHON_HOOKED_FRAMES] if PYTHON_HOOKS and plugin != "plain" else [])
+    marks = [pytest.mark.xfail(strict=True, reason="; ".join(reasons))] if reasons else []
+    return pytest.param(program, plugin, id=f"{program}-{plugin}", marks=marks)
+
+
+@pytest.mark.parametrize(("program", "plugin"),
+                         [_traceback_param(p, k) for k in PLUGINS for p in PROGRAMS])
 def test_exceptions_propagate_unchanged(program: str, plugin: str) -> None:
     fn = PROGRAMS[program]
     native = _capture(fn, 7)
@@ -605,15 +651,9 @@ def test_exceptions_propagate_unchanged(program: str, plugin: str) -> None:
     assert under.args == native.args and str(under) == str(native)
     assert under.__cause__ is None and under.__context__ is None
     assert not under.__suppress_context__
-    # the user's frames, with their files, lines and names, are the native ones
-    # (the plugin's own hook frames, ``overdub``, are the plugin author's code)
-    native_frames = [f for f in _frames(native) if f[2] != "_capture"]
-    user = [f for f in _frames(under)
-            if not f[0].startswith(SPLICE_DIR) and f[2] not in ("_capture", "overdub")]
-    assert user == native_frames
-    # and every other frame is splice's own
-    assert all(f[0].startswith(SPLICE_DIR) or f in user or f[2] in ("_capture", "overdub")
-               for f in _frames(under))
+    # the whole traceback, every frame's file, line and name, splice's frames included: the
+    # native one (under an overdub, with the overdub's own frames where it ran)
+    assert _frames(under) == _expected_frames(program, plugin, _frames(native))
 
 
 @pytest.mark.parametrize(("program", "plugin"),
