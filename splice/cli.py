@@ -14,6 +14,7 @@ a file that cannot be opened), before any of it runs.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import importlib.metadata
@@ -468,10 +469,21 @@ def _print_exception(exc: BaseException, tb: types.TracebackType | None) -> None
     sys.stderr.flush()
 
 
-def _load_plugin(spec: str) -> splice.Plugin:
+#: how the arguments of ``-p MODULE:CLASS(ARGS)`` name things (README.md, "splice run")
+PLUGIN_ARGUMENTS_RULE = (
+    "A name in plugin arguments is a name of the plugin class's module, a builtin, or a "
+    "module (imported, with the submodules of a dotted name: math.sin, os.path.join), the "
+    "program's folder first on sys.path: name a function of the program by its module "
+    "(helpers.fast_sin for fast_sin in helpers.py); the script's own functions are not "
+    "defined until it runs.")
+
+
+def _load_plugin(spec: str, path0: str | None = None) -> splice.Plugin:
     """The plugin ``MODULE:CLASS`` (or ``MODULE.CLASS``, ``FILE.py:CLASS``) names, created
-    without arguments, or with those of ``MODULE:CLASS(ARGS)`` (evaluated as a call, with
-    the class's module's globals)."""
+    without arguments, or with those of ``MODULE:CLASS(ARGS)``: evaluated as a call, a
+    name in them being one of the class's module's globals, a builtin, or a module, which
+    is imported (and the submodules a dotted name goes through), with ``path0`` (the
+    program's folder) first on ``sys.path`` (``PLUGIN_ARGUMENTS_RULE``)."""
     arguments = None
     if spec.endswith(")") and "(" in spec:
         spec, _, rest = spec.partition("(")
@@ -495,23 +507,90 @@ def _load_plugin(spec: str) -> splice.Plugin:
         return owner
     if not (isinstance(owner, type) and issubclass(owner, splice.Plugin)):
         raise CommandError(f"{spec} is not a splice.Plugin subclass")
-    namespace["__splice_plugin__"] = owner
+    call = f"{spec}{arguments or '()'}"
+    text = f"__splice_plugin__{arguments or '()'}"
     try:
-        plugin = eval(f"__splice_plugin__{arguments or '()'}", namespace)  # noqa: S307
+        tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise CommandError(f"cannot read the arguments {arguments}: {exc.msg}") from None
+    if path0 is not None:
+        sys.path.insert(0, path0)
+    try:
+        _import_named_modules(tree, namespace, call)
+    finally:
+        if path0 is not None:
+            sys.path.remove(path0)
+    namespace["__splice_plugin__"] = owner
+    try:
+        plugin = eval(compile(tree, "<plugin arguments>", "eval"), namespace)  # noqa: S307
+    except NameError as exc:
+        raise CommandError(f"cannot create {call}: {exc}.\n{PLUGIN_ARGUMENTS_RULE}") \
+            from None
     except Exception as exc:
-        raise CommandError(f"cannot create {spec}{arguments or '()'}: "
-                           f"{_describe(exc)}") from None
+        raise CommandError(f"cannot create {call}: {_describe(exc)}") from None
     assert isinstance(plugin, splice.Plugin)
     return plugin
+
+
+def _import_named_modules(tree: ast.Expression, namespace: dict[str, object], call: str
+                          ) -> None:
+    """Put in ``namespace`` the modules the arguments ``tree`` name (a free name that is
+    neither in ``namespace`` nor a builtin, and is a module), importing the submodules that
+    dotted names go through (``xml.etree.ElementTree.parse``)."""
+    import builtins
+
+    bound = {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    bound |= {node.id for node in ast.walk(tree)
+              if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    chains: list[list[str]] = []
+    for node in ast.walk(tree):
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.insert(0, node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
+                node.id not in bound:
+            chains.append([node.id, *parts])
+    for head, *rest in sorted(chains, key=len, reverse=True):
+        value = namespace.get(head)
+        if value is None and not hasattr(builtins, head):
+            value = _import_named(head, call)
+            if value is None:
+                continue  # not a module: a NameError when evaluated, explained there
+            namespace[head] = value
+        if not isinstance(value, types.ModuleType):
+            continue
+        name = value.__name__
+        for part in rest:  # the submodules the name goes through, while there are some
+            if isinstance(getattr(value, part, None), types.ModuleType) or \
+                    _import_named(f"{name}.{part}", call) is not None:
+                value = getattr(value, part)
+                name = f"{name}.{part}"
+                continue
+            break
+
+
+def _import_named(name: str, call: str) -> types.ModuleType | None:
+    """The module ``name``, imported, or None if there is none."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
+            return None
+        raise CommandError(f"cannot create {call}: importing {name}, named in the "
+                           f"arguments, failed: {_describe(exc)}") from None
+    except Exception as exc:
+        raise CommandError(f"cannot create {call}: importing {name}, named in the "
+                           f"arguments, failed: {_describe(exc)}") from None
 
 
 @main.command(context_settings=_PROGRAM_SETTINGS)
 @click.option("-p", "--plugin", "plugin_spec", metavar="MODULE:CLASS[(ARGS)]",
               help="The plugin to run under: a class, created without arguments or with "
-              "ARGS (a Python argument list, evaluated with the class's module's globals); "
-              "default: an identity plugin, which runs everything under splice unchanged.")
+              "ARGS (a Python argument list, in which a name is one of the class's module, "
+              "a builtin, or a module, imported with the program's folder first on "
+              "sys.path: math.sin, mymodule.fast_sin); default: an identity plugin, which "
+              "runs everything under splice unchanged.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Write the plugin's report() here when the run ends (default: standard "
               "error, if the plugin defines one); refused before the run for a plugin "
@@ -534,7 +613,8 @@ def run(plugin_spec: str | None, output: str | None, target: tuple[str, ...]) ->
       splice run -p "splice.plugins:Tracer(include=['json'])" -m json.tool data.json
     """
     _check_output(output)
-    plugin = _load_plugin(plugin_spec) if plugin_spec else splice.Plugin()
+    program, args = _find_program(target)
+    plugin = _load_plugin(plugin_spec, program.path0) if plugin_spec else splice.Plugin()
     if output is not None and not callable(getattr(plugin, "report", None)):
         # checked before the program runs, like the output path
         what = "the identity plugin (no -p)" if plugin_spec is None else \
@@ -542,7 +622,6 @@ def run(plugin_spec: str | None, output: str | None, target: tuple[str, ...]) ->
         raise CommandError(f"-o {output}: {what} has no report() to write; -o writes the "
                            "report of a plugin that defines report() (splice trace -o "
                            "writes a trace)")
-    program, args = _find_program(target)
     status = _run_program(plugin, program, args)
     _report(plugin, output)
     sys.exit(status)

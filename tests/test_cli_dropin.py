@@ -86,6 +86,15 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (where / "init_fails").mkdir()
     (where / "init_fails" / "__init__.py").write_text("raise RuntimeError('init')\n")
     (where / "init_fails" / "tool.py").write_text("print('never')\n")
+    (where / "recording.py").write_text(
+        "import splice\n\n"
+        "class Remember(splice.Plugin):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        self.given = [*args, *kwargs.values()]\n\n"
+        "    def report(self):\n"
+        "        return [getattr(a, '__module__', None) and\n"
+        "                f'{a.__module__}.{a.__qualname__}' or a for a in self.given]\n")
+    (where / "fails_on_import.py").write_text("raise RuntimeError('not today')\n")
     return where
 
 
@@ -206,6 +215,25 @@ def test_plugin_arguments_and_report(folder: Path) -> None:
     assert "JSONDecoder.decode" in err  # the Tracer's report, after the run
 
 
+def test_plugin_arguments_name_modules(folder: Path) -> None:
+    """A name in ``-p CLASS(ARGS)`` is a module, imported (submodules of dotted names
+    too), with the program's folder first on ``sys.path``: the README's FastMath line."""
+    simulate = str(ROOT / "examples" / "simulate.py")
+    native = _run([sys.executable, simulate, "100"], folder, None)
+    fast = _run([sys.executable, "-m", "splice", "run", "-p",
+                 "splice.plugins:FastMath({math.sin: fastfns.fast_sin})", simulate, "100"],
+                folder, None)
+    assert native == ("45.549\n", "", 0) and fast == ("45.416\n", "", 0)
+    out, err, status = _run(
+        [sys.executable, "-m", "splice", "run", "-p",
+         "recording.py:Remember(math.sin, os.path.join, xml.etree.ElementTree.parse, "
+         "[m.upper() for m in 'ab'], key=(lambda fastfns: fastfns)(1), name=splice.Plugin)",
+         "-c", "print('ran')"], folder, None)
+    assert (out, status) == ("ran\n", 0), err
+    assert err == ("['math.sin', 'posixpath.join', 'xml.etree.ElementTree.parse', "
+                   "['A', 'B'], 1, 'splice.plugin.Plugin']\n")
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["-p", "splice.plugins:Tracer(include=[", "-c", "1"], "optionally with arguments"),
     (["-p", "splice.plugins:Tracer(bogus=1)", "-c", "1"], "cannot create"),
@@ -216,6 +244,11 @@ def test_plugin_arguments_and_report(folder: Path) -> None:
     (["-o", "r.txt", "-c", "print('ran')"], "the identity plugin (no -p) has no report()"),
     (["-p", "splice.plugins:Patch", "-o", "r.txt", "-c", "print('ran')"],
      "Patch has no report() to write"),
+    (["-p", "splice.plugins:FastMath({math.sin: fast_sin})", "-c", "print('ran')"],
+     "name 'fast_sin' is not defined.\nA name in plugin arguments is a name of the plugin "
+     "class's module, a builtin, or a module"),
+    (["-p", "splice.plugins:Tracer(include=[fails_on_import.x])", "-c", "print('ran')"],
+     "importing fails_on_import, named in the arguments, failed: RuntimeError: not today"),
 ])
 def test_command_line_errors_are_clear(folder: Path, args: list[str], message: str) -> None:
     out, err, status = _run([sys.executable, "-m", "splice", "run", *args], folder, None)
