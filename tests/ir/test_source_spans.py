@@ -2,7 +2,8 @@
 point 2: ``make = lambda: (lambda: "handled")`` ran the outer lambda's body for the inner).
 
 Every same-line nesting is run natively, round-tripped (``splice.ir.roundtrip``), under
-``splice.Plugin`` and under a plugin with a prehook, and the outcomes compared; the
+``splice.Plugin``, under a plugin with a prehook and under one with a typed stage (code
+instances), and the outcomes compared; the
 round-tripped code must also keep the original's column positions. Refusals are checked
 where columns cannot tell definitions apart (``python -X no_debug_ranges``) and where the
 file changed since it was imported: the function then runs natively.
@@ -40,6 +41,13 @@ ROOT = Path(__file__).resolve().parents[2]
 class Prehooked(splice.Plugin):
     def prehook(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         pass
+
+
+class Typed(splice.Plugin):
+    """A typed stage that changes nothing: every function reached runs as a code instance."""
+
+    def typed(self, ir: Any) -> None:
+        return None
 
 
 # Each case module binds TARGETS: label -> a function (or bound method) called without
@@ -148,6 +156,7 @@ def test_same_line_nestings_run_their_own_body(name: str, tmp_path: Path) -> Non
         assert located_positions(new_code) == located_positions(old_code), label
         assert outcome(lambda fn=fn: splice.Plugin().run(fn)) == native, label
         assert outcome(lambda fn=fn: Prehooked().run(fn)) == native, label
+        assert outcome(lambda fn=fn: Typed().run(fn)) == native, label
 
 
 def test_the_matched_node_is_at_the_code_columns(tmp_path: Path) -> None:
@@ -194,7 +203,7 @@ def plugins() -> list[Any]:
     from splice.plugins import Patch, Tracer
 
     return [pytest.param(kind, id=kind.__name__)
-            for kind in (splice.Plugin, Prehooked, Tracer, Patch, Intercepting,
+            for kind in (splice.Plugin, Prehooked, Typed, Tracer, Patch, Intercepting,
                          DynamicIntercepting)]
 
 
@@ -398,8 +407,9 @@ def isolated() -> Iterator[None]:
     assert sys.modules.get("__main__") is main_module
 
 
-@pytest.mark.parametrize("plugin", [[], ["-p", "tests.ir.test_source_spans:Prehooked"]],
-                         ids=["identity", "prehook"])
+@pytest.mark.parametrize("plugin", [[], ["-p", "tests.ir.test_source_spans:Prehooked"],
+                                    ["-p", "tests.ir.test_source_spans:Typed"]],
+                         ids=["identity", "prehook", "typed"])
 def test_splice_run_runs_the_inner_lambda(tmp_path: Path, isolated: None,
                                           plugin: list[str]) -> None:
     program = tmp_path / "prog.py"

@@ -2,8 +2,8 @@
 
 A whole-call-graph tool covers the work a call graph starts: ``threading.Thread``,
 ``concurrent.futures.ThreadPoolExecutor`` and ``loop.run_in_executor`` run their targets
-under the plugin that started them, hooks, intercepts and ``Patch`` included, unless the
-plugin opts out (``follow_threads = False``); results are the native ones.
+under the plugin that started them, hooks, intercepts, typed stages and ``Patch`` included,
+unless the plugin opts out (``follow_threads = False``); results are the native ones.
 """
 
 from __future__ import annotations
@@ -63,6 +63,25 @@ class NotFollowing(Seeing):
     follow_threads = False
 
 
+class Typed(splice.Plugin):
+    """A typed stage that changes nothing: what runs under it runs as code instances."""
+
+    def typed(self, ir: Any) -> None:
+        return None
+
+
+class TypedNotFollowing(Typed):
+    follow_threads = False
+
+
+#: what each program's thread calls first (``splice.explain`` names it once it was reached
+#: under the plugin; under typed stages the callees a code instance calls directly are not
+#: named)
+THREAD_TARGETS = {"thread": "tests.runtime.test_threads_follow.with_thread.<locals>.<lambda>",
+                  "pool": "tests.runtime.test_threads_follow.work",
+                  "run_in_executor": "tests.runtime.test_threads_follow.work"}
+
+
 class Intercepting(splice.Plugin):
     @splice.intercept(helper)
     def helper(self, n: int) -> int:
@@ -83,6 +102,18 @@ def test_a_plugin_can_opt_out(program: str) -> None:
     fn = PROGRAMS[program]
     assert NotFollowing().run(fn) == fn()
     assert SEEN == []
+
+
+@pytest.mark.parametrize("program", list(PROGRAMS))
+def test_typed_stages_follow_threads(program: str) -> None:
+    fn = PROGRAMS[program]
+    plugin = Typed()
+    assert plugin.run(fn) == fn()
+    entered = {r.name: r.entered for r in splice.explain(plugin)}
+    assert entered.get(THREAD_TARGETS[program]) is True, "the thread's calls ran natively"
+    opted_out = TypedNotFollowing()
+    assert opted_out.run(fn) == fn()
+    assert THREAD_TARGETS[program] not in {r.name for r in splice.explain(opted_out)}
 
 
 def test_intercepts_apply_in_threads() -> None:
