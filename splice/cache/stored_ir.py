@@ -231,7 +231,10 @@ def _disk_encode(value: Any, own: types.CodeType | None) -> Any:
     try:
         return references.encode(value, own)
     except NotStorable as exc:
-        refused = exc
+        # (its message only: the exception itself, kept in this frame, would make a cycle
+        # with its traceback, which holds this frame and, through its callers, whatever
+        # the program's call that is being compiled holds, until the collector runs)
+        refused = str(exc)
     if kind is tuple:
         return ["items", "tuple", [_disk_encode(item, own) for item in value]]
     if kind is frozenset:  # (sorted: the same data in every process)
@@ -251,7 +254,7 @@ def _disk_encode(value: Any, own: types.CodeType | None) -> Any:
     found = _other_reference(value)
     if found is not None:
         return found
-    raise refused
+    raise NotStorable(refused)
 
 
 def _interpreter_classes() -> dict[str, type]:
