@@ -1,26 +1,32 @@
 """The code cache on disk: entries written by one process, read by later ones.
 
 Where: ``$SPLICE_CACHE_DIR``, else ``$XDG_CACHE_HOME/splice``, else ``~/.cache/splice``;
-``SPLICE_CACHE=0`` turns the cache off. Under it, one folder per interpreter and splice
-version (``py3.11-<bytecode magic>-splice0.1.0``: code objects are written with
-``marshal``, whose format is the interpreter's), one folder per owner (a fingerprint of the
-plugins' classes, their source and their tokens), one file per function (a fingerprint of
-its code object).
+``SPLICE_CACHE=0`` turns the cache off. Under it, one folder per Python version and splice
+version (``py3.11-splice0.1.0``: what an entry relied on and the IR it holds follow that
+version's rules), one folder per owner (a fingerprint of the plugins' classes, their
+source and their tokens), one file per function and specialization (a fingerprint of its
+code object, and of its argument types and key for a code instance).
 
-An entry file is ``MAGIC``, the SHA-256 digest of the rest, and the rest: the length of a
-JSON header, the header (what the entry is: owner, function, versions; and its data:
-hidden-cell template, stored constants) and the ``marshal`` payload (the code object).
+An entry file is ``MAGIC``, the SHA-256 digest of its header, the header's length, the
+header (JSON: what the entry is, owner, function, versions, and its data: hidden-cell
+template, stored constants, a code instance's guards and types), the IR part (JSON: the IR
+of the stages, read only when needed) and the code part (the code object, ``marshal``'s
+format of this interpreter). The header holds the digests of the other two parts and names
+the bytecode the code part was written for (``CODE_MAGIC``): a code part written by
+another interpreter or corrupted is not loaded, while the header, whose digest matched,
+and the IR can still be used (the code is generated again from the stored IR:
+``splice.runtime.stored_code``).
 
 What is trusted, and why. A file is read only if this user owns it and neither it nor its
 folders up to the cache's root are writable by others (another user could otherwise make
-this process run their code). Its digest must match (a truncated or corrupted file fails),
-its header must name this owner, this function, this interpreter and this splice (a file
-copied or renamed into place fails), and every object it names must resolve in the running
-program (``splice.cache.references``: nothing is imported, nothing is unpickled). A file
-that fails any check is never executed and never fatal: ``read`` says why and the caller
-builds the code as if there were no entry. Writes go to a temporary file in the same
-folder, then ``os.replace``: readers see a whole old file or a whole new one, and processes
-writing the same entry at once lose nothing.
+this process run their code). Its digests must match (a truncated or corrupted file fails),
+its header must name this owner, this function, this Python and this splice (a file copied
+or renamed into place fails), and every object it names must resolve in the running program
+(``splice.cache.references``: nothing is imported, nothing is unpickled). A file that fails
+any check is never executed and never fatal: ``read`` says why and the caller builds the
+code as if there were no entry. Writes go to a temporary file in the same folder, then
+``os.replace``: readers see a whole old file or a whole new one, and processes writing the
+same entry at once lose nothing.
 """
 
 from __future__ import annotations
@@ -43,13 +49,17 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["MAGIC", "DiskStore", "Entry", "cache_root", "code_fingerprint"]
+__all__ = ["CODE_MAGIC", "MAGIC", "DiskStore", "Entry", "Section", "cache_root",
+           "code_fingerprint"]
 
-MAGIC = b"splice-code-cache-1\n"
+MAGIC = b"splice-code-cache-2\n"
 _DIGEST = 32
-#: interpreter and splice: entries of others are never read (marshal's format, bytecode)
-VERSION_TAG = (f"py{sys.version_info[0]}.{sys.version_info[1]}-"
-               f"{importlib.util.MAGIC_NUMBER.hex()}-splice{__version__}")
+#: interpreter and splice: entries of others are never read (the IR and what it relied on
+#: are lowered by this version's rules)
+VERSION_TAG = f"py{sys.version_info[0]}.{sys.version_info[1]}-splice{__version__}"
+#: the format of code objects (``marshal``'s and the bytecode's): code written under
+#: another is not loaded (an instance that holds its IR is generated from it again)
+CODE_MAGIC = importlib.util.MAGIC_NUMBER.hex()
 
 
 def cache_root() -> Path | None:
@@ -96,12 +106,63 @@ def _stable_repr(value: Any) -> str:
     return f"{type(value).__name__}:{value!r}"
 
 
+class Section:
+    """An entry's IR part: JSON read only when first asked for (most loads never need the
+    IR), checked against its digest then."""
+
+    __slots__ = ("_text", "_digest", "_data", "_names")
+
+    def __init__(self, text: bytes, digest: Any, names: tuple[str, ...]) -> None:
+        self._text = text
+        self._digest = digest
+        self._data: dict[str, Any] | None = None
+        self._names = names
+
+    def get(self, name: str) -> Any:
+        """The data stored under ``name`` (``ValueError`` if the part is corrupt)."""
+        if self._data is None:
+            if hashlib.sha256(self._text).hexdigest() != self._digest:
+                raise ValueError("its IR part is corrupt (its digest does not match)")
+            data = json.loads(self._text.decode("utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("its IR part is malformed")
+            self._data = data
+        return self._data[name]
+
+    def names(self) -> tuple[str, ...]:
+        """What the part holds, as its header lists it."""
+        return self._names
+
+
 @dataclass
 class Entry:
-    """What one cache file holds: its header (JSON data) and its code object."""
+    """What one cache file holds: its header (JSON data), its IR part (None if it has
+    none) and its code object (None where the code part cannot be used here, and why:
+    ``unusable_code``)."""
 
     header: dict[str, Any]
-    code: types.CodeType
+    code: types.CodeType | None
+    unusable_code: str | None = None
+    ir: Section | None = None
+
+
+def _code_part(header: dict[str, Any], payload: bytes) -> tuple[types.CodeType | None,
+                                                                 str | None]:
+    """The code object of an entry whose header is sound, or None and why it cannot be
+    used (its own digest, in the header, must match: the header's digest does not cover
+    it)."""
+    if header.get("code_magic") != CODE_MAGIC:
+        return None, (f"written by an interpreter of another bytecode "
+                      f"({header.get('code_magic')!r}, not {CODE_MAGIC!r})")
+    if hashlib.sha256(payload).hexdigest() != header.get("code_digest"):
+        return None, "its code part is corrupt or truncated (its digest does not match)"
+    try:
+        code = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError) as exc:
+        return None, f"its code part is unreadable ({exc})"
+    if not isinstance(code, types.CodeType):
+        return None, "its code part is not a code object"
+    return code, None
 
 
 class DiskStore:
@@ -121,9 +182,11 @@ class DiskStore:
     def path(self, function: str) -> Path:
         return self.folder / f"{function}.entry"
 
-    def read(self, function: str) -> Entry | str | None:
+    def read(self, function: str, *, code_optional: bool = False) -> Entry | str | None:
         """The entry for ``function`` (a fingerprint), None if there is none, or why the
-        file there cannot be trusted (it is then ignored)."""
+        file there cannot be trusted (it is then ignored). ``code_optional``: an entry
+        whose header is sound but whose code part is not (corrupt, or written by an
+        interpreter of another bytecode) is returned without its code, saying why."""
         path = self.path(function)
         try:
             with open(path, "rb") as file:
@@ -136,33 +199,53 @@ class DiskStore:
         why = self._untrusted(path, info)
         if why is not None:
             return self._ignore(path, why)
-        if not data.startswith(MAGIC) or len(data) < len(MAGIC) + _DIGEST + 4:
+        start = len(MAGIC) + _DIGEST + 4
+        if not data.startswith(MAGIC) or len(data) < start:
             return self._ignore(path, "not a splice cache entry, or truncated")
-        body = data[len(MAGIC) + _DIGEST:]
-        if hashlib.sha256(body).digest() != data[len(MAGIC):len(MAGIC) + _DIGEST]:
+        size = int.from_bytes(data[start - 4:start], "little")
+        text = data[start:start + size]
+        if len(text) != size or \
+                hashlib.sha256(text).digest() != data[len(MAGIC):len(MAGIC) + _DIGEST]:
             return self._ignore(path, "corrupt or truncated (its digest does not match)")
         try:
-            size = int.from_bytes(body[:4], "little")
-            header = json.loads(body[4:4 + size].decode("utf-8"))
-            code = marshal.loads(body[4 + size:])
-        except (ValueError, EOFError, TypeError, UnicodeDecodeError) as exc:
+            header = json.loads(text.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
             return self._ignore(path, f"unreadable ({exc})")
-        if not isinstance(header, dict) or not isinstance(code, types.CodeType):
+        if not isinstance(header, dict):
             return self._ignore(path, "malformed")
         expected = {"version": VERSION_TAG, "owner": self.owner, "function": function}
         for name, value in expected.items():
             if header.get(name) != value:
                 return self._ignore(path, f"written for another {name} "
                                           f"({header.get(name)!r}, not {value!r})")
-        return Entry(header, code)
+        rest = data[start + size:]
+        ir_size = header.get("ir_size", 0)
+        if type(ir_size) is not int or not 0 <= ir_size <= len(rest):
+            return self._ignore(path, "malformed (the size of its IR part)")
+        section = None
+        if ir_size:
+            names = header.get("ir_names")
+            section = Section(rest[:ir_size], header.get("ir_digest"),
+                              tuple(map(str, names)) if type(names) is list else ())
+        code, unusable = _code_part(header, rest[ir_size:])
+        if code is None and not code_optional:
+            return self._ignore(path, f"its code cannot be used ({unusable})")
+        return Entry(header, code, unusable, section)
 
-    def write(self, function: str, header: dict[str, Any], code: types.CodeType) -> None:
-        """Store an entry (atomically; a failure to write is not an error: no entry)."""
+    def write(self, function: str, header: dict[str, Any], code: types.CodeType,
+              ir: dict[str, Any] | None = None) -> None:
+        """Store an entry (atomically; a failure to write is not an error: no entry),
+        with the IR of ``ir`` (stage -> data) in a part of its own."""
+        payload = marshal.dumps(code)
+        ir_text = json.dumps(ir, sort_keys=True).encode("utf-8") if ir else b""
         header = {**header, "version": VERSION_TAG, "owner": self.owner,
-                  "function": function}
+                  "function": function, "code_magic": CODE_MAGIC,
+                  "code_digest": hashlib.sha256(payload).hexdigest(),
+                  "ir_size": len(ir_text), "ir_digest": hashlib.sha256(ir_text).hexdigest(),
+                  "ir_names": sorted(ir or ())}
         text = json.dumps(header, sort_keys=True).encode("utf-8")
-        body = len(text).to_bytes(4, "little") + text + marshal.dumps(code)
-        data = MAGIC + hashlib.sha256(body).digest() + body
+        data = MAGIC + hashlib.sha256(text).digest() + len(text).to_bytes(4, "little") + \
+            text + ir_text + payload
         try:
             self._make_folders()
             handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")

@@ -173,6 +173,20 @@ class CodeInstance:
     max_world: int = MAX_WORLD
     #: why the instance was invalidated (None while valid)
     invalidated_because: str | None = None
+    #: the Python functions whose code or defaults inference used, and the callees of its
+    #: direct calls (their changes invalidate it: backedges)
+    callees: tuple[Any, ...] = field(default=(), repr=False)
+    #: the holders of its direct calls of itself (``splice.compiler.direct.SelfCall``)
+    self_holders: tuple[list[Any], ...] = field(default=(), repr=False)
+    #: how the owner got it: ``"built"`` by the stages, ``"bound"`` from what another
+    #: context of its owner built (``splice.cache.shared_instances``)
+    origin: str = "built"
+    #: the IR of a stage not in ``stages``, made when first asked for (an instance bound
+    #: or loaded from what its owner keeps: ``splice.runtime.instance_sharing``), or None
+    restore: Any = field(default=None, repr=False)
+    #: what its owner keeps of it for other contexts (``splice.cache.shared_instances``):
+    #: the shared instance it was bound from, or made of it; invalidated with it
+    shared: Any = field(default=None, repr=False)
     _dependents: list[weakref.ref[CodeInstance]] = field(default_factory=list, repr=False)
     _source: str | None = field(default=None, repr=False)
     _bindings: dict[int, Binding] = field(default_factory=dict, repr=False)
@@ -194,8 +208,13 @@ class CodeInstance:
         try:
             return self.stages[name]
         except KeyError:
+            pass
+        restored: FunctionIR | None = None if self.restore is None else self.restore(name)
+        if restored is None:
             raise KeyError(f"no IR kept for stage {name!r}; kept: "
                            f"{', '.join(self.stages)}") from None
+        self.stages[name] = restored
+        return restored
 
     @property
     def lowered(self) -> FunctionIR:
@@ -336,6 +355,9 @@ class CodeInstance:
             dependents = [ref() for ref in self._dependents]
             self._dependents.clear()
             self.owner.instances.discard(self)
+        if self.shared is not None:
+            # what it relied on changed for every context: none binds it again
+            self.shared.invalidate(reason)
         advance()
         for dependent in dependents:
             if dependent is not None:
@@ -484,8 +506,10 @@ class InstanceCache:
     def __init__(self) -> None:
         # id(code) -> its instances; an instance holds its code, so the id stays unique
         self._by_code: dict[int, list[CodeInstance]] = {}
-        #: how many instances were built (tests check "compiled once")
+        #: how many instances were built (tests check "compiled once"), and how many
+        #: were bound from what the owner keeps (``splice.cache.shared_instances``)
         self.builds = 0
+        self.bound = 0
         # id(code) -> (the code, held weakly; invalidations of its instances; the last
         # reason): how often what its instances relied on changed
         self._invalidations: dict[int, tuple[weakref.ref[types.CodeType], int, str]] = {}
@@ -505,10 +529,13 @@ class InstanceCache:
         return sum(1 for ci in self._by_code.get(id(spec.code), ())
                    if _same(ci.specialization, spec) and ci.valid)
 
-    def add(self, ci: CodeInstance) -> None:
+    def add(self, ci: CodeInstance, *, built: bool = True) -> None:
         with _lock:
             self._by_code.setdefault(id(ci.specialization.code), []).append(ci)
-            self.builds += 1
+            if built:
+                self.builds += 1
+            else:
+                self.bound += 1
         _all_instances.add(ci)
 
     def discard(self, ci: CodeInstance) -> None:

@@ -34,7 +34,7 @@ import os
 import threading
 import types
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from splice.cache.code_cache import CodeCache
@@ -46,30 +46,28 @@ from splice.cache.references import (
     join_constants,
     split_constants,
 )
+from splice.cache.shared_code import SharedCode, StoredIR
+from splice.cache.shared_instances import SharedInstance, SharedInstances
+from splice.cache.stored_instances import decode_instance, encode_instance
+from splice.cache.stored_ir import ObjectTable, decode_abstract, encode_abstract
 from splice.errors import UnsupportedError
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["Owner", "OwnerKey", "SharedCode", "owner_for"]
+__all__ = ["Cure", "Owner", "OwnerKey", "SharedCode", "owner_for"]
 
 #: (the plugins' classes with their tokens, outermost first; the context's compile switches)
 OwnerKey = tuple[tuple[tuple[type, Hashable], ...], Hashable]
 
 
 @dataclass(frozen=True, slots=True)
-class SharedCode:
-    """A code object as any context of its owner can run it.
+class Cure:
+    """An entry whose code object cannot be used here (``why``) and the routed IR it was
+    generated from, which the context generates the code again from."""
 
-    ``template`` maps each hidden cell's name to how a context gets its value: ``("value",
-    v)`` (the same object in every context) or a path to follow from the binding context
-    (``splice.runtime.sharing``); ``None`` when the code cannot be shared (each context
-    builds its own). Nothing here refers to the context that built the code: an owner
-    lives for the process and must not keep a plugin (and what it recorded) alive."""
-
-    code: types.CodeType
-    original_freevars: tuple[str, ...]
-    template: dict[str, tuple[Any, ...]] | None
+    ir: StoredIR
+    why: str
 
 
 class Owner:
@@ -82,6 +80,8 @@ class Owner:
         self.code = CodeCache[SharedCode | UnsupportedError]()
         #: ``__init__`` code object -> its code compiled as a constructor
         self.constructors = CodeCache[SharedCode | UnsupportedError]()
+        #: code instances of typed contexts (``splice.cache.shared_instances``)
+        self.instances = SharedInstances()
         self._disk: DiskStore | None | bool = False  # False: not looked at yet
         #: functions compiled for this owner in this process (not loaded from disk)
         self.compiles = 0
@@ -101,32 +101,28 @@ class Owner:
             self._disk = None if root is None or name is None else DiskStore(root, name)
         return self._disk  # type: ignore[return-value]
 
-    def load(self, fn: types.FunctionType, kind: str) -> SharedCode | str | None:
+    def load(self, fn: types.FunctionType, kind: str) -> SharedCode | Cure | str | None:
         """``fn``'s code of ``kind`` (``code`` or ``constructor``) from disk, None if there
-        is none, or why the entry there was ignored."""
+        is none, or why the entry there was ignored; a ``Cure`` if its code cannot be used
+        here but the IR it was generated from can (``splice.runtime.stored_code``)."""
         disk = self.disk
         if disk is None:
             return None
-        own = fn.__code__
         name = _entry_name(fn, kind)
-        found = disk.read(name)
+        found = disk.read(name, code_optional=True)
         if not isinstance(found, Entry):
             return found
-        header = found.header
+        ir = _stored(found, "routed")
         try:
-            if tuple(header["freevars"]) != own.co_freevars:
-                raise NotStorable("written for other free variables")
-            code = join_constants(found.code, header["constants"], own)
-            template: dict[str, tuple[Any, ...]] = {}
-            for cell, entry in header["template"].items():
-                if entry[0] == "value":
-                    template[cell] = ("value", decode(entry[1], own))
-                else:
-                    template[cell] = _untuple(entry)
-        except (NotStorable, KeyError, TypeError, IndexError, ValueError) as exc:
-            return disk.ignore(name, f"its objects cannot be found in this program ({exc})")
+            shared = _decode_code(found, fn.__code__)
+        except _UNUSABLE as exc:
+            why = found.unusable_code or f"its objects cannot be found in this program ({exc})"
+            if ir is None:
+                return disk.ignore(name, why)
+            disk.loaded += 1
+            return Cure(ir, why)
         disk.loaded += 1
-        return SharedCode(code, own.co_freevars, template)
+        return shared if ir is None else replace(shared, ir=ir)
 
     def save(self, fn: types.FunctionType, kind: str, shared: SharedCode) -> None:
         """Write ``shared`` (built for ``fn``) to disk, if it can be written: without any
@@ -134,17 +130,144 @@ class Owner:
         disk = self.disk
         if disk is None or shared.template is None:
             return
-        own = fn.__code__
         try:
-            code, constants = split_constants(shared.code, own)
-            template = {name: ["value", encode(entry[1], own)] if entry[0] == "value"
-                        else list(entry) for name, entry in shared.template.items()}
+            code, header = _encode_code(shared, fn.__code__)
         except NotStorable:
             return
-        header = {"freevars": list(own.co_freevars), "constants": constants,
-                  "template": template, "qualname": own.co_qualname,
-                  "filename": own.co_filename, "line": own.co_firstlineno}
-        disk.write(_entry_name(fn, kind), header, code)
+        ir = None
+        if shared.ir is not None and shared.ir.kept is None:
+            try:
+                ir = {"routed": shared.ir.read()}
+            except (ValueError, KeyError):
+                ir = None
+        disk.write(_entry_name(fn, kind), header, code, ir)
+
+    def load_instance(self, fn: types.FunctionType, argtypes: tuple[Any, ...],
+                      key: Hashable) -> SharedInstance | str | None:
+        """``fn``'s shared code instance for ``argtypes`` and ``key`` from disk, checked
+        against the running program (``splice.cache.stored_instances``): None if there is
+        none, or why the entry there was ignored."""
+        disk = self.disk
+        if disk is None:
+            return None
+        own = fn.__code__
+        try:
+            name = _instance_entry_name(fn, argtypes, key)
+        except NotStorable:
+            return None
+        found = disk.read(name, code_optional=True)
+        if not isinstance(found, Entry):
+            return found
+        code: SharedCode | None = None
+        unusable = found.unusable_code
+        if unusable is None:
+            try:
+                code = _decode_code(found, own)
+            except _UNUSABLE as exc:
+                unusable = f"its objects cannot be found in this program ({exc})"
+        try:
+            shared = decode_instance(found.header["instance"], code, own,
+                                     {stage: _stored(found, stage) for stage in
+                                      (found.ir.names() if found.ir is not None else ())})
+        except _UNUSABLE as exc:
+            return disk.ignore(name, f"what it relied on does not hold in this program "
+                                     f"({exc})")
+        if code is None:
+            if "routed" not in shared.stored_ir:
+                return disk.ignore(name, f"its code cannot be used ({unusable}) and it "
+                                         "holds no IR to make it again from")
+            shared.cure = unusable  # (made again from the stored IR when bound)
+        disk.loaded += 1
+        return shared
+
+    def save_instance(self, fn: types.FunctionType, shared: SharedInstance) -> None:
+        """Write ``shared`` (an instance built for ``fn``) to disk if another process can
+        check everything it relied on; no hook or inference runs."""
+        disk = self.disk
+        if disk is None or shared.code is None or shared.code.template is None:
+            return
+        own = fn.__code__
+        try:
+            code, header = _encode_code(shared.code, own)
+            header["instance"] = encode_instance(shared, own)
+            ir = {stage: stored.read() for stage, stored in shared.stored_ir.items()
+                  if stored.kept is None}
+            name = _instance_entry_name(fn, shared.argtypes, shared.key)
+        except (NotStorable, ValueError, KeyError):
+            return
+        disk.write(name, header, code, ir)
+
+
+def _stored(found: Entry, stage: str) -> StoredIR | None:
+    """The IR of ``stage`` an entry holds (read when first needed), or None."""
+    if found.ir is None or stage not in found.ir.names():
+        return None
+    return StoredIR(stage, None, found.ir)
+
+
+#: what makes an entry's data unusable in this process (malformed, or naming objects the
+#: program does not have)
+_UNUSABLE = (NotStorable, KeyError, TypeError, IndexError, ValueError, AttributeError)
+
+
+def _encode_code(shared: SharedCode, own: types.CodeType
+                 ) -> tuple[types.CodeType, dict[str, Any]]:
+    """``shared``'s code object with its constants stored apart, and the header part
+    naming its constants and hidden cells (``NotStorable`` if one cannot be written)."""
+    assert shared.template is not None
+    code, constants = split_constants(shared.code, own)
+    template = {name: ["value", _encode_value(entry[1], own)] if entry[0] == "value"
+                else list(entry) for name, entry in shared.template.items()}
+    header = {"freevars": list(own.co_freevars), "constants": constants,
+              "template": template, "qualname": own.co_qualname,
+              "filename": own.co_filename, "line": own.co_firstlineno}
+    return code, header
+
+
+def _decode_code(found: Entry, own: types.CodeType) -> SharedCode:
+    header = found.header
+    if found.code is None:
+        raise NotStorable(found.unusable_code or "no code")
+    if tuple(header["freevars"]) != own.co_freevars:
+        raise NotStorable("written for other free variables")
+    code = join_constants(found.code, header["constants"], own)
+    template: dict[str, tuple[Any, ...]] = {}
+    for cell, entry in header["template"].items():
+        if entry[0] == "value":
+            template[cell] = ("value", _decode_value(entry[1], own))
+        else:
+            template[cell] = _untuple(entry)
+    return SharedCode(code, own.co_freevars, template)
+
+
+def _encode_value(value: Any, own: types.CodeType) -> Any:
+    """A hidden cell's value shared by every context: what ``encode`` writes, or a method
+    of an abstract value (a use-site check's ``accepts``) as the value and the name."""
+    try:
+        return encode(value, own)
+    except NotStorable:
+        holder = getattr(value, "__self__", None)
+        if not isinstance(value, types.MethodType) or not _is_abstract(holder):
+            raise
+        assert holder is not None
+        return ["abstract method", encode_abstract(holder, ObjectTable.for_disk(own)),
+                value.__name__]
+
+
+def _decode_value(data: Any, own: types.CodeType) -> Any:
+    if type(data) is list and data[:1] == ["abstract method"]:
+        holder = decode_abstract(data[1], ObjectTable.for_disk(own))
+        method = getattr(holder, str(data[2]))
+        if not isinstance(method, types.MethodType):
+            raise NotStorable(f"{data[2]!r} is not a method of {holder}")
+        return method
+    return decode(data, own)
+
+
+def _is_abstract(value: Any) -> bool:
+    from splice.infer.lattice import Abstract
+
+    return isinstance(value, Abstract)
 
 
 def _entry_name(fn: types.FunctionType, kind: str) -> str:
@@ -153,6 +276,16 @@ def _entry_name(fn: types.FunctionType, kind: str) -> str:
     module = fn.__module__ if isinstance(fn.__module__, str) else ""
     tag = hashlib.sha256(module.encode()).hexdigest()[:8]
     return f"{code_fingerprint(fn.__code__)}-{tag}-{kind}"
+
+
+def _instance_entry_name(fn: types.FunctionType, argtypes: tuple[Any, ...],
+                         key: Hashable) -> str:
+    """The entry of ``fn``'s instance for ``argtypes`` and ``key`` (``NotStorable`` if
+    they cannot be written)."""
+    objects = ObjectTable.for_disk(fn.__code__)
+    spec = json.dumps([[encode_abstract(t, objects) for t in argtypes], encode(key)],
+                      sort_keys=True)
+    return f"{_entry_name(fn, 'instance')}-{hashlib.sha256(spec.encode()).hexdigest()[:16]}"
 
 
 def _untuple(entry: list[Any]) -> tuple[Any, ...]:

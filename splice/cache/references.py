@@ -35,7 +35,8 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["NotStorable", "decode", "encode", "join_constants", "split_constants"]
+__all__ = ["NotStorable", "decode", "encode", "join_constants", "reference_of",
+           "split_constants"]
 
 _PLACEHOLDER = "\x00splice-stored-"
 _PLAIN = ClassSet((type(None), bool, int, float, complex, str, bytes))
@@ -107,6 +108,12 @@ def _reference(value: Any) -> list[str]:
     if _lookup(module, qualname) is not value:
         raise NotStorable(f"{module}.{qualname} is not {value!r}")
     return [module, qualname]
+
+
+def reference_of(value: Any) -> list[str]:
+    """``[module, qualified name]`` under which a module holds ``value`` itself
+    (``NotStorable`` if none does)."""
+    return _reference(value)
 
 
 def _lookup(module: str, qualname: str) -> Any:

@@ -61,7 +61,7 @@ from splice.pristine import BUILTINS
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["build_code", "build_instance", "builder_of", "compile_for", "edge_guards",
-           "ir_after", "reporting"]
+           "ir_after", "make_instance", "reporting"]
 
 
 def _argtypes(fn: types.FunctionType, argtypes: tuple[Any, ...]) -> tuple[Abstract, ...]:
@@ -205,14 +205,18 @@ def build_instance(owner: Any, fn: types.FunctionType, argtypes: tuple[Abstract,
 
 
 def build_code(owner: Any, fn: types.FunctionType,
-               finish: Callable[[FunctionIR], FunctionIR] | None = None
+               finish: Callable[[FunctionIR], FunctionIR] | None = None,
+               routed: Callable[[FunctionIR], None] | None = None
                ) -> CompiledCode | UnsupportedError:
     """``fn``'s code transformed under ``owner`` without the typed stages (its lowered
     IR through the plugins' ``lowered`` hooks, routed, then through ``finish`` if given),
-    or why it cannot be."""
+    or why it cannot be. ``routed``: given the IR the code was generated from (to store
+    it: ``splice.runtime.stored_code``)."""
     state = CompileState(owner, fn, fn, finish=finish, params=owner.params)
     try:
         reporting(owner, fn, functools.partial(run_stages, state))
+        if routed is not None:
+            routed(state.current)
     except UnsupportedError as exc:
         return exc
     finally:
@@ -280,18 +284,32 @@ def _instance(owner: Any, state: CompileState) -> CodeInstance:
                                     if expected is SELF else expected))
         callees.append(callee)
     assert state.compiled is not None
-    ci = CodeInstance(
-        specialization=Specialization(fn.__code__, state.argtypes, state.key), owner=owner,
-        builder=builder, function=fn, stages=state.kept, code=state.compiled,
+    return make_instance(
+        owner, fn, Specialization(fn.__code__, state.argtypes, state.key),
+        builder=builder, stages=state.kept, code=state.compiled,
         return_type=inference.return_type, edges=tuple(edges),
         cells=tuple(reliance.cells),
         defaults=defaults_of(builder) if reliance.own_defaults else None,
         direct=list(state.plan.values()), untyped_return_type=first_inference.return_type,
-        retyped=state.retyped, guards=tuple(guards),
-        inference=inference, times=state.times, optimizations=state.optimizations)
-    _connect(ci, fn, callees)
-    for self_call in set(state.self_calls.values()):
-        self_call.bind(ci)
+        retyped=state.retyped, guards=tuple(guards), callees=tuple(callees),
+        inference=inference, times=state.times, optimizations=state.optimizations,
+        self_calls=[(sc.fn, sc.holder) for sc in dict.fromkeys(state.self_calls.values())])
+
+
+def make_instance(owner: Any, fn: types.FunctionType, spec: Specialization, *,
+                  self_calls: list[tuple[types.FunctionType, list[Any]]],
+                  **parts: Any) -> CodeInstance:
+    """A ``CodeInstance`` of ``spec`` for ``fn`` under ``owner`` from its ``parts``
+    (``CodeInstance``'s fields), connected to what it relies on: backedges to ``fn`` and
+    its ``callees``, dependent on their instances under ``owner``, and the holders of its
+    calls of itself (``self_calls``: the function each call's guard compares with, and
+    the holder) bound to it. Built by the stages, or bound from what the owner keeps
+    (``splice.runtime.instance_sharing``)."""
+    ci = CodeInstance(specialization=spec, owner=owner, function=fn,
+                      self_holders=tuple(holder for _, holder in self_calls), **parts)
+    _connect(ci, fn, list(ci.callees))
+    for callee, holder in self_calls:
+        ci.bind(callee, holder)
     return ci
 
 
@@ -367,6 +385,13 @@ def _compile_owner_here(owner: Any, function: types.FunctionType,
         found = cache.find(spec, function, own=own)
         if found is not None and found.check():
             return found
+        # what another context of the owner built (splice.runtime.instance_sharing)
+        shared = getattr(owner, "shared_instance", None)
+        bound: CodeInstance | None = None if shared is None else reporting(
+            owner, function, functools.partial(shared, function, spec))
+        if bound is not None:
+            cache.add(bound, built=False)
+            return bound
         cell_free = cache.variants(spec) >= owner.params.max_variants
         try:
             ci = build_instance(owner, function, types_, key, cell_free=cell_free)
@@ -375,6 +400,8 @@ def _compile_owner_here(owner: Any, function: types.FunctionType,
             # low for splice (docs/runtime.md, "Recursion limit")
             raise UnsupportedError.recursion_limit(describe(function)) from None
         cache.add(ci)
+        if shared is not None:
+            owner.keep_instance(ci)
         return ci
 
 

@@ -81,7 +81,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["STAGES", "CompileState", "Stage", "run_stages", "stage_names"]
+__all__ = ["STAGES", "CompileState", "Stage", "generate_code", "run_stages", "stage_names"]
 
 
 @dataclass(eq=False)
@@ -268,10 +268,17 @@ def _direct_native(state: CompileState) -> None:
 
 
 def _codegen(state: CompileState) -> None:
-    fn = state.fn
-    compiled = compile_code(state.current, state.builder, comprehension_functions=True)
+    state.compiled = generate_code(state.current, state.fn, state.builder)
+
+
+def generate_code(ir: FunctionIR, fn: types.FunctionType,
+                  builder: types.FunctionType | None = None) -> CompiledCode:
+    """The ``codegen`` stage alone: ``fn``'s code from its routed IR (what a stored
+    instance whose code cannot be used is made again from: ``splice.cache.owners``).
+    Raises ``UnsupportedError`` if it does not compile."""
+    compiled = compile_code(ir, builder or fn, comprehension_functions=True)
     code = restore_nested_code(compiled.code, fn.__code__)
-    state.compiled = CompiledCode.of(code, compiled.hidden, fn.__code__.co_freevars)
+    return CompiledCode.of(code, compiled.hidden, fn.__code__.co_freevars)
 
 
 #: the pipeline, in order (the module docstring says what each stage does)

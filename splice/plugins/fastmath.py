@@ -65,7 +65,7 @@ class FastMath(Plugin):
             id(original): (original, replacement)
             for original, replacement in replacements.items()}
         self._replacement_ids = frozenset(id(r) for _, r in self.replacements.values())
-        self.rewrites: list[Rewrite] = []
+        self._rewrites: list[Rewrite] = []
 
     def cache_token(self) -> Hashable:
         """The mapping (by identity: a tuple compares functions by ``is``) and
@@ -92,8 +92,26 @@ class FastMath(Plugin):
                 continue
             replacement = found[1]
             call.callee = replacement
-            self.rewrites.append(Rewrite(
+            self._rewrites.append(Rewrite(
                 ir.qualname, call.stmt.pos.lineno, _name(callee), _name(replacement)))
+
+    @property
+    def rewrites(self) -> list[Rewrite]:
+        """Every call rewritten: by this plugin's ``typed`` hook, and in the instances its
+        context took from what an equally configured ``FastMath`` built (their typed IR
+        holds the replacements: docs/cache.md)."""
+        found = list(self._rewrites)
+        originals = {id(r): o for o, r in self.replacements.values()}
+        for ci in self.context.instances:
+            if ci.origin == "built":
+                continue
+            typed = ci.typed
+            for call in typed_calls(typed):
+                original = originals.get(id(call.callee))
+                if original is not None:
+                    found.append(Rewrite(typed.qualname, call.stmt.pos.lineno,
+                                         _name(original), _name(call.callee)))
+        return found
 
 
 def _name(fn: Any) -> str:

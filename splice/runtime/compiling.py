@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from splice.cache.guards import lookup_global
-from splice.cache.owners import SharedCode
+from splice.cache.instances import CodeInstance, Specialization
+from splice.cache.owners import Cure
+from splice.cache.shared_code import SharedCode
+from splice.cache.shared_instances import SharedInstance
 from splice.compiler.pipeline import build_code
 from splice.compiler.route_calls import route_calls
 from splice.compiler.route_implicit import route_implicit
@@ -29,10 +33,12 @@ from splice.runtime import overlays, processes
 from splice.runtime.attributes import ATTRIBUTE_NATIVE_TYPES
 from splice.runtime.context_fields import ContextFields, is_splice_code
 from splice.runtime.implicit import NATIVE_TYPES
+from splice.runtime.instance_sharing import bind_instance, share_instance, shareable
 from splice.runtime.native import CHOSEN, HELD_CALL
 from splice.runtime.sharing import bind, share
 from splice.runtime.sites import Site
 from splice.runtime.specializing import SpecializingEntry
+from splice.runtime.stored_code import regenerate, store_ir
 from splice.runtime.weakkeys import is_nested
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -80,9 +86,7 @@ class Compiling(ContextFields):
             if self.strict:
                 raise compiled
             return fn
-        note = self._cache_notes.get(id(code)) if self._cache_notes else None
-        self._record(fn, True, "transformed" if note is None
-                     else f"transformed, its cache entry ignored: {note}")
+        self._record(fn, True, self._transformed_note(code))
         return instantiate(compiled, fn, share_kwdefaults=True, code=code)
 
     def _specializing(self, fn: types.FunctionType) -> Any:
@@ -111,7 +115,7 @@ class Compiling(ContextFields):
             # runs the function untyped)
         except InterpreterError as exc:
             return self.untyped(fn, exc)
-        self._record(fn, True, "transformed")
+        self._record(fn, True, self._transformed_note(code))
         # (the instances only, by classes: the entry itself holds fn's cells, which must
         # die with fn, and the closure before this one is often dead already)
         self._last_choices[id(code)] = entry.instances
@@ -157,13 +161,32 @@ class Compiling(ContextFields):
             loaded = owner.load(function, kind)
             if isinstance(loaded, SharedCode):
                 return loaded
+            code = function.__code__
+            made = {id(function): ("function",)}
+            if isinstance(loaded, Cure):
+                # its code object cannot be used here, its IR can: generated again from it
+                compiled: CompiledCode | UnsupportedError | None = regenerate(
+                    loaded.ir, self, function, {})
+                if compiled is not None:
+                    self.note_cured(function, loaded.why)
+                    built.append(compiled)
+                    shared = share(compiled, self, code.co_freevars)
+                    if isinstance(shared, SharedCode):
+                        owner.save(function, kind, replace(shared, ir=loaded.ir))
+                    return shared
+                loaded = f"its code cannot be used ({loaded.why}), nor its IR"
             if loaded is not None:  # why the entry on disk was not used
-                self._cache_notes[id(function.__code__)] = loaded
-            compiled = build_code(self, function, finish)
+                self._cache_notes[id(code)] = loaded
+            ir: list[FunctionIR] = []
+            compiled = build_code(self, function, finish,
+                                  ir.append if owner.disk is not None else None)
             owner.compiles += 1
             built.append(compiled)
-            shared = share(compiled, self, function.__code__.co_freevars)
+            shared = share(compiled, self, code.co_freevars)
             if isinstance(shared, SharedCode):
+                if ir and shared.template is not None:
+                    origin = getattr(ir[0], "origin", None)
+                    shared = replace(shared, ir=store_ir(ir[0], self, code, made, origin))
                 owner.save(function, kind, shared)
             return shared
 
@@ -175,6 +198,54 @@ class Compiling(ContextFields):
             return shared
         bound = bind(shared, self)
         return bound if bound is not None else build_code(self, fn, finish)
+
+    def _transformed_note(self, code: types.CodeType) -> str:
+        """What ``explain`` says of a function of ``code`` that was transformed: what
+        happened to its entry in the code cache, if anything did."""
+        note = self._cache_notes.get(id(code)) if self._cache_notes else None
+        if note is None:
+            return "transformed"
+        return note if note.startswith(("transformed", "cured")) else \
+            f"transformed, its cache entry ignored: {note}"
+
+    def note_cured(self, fn: types.FunctionType, why: str | None) -> None:
+        """Say in ``explain`` that ``fn``'s code was generated again from its stored IR,
+        not loaded (its stored code could not be used: ``why``) and not built."""
+        note = (f"cured: its code in the cache could not be used ({why}), so it was "
+                "generated again from the IR stored with it (no hook, no inference)")
+        self._cache_notes[id(fn.__code__)] = note
+        self._record(fn, True, note)
+
+    def shared_instance(self, fn: types.FunctionType, spec: Specialization
+                        ) -> CodeInstance | None:
+        """This context's instance of ``spec`` for ``fn`` bound from what its owner keeps
+        (``splice.runtime.instance_sharing``), or None: the context builds it."""
+        owner = self.owner
+        if owner is None or not shareable(fn):
+            return None
+        code = spec.code
+        shared = owner.instances.find(fn, code, spec.argtypes, spec.key)
+        if shared is None:
+            loaded = owner.load_instance(fn, spec.argtypes, spec.key)
+            if not isinstance(loaded, SharedInstance):
+                if loaded is not None:  # why the entry on disk was not used
+                    self._cache_notes[id(code)] = loaded
+                return None
+            owner.instances.add(code, loaded)
+            shared = loaded
+        return bind_instance(shared, self, fn)
+
+    def keep_instance(self, ci: CodeInstance) -> None:
+        """Give what this context built of ``ci`` to its owner, for the other contexts."""
+        owner = self.owner
+        if owner is None:
+            return
+        shared = share_instance(ci, self)
+        if shared is not None:
+            owner.instances.add(ci.specialization.code, shared)
+            fn = ci.fn
+            if fn is not None:
+                owner.save_instance(fn, shared)
 
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
         native_attributes: set[int] = set()

@@ -134,9 +134,8 @@ class Context(Instantiating):
 
     def _owner(self, tokens: tuple[Hashable, ...] | None) -> Owner | None:
         """The owner of the stacks of these plugins' classes with these tokens and this
-        context's compile switches, if every plugin has a token. (Contexts with typed
-        stages keep their code instances themselves, for now.)"""
-        if tokens is None or any(t is None for t in tokens) or self.typed_stages:
+        context's compile switches, if every plugin has a token."""
+        if tokens is None or any(t is None for t in tokens):
             return None
         switches = (self.implicit is not None, self.strict, self.hooked,
                     self.direct_builtin_methods, self.plain_functions, self.routed_names,

@@ -25,9 +25,10 @@ the code its hooks make depends on its configuration only (``Plugin.cache_token`
 from __future__ import annotations
 
 import types
+from collections.abc import Hashable, Mapping
 from typing import Any, Protocol
 
-from splice.cache.owners import SharedCode
+from splice.cache.shared_code import SharedCode
 from splice.errors import UnsupportedError
 from splice.ir.assemble import CompiledCode
 from splice.pristine import BUILTINS
@@ -39,7 +40,7 @@ from splice.runtime.table import DispatchTable
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["bind", "share"]
+__all__ = ["bind", "context_objects", "follow", "share", "shareable_value"]
 
 Path = tuple[str | int, ...]
 
@@ -59,11 +60,11 @@ _RUNTIME = (DispatchTable, Site, Implicit, Attributes, ClassCreation)
 #: ... and any other object of a class of splice's runtime (a driven protocol, a method
 #: lookup, a constructor): made per context unless a path names it
 _RUNTIME_PACKAGE = "splice.runtime"
-#: how deep ``_shareable`` looks into containers, closures and bound methods
+#: how deep ``shareable_value`` looks into containers, closures and bound methods
 _DEPTH = 4
 
 
-def _context_objects(context: Context) -> dict[int, Path]:
+def context_objects(context: Context) -> dict[int, Path]:
     """id -> path from ``context`` of every object of ``context`` that generated code may
     hold: its parts (the table, its fast dict and lookups, the protocol objects and their
     driven steps), the plugin objects and their attributes."""
@@ -91,14 +92,15 @@ def _context_objects(context: Context) -> dict[int, Path]:
     return paths
 
 
-def _follow(context: Context, path: Path) -> Any:
+def follow(context: Context, path: Path) -> Any:
+    """The object at ``path`` from ``context`` (what ``context_objects`` named)."""
     obj: Any = context
     for step in path:
         obj = obj[step] if isinstance(step, int) else getattr(obj, step)
     return obj
 
 
-def _shareable(value: Any, paths: dict[int, Path], plugins: tuple[Any, ...],
+def shareable_value(value: Any, paths: dict[int, Path], plugins: tuple[Any, ...],
                depth: int = _DEPTH) -> bool:
     """Whether ``value`` is the same object for every context: none of splice's runtime
     objects or plugins is in it (as far as ``depth`` looks)."""
@@ -110,20 +112,20 @@ def _shareable(value: Any, paths: dict[int, Path], plugins: tuple[Any, ...],
     if depth == 0:
         return not hasattr(value, "__dict__")  # an object that may hold anything: unknown
     if isinstance(value, (tuple, frozenset, list, set)):
-        return all(_shareable(v, paths, plugins, depth - 1) for v in value)
+        return all(shareable_value(v, paths, plugins, depth - 1) for v in value)
     if isinstance(value, dict):
-        return all(_shareable(k, paths, plugins, depth - 1) and
-                   _shareable(v, paths, plugins, depth - 1) for k, v in value.items())
+        return all(shareable_value(k, paths, plugins, depth - 1) and
+                   shareable_value(v, paths, plugins, depth - 1) for k, v in value.items())
     if isinstance(value, types.FunctionType):
         cells = value.__closure__ or ()
         try:
             contents = [cell.cell_contents for cell in cells]
         except ValueError:  # an empty cell: holds nothing yet, may later
             return False
-        return all(_shareable(v, paths, plugins, depth - 1) for v in contents)
+        return all(shareable_value(v, paths, plugins, depth - 1) for v in contents)
     if isinstance(value, (types.MethodType, types.BuiltinMethodType)):
         owner = value.__self__
-        return owner is None or _shareable(owner, paths, plugins, depth - 1)
+        return owner is None or shareable_value(owner, paths, plugins, depth - 1)
     return True
 
 
@@ -145,21 +147,26 @@ def _entry(name: str, value: Any, context: Context, paths: dict[int, Path]
             except AttributeError:
                 same = False
             return ("method", owner_path, method_name) if same else None
-    if _shareable(value, paths, context.plugins):
+    if shareable_value(value, paths, context.plugins):
         return ("value", value)
     return None
 
 
 def share(compiled: CompiledCode | UnsupportedError, context: Context,
-          original_freevars: tuple[str, ...]) -> SharedCode | UnsupportedError:
+          original_freevars: tuple[str, ...], objects: Mapping[int, Hashable] | None = None
+          ) -> SharedCode | UnsupportedError:
     """``compiled`` (built under ``context``) as its owner keeps it; an ``UnsupportedError``
-    is kept as it is."""
+    is kept as it is. ``objects``: id -> name of the hidden values the binder makes
+    itself (a code instance's direct-call holders: ``splice.runtime.instance_sharing``),
+    kept as ``("object", name)``."""
     if not isinstance(compiled, CompiledCode):
         return compiled
-    paths = _context_objects(context)
+    paths = context_objects(context)
     template: dict[str, tuple[Any, ...]] | None = {}
     for name, value in compiled.hidden.items():
-        entry = _entry(name, value, context, paths)
+        made = None if objects is None else objects.get(id(value))
+        entry = ("object", made) if made is not None else \
+            _entry(name, value, context, paths)
         if entry is None:
             template = None
             break
@@ -167,20 +174,26 @@ def share(compiled: CompiledCode | UnsupportedError, context: Context,
     return SharedCode(compiled.code, original_freevars, template)
 
 
-def bind(shared: SharedCode, context: Context) -> CompiledCode | None:
+def bind(shared: SharedCode, context: Context,
+         objects: Mapping[Hashable, object] | None = None) -> CompiledCode | None:
     """``shared`` running under ``context`` (its table, sites and plugins), or None if it
-    cannot be shared (the context builds its own)."""
+    cannot be shared (the context builds its own). ``objects``: the values of the
+    template's ``("object", name)`` entries, by name."""
     if shared.template is None:
         return None
     hidden: dict[str, object] = {}
     for name, entry in shared.template.items():
         kind = entry[0]
-        if kind == "value":
+        if kind == "object":
+            if objects is None or entry[1] not in objects:
+                return None
+            hidden[name] = objects[entry[1]]
+        elif kind == "value":
             hidden[name] = entry[1]
         elif kind == "path":
-            hidden[name] = _follow(context, entry[1])
+            hidden[name] = follow(context, entry[1])
         elif kind == "method":
-            hidden[name] = getattr(_follow(context, entry[1]), entry[2])
+            hidden[name] = getattr(follow(context, entry[1]), entry[2])
         else:  # "site"
             hidden[name] = Site(context.table)
     return CompiledCode.of(shared.code, hidden, shared.original_freevars)

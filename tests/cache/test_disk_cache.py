@@ -137,11 +137,22 @@ def test_every_truncation_and_flipped_byte_is_refused(workspace: dict[str, Path]
     for size in range(len(data)):
         entry.write_bytes(data[:size])
         assert isinstance(store.read(name), str), f"truncated to {size} bytes was read"
+    start = len(MAGIC) + 32 + 4
+    size = int.from_bytes(data[start - 4:start], "little")
+    ir_part = range(start + size, start + size + json.loads(data[start:start + size])["ir_size"])
+    assert len(ir_part) > 0, "the entry holds no IR: this test shows less than it says"
     for offset in range(0, len(data), max(1, len(data) // 200)):
         flipped = bytearray(data)
         flipped[offset] ^= 0x40
         entry.write_bytes(bytes(flipped))
-        assert isinstance(store.read(name), str), f"byte {offset} flipped was read"
+        found = store.read(name)
+        if offset in ir_part:
+            # the IR part is read only when needed, and refused then; the rest is sound
+            assert isinstance(found, Entry) and found.ir is not None
+            with pytest.raises(ValueError, match="digest does not match"):
+                found.ir.get("routed")
+        else:
+            assert isinstance(found, str), f"byte {offset} flipped was read"
     entry.write_bytes(data)
     assert isinstance(store.read(name), Entry)
 
@@ -149,13 +160,13 @@ def test_every_truncation_and_flipped_byte_is_refused(workspace: dict[str, Path]
 def _rewrite_header(entry: Path, change: dict[str, Any]) -> None:
     """A well-formed entry (its digest right) whose header says something else."""
     data = entry.read_bytes()
-    body = data[len(MAGIC) + 32:]
-    size = int.from_bytes(body[:4], "little")
-    header = json.loads(body[4:4 + size])
+    start = len(MAGIC) + 32 + 4  # the magic, the header's digest and its length
+    size = int.from_bytes(data[start - 4:start], "little")
+    header = json.loads(data[start:start + size])
     header.update(change)
     text = json.dumps(header).encode()
-    body = len(text).to_bytes(4, "little") + text + body[4 + size:]
-    entry.write_bytes(MAGIC + hashlib.sha256(body).digest() + body)
+    entry.write_bytes(MAGIC + hashlib.sha256(text).digest() + len(text).to_bytes(4, "little")
+                      + text + data[start + size:])
 
 
 @pytest.mark.parametrize("change", [{"version": "py3.99-00-splice9"}, {"owner": "someone"},
@@ -172,14 +183,30 @@ def test_an_entry_for_something_else_is_refused(workspace: dict[str, Path],
 def test_bad_files_are_ignored_reported_and_the_run_stays_right(
         workspace: dict[str, Path]) -> None:
     _run(workspace)
-    for entry in _entries(workspace["cache"]):
-        entry.write_bytes(entry.read_bytes()[:-7])
+    for entry in _entries(workspace["cache"]):  # a header cut short: nothing to trust
+        data = entry.read_bytes()
+        entry.write_bytes(data[:len(MAGIC) + 32 + 4 + 10])
     report = _run(workspace)
     assert report["loaded"] == 0 and report["compiles"] >= 4
     assert report["ignored"] and all("digest" in why for why in report["ignored"])
     assert "cache entry ignored" in report["explain"]
     again = _run(workspace)  # the rebuilt entries replaced the bad ones
     assert again["compiles"] == 0
+
+
+def test_an_entry_whose_code_part_is_bad_is_cured_from_its_ir(
+        workspace: dict[str, Path]) -> None:
+    _run(workspace)
+    for entry in _entries(workspace["cache"]):  # the code part cut short
+        entry.write_bytes(entry.read_bytes()[:-7])
+    report = _run(workspace)
+    # never executed: the code was generated again from the entry's IR, no hook ran
+    assert report["result"] == report["native"]
+    assert report["compiles"] == 0 and report["hooks"] == 0 and report["loaded"] >= 4
+    assert "cured: its code in the cache could not be used (its code part is corrupt" in \
+        report["explain"]
+    again = _run(workspace)  # the cured entries were written again, whole
+    assert again["compiles"] == 0 and "cured" not in again["explain"]
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")

@@ -1,0 +1,331 @@
+"""Typed code instances on disk: what a ``SharedInstance`` relied on, written as content
+fingerprints and checked against the running program when it is read back.
+
+A code instance is valid while what its build relied on holds: the bindings of the globals
+and class attributes inference read (its guards, ``splice.cache.guards``), the code and
+defaults of the functions it used (its function guards and backedges) and the instances of
+its direct callees. In the process those are checked by identity. Another process has other
+objects, so an entry records each as a *fingerprint* of its content, and loading finds the
+live object again and compares:
+
+* a plain value (``None``, numbers, strings, bytes, tuples and frozensets of them) by its
+  type and value (``SCALE = 2.0``);
+* a function by its qualified name where a module holds it, the fingerprint of its code
+  object (``splice.cache.disk.code_fingerprint``: bytecode, constants, names, positions,
+  file: an edit of its source changes it) and its defaults; a ``classmethod``,
+  ``staticmethod`` or ``property`` by the functions it wraps;
+* a class, a module, a builtin by reference (``splice.cache.references``): the same name
+  must find it in the running program, which imports nothing for it;
+* a binding that did not exist as missing.
+
+A guard is read back as the same kind of guard *expecting the live object* once the
+fingerprint matches it (so it then checks identity, as a guard built in the process does);
+a guard whose binding now holds something else, or whose objects cannot be found, makes the
+entry unusable (``NotStorable``) and the function is built again. Direct calls are written
+as their callee's fingerprint and specialization; the loader binds them to its own callee
+instances (``splice.runtime.instance_sharing``), built or loaded as any other. A closure
+cell guard, an object that no module names and an abstract value that cannot be written
+(``splice.cache.stored_ir``) make an instance that is not written at all: soundness never
+depends on what a loader cannot check.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+from typing import Any
+
+from splice.cache.disk import code_fingerprint
+from splice.cache.guards import (
+    MISSING,
+    AttributeGuard,
+    FunctionGuard,
+    GlobalGuard,
+    GlobalShapeGuard,
+    Guard,
+    lookup_global,
+)
+from splice.cache.references import NotStorable, decode, encode, reference_of
+from splice.cache.shared_instances import DirectCall, SharedInstance
+from splice.cache.stored_ir import ObjectTable, decode_abstract, encode_abstract
+from splice.pristine import BUILTINS
+
+__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+
+__all__ = ["decode_guard", "decode_instance", "encode_guard", "encode_instance",
+           "fingerprint", "matches", "module_of", "namespace_of"]
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+#: how deep a fingerprint looks into tuples and wrapped functions
+_DEPTH = 4
+
+
+# ----------------------------------------------------------------------------- fingerprints
+
+
+def fingerprint(value: Any, depth: int = _DEPTH) -> list[Any]:
+    """The content of ``value`` as data another process compares with its own object
+    (module docstring); ``NotStorable`` if it has none that can be checked."""
+    if depth < 0:
+        raise NotStorable("nested too deep")
+    if value is MISSING:
+        return ["missing"]
+    kind = type(value)
+    if kind in _PLAIN or ((kind is tuple or kind is frozenset) and _all_plain(value)):
+        return ["value", encode(value)]
+    if kind is types.FunctionType:
+        if value.__closure__:
+            raise NotStorable(f"{value.__qualname__} is a closure")
+        try:
+            where: list[str] | None = reference_of(value)
+        except NotStorable:
+            where = None
+        defaults = [encode(value.__defaults__), encode(tuple(sorted(
+            (value.__kwdefaults__ or {}).items())))]
+        return ["function", where, code_fingerprint(value.__code__), defaults]
+    if kind is classmethod or kind is staticmethod:
+        return [kind.__name__, fingerprint(value.__func__, depth - 1)]
+    if kind is property:
+        return ["property", *(None if f is None else fingerprint(f, depth - 1)
+                              for f in (value.fget, value.fset, value.fdel))]
+    if kind is types.ModuleType:
+        return ["module", value.__name__]
+    return ["ref", encode(value)]
+
+
+def _all_plain(value: Any) -> bool:
+    return all(type(v) in _PLAIN or ((type(v) is tuple or type(v) is frozenset)
+                                     and _all_plain(v)) for v in value)
+
+
+def matches(data: Any, live: Any) -> bool:
+    """Whether ``live`` has the content ``data`` (a ``fingerprint``) names."""
+    try:
+        return _matches(data, live)
+    except (NotStorable, TypeError, ValueError, IndexError, KeyError):
+        return False
+
+
+def _matches(data: Any, live: Any) -> bool:
+    tag = data[0]
+    if tag == "missing":
+        return live is MISSING
+    if tag == "value":
+        stored = decode(data[1])
+        return type(live) is type(stored) and _same_value(live, stored)
+    if tag == "function":
+        if type(live) is not types.FunctionType or live.__closure__:
+            return False
+        return code_fingerprint(live.__code__) == data[2] and bool(data[3] == [
+            encode(live.__defaults__),
+            encode(tuple(sorted((live.__kwdefaults__ or {}).items())))])
+    if tag in ("classmethod", "staticmethod"):
+        return type(live).__name__ == tag and type(live) in (classmethod, staticmethod) \
+            and _matches(data[1], live.__func__)
+    if tag == "property":
+        if type(live) is not property:
+            return False
+        return all((part is None and f is None) or (part is not None and f is not None and
+                                                    _matches(part, f))
+                   for part, f in zip(data[1:], (live.fget, live.fset, live.fdel),
+                                      strict=True))
+    if tag == "module":
+        return type(live) is types.ModuleType and live is sys.modules.get(data[1])
+    if tag == "ref":
+        return decode(data[1]) is live
+    return False
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal and of the same kinds all through (``1 == 1.0 == True`` are not the same)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        return a == b and math.copysign(1, a) == math.copysign(1, b) or (a != a and b != b)
+    if type(a) is tuple:
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def find(data: Any) -> Any:
+    """The live object a function fingerprint names (by its reference; ``NotStorable`` if
+    there is none or its content differs)."""
+    if data[0] != "function" or data[1] is None:
+        raise NotStorable("a function no module names")
+    live = decode(["ref", *data[1]])
+    if not matches(data, live):
+        raise NotStorable(f"{'.'.join(data[1])} changed since the entry was written")
+    return live
+
+
+# ----------------------------------------------------------------------------------- guards
+
+
+def module_of(namespace: dict[str, Any]) -> str:
+    """The name of the imported module whose namespace ``namespace`` is."""
+    name = namespace.get("__name__")
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    if module is None or module.__dict__ is not namespace:
+        raise NotStorable("the namespace of no imported module")
+    return name  # type: ignore[return-value]
+
+
+def namespace_of(name: Any) -> dict[str, Any]:
+    """The namespace of the imported module ``name`` (``NotStorable`` if not imported)."""
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    if module is None:
+        raise NotStorable(f"module {name!r} is not imported")
+    return module.__dict__
+
+
+def _shape(shape: Any) -> Any:
+    if type(shape) is tuple:
+        return ["tuple", [_shape(item) for item in shape[1:]]]
+    return encode(shape)
+
+
+def _unshape(data: Any) -> Any:
+    if data[0] == "tuple" and type(data[1]) is list:
+        return (tuple, *(_unshape(item) for item in data[1]))
+    shape = decode(data)
+    if not isinstance(shape, type):
+        raise NotStorable(f"{shape!r} is not a class")
+    return shape
+
+
+def encode_guard(guard: Guard) -> list[Any]:
+    """``guard`` as data (``NotStorable`` for a guard no other process can check)."""
+    kind = type(guard)
+    if kind is GlobalGuard:
+        assert isinstance(guard, GlobalGuard)
+        return ["global", module_of(guard.namespace), guard.name,
+                fingerprint(guard.expected)]
+    if kind is GlobalShapeGuard:
+        assert isinstance(guard, GlobalShapeGuard)
+        return ["global class", module_of(guard.namespace), guard.name,
+                None if guard.expected is MISSING else _shape(guard.expected)]
+    if kind is AttributeGuard:
+        assert isinstance(guard, AttributeGuard)
+        owner = guard.owner
+        where = ["module", owner.__name__] if type(owner) is types.ModuleType else \
+            ["class", encode(owner)]
+        return ["attribute", where, guard.name, fingerprint(guard.expected)]
+    if kind is FunctionGuard:
+        assert isinstance(guard, FunctionGuard)
+        return ["function", fingerprint(guard.function)]
+    raise NotStorable(f"a {kind.__name__} cannot be checked by another process")
+
+
+def decode_guard(data: Any) -> Guard:
+    """The guard ``data`` names, expecting the live objects (``NotStorable`` if what it
+    relied on does not hold in this program)."""
+    tag = data[0]
+    if tag == "global":
+        namespace = namespace_of(data[1])
+        live = lookup_global(namespace, data[2])
+        if not matches(data[3], live):
+            raise NotStorable(f"global {data[1]}.{data[2]} changed")
+        return GlobalGuard(namespace, data[2], live)
+    if tag == "global class":
+        namespace = namespace_of(data[1])
+        guard = GlobalShapeGuard.now(namespace, data[2])
+        expected = MISSING if data[3] is None else _unshape(data[3])
+        if guard.expected != expected:
+            raise NotStorable(f"the class of global {data[1]}.{data[2]} changed")
+        return guard
+    if tag == "attribute":
+        where = data[1]
+        owner = sys.modules.get(where[1]) if where[0] == "module" else decode(where[1])
+        if owner is None:
+            raise NotStorable(f"module {where[1]} is not imported")
+        attribute = AttributeGuard.now(owner, data[2])
+        if not matches(data[3], attribute.expected):
+            raise NotStorable(f"attribute {data[2]} of {where[1]} changed")
+        return attribute
+    if tag == "function":
+        return FunctionGuard.now(find(data[1]))
+    raise NotStorable(f"malformed guard {data!r}")
+
+
+# -------------------------------------------------------------------------------- instances
+
+
+def encode_instance(shared: SharedInstance, own_code: types.CodeType) -> dict[str, Any]:
+    """What an entry records of ``shared`` besides its code (``NotStorable`` if a part of
+    it cannot be written or checked by another process)."""
+    objects = ObjectTable.for_disk(own_code)
+
+    def abstract(value: Any) -> Any:
+        return encode_abstract(value, objects)
+
+    def return_types() -> Any:
+        try:
+            return [abstract(shared.return_type), abstract(shared.untyped_return_type)]
+        except NotStorable:
+            return None  # (the loaded instance says only whether it preserves it)
+
+    defaults = None if shared.defaults is None else [
+        [abstract(d) for d in shared.defaults[0]],
+        [[name, abstract(d)] for name, d in shared.defaults[1]]]
+    return {
+        "argtypes": [abstract(t) for t in shared.argtypes],
+        "key": encode(shared.key),
+        "module": module_of(shared.globals),
+        "direct": [[fingerprint(call.callee), [abstract(t) for t in call.argtypes],
+                    encode(call.key)] for call in shared.direct],
+        "self_calls": shared.self_calls,
+        "guards": [encode_guard(g) for g in shared.guards],
+        "function_guards": [encode_guard(g) for g in shared.function_guards],
+        "callees": [fingerprint(f) for f in shared.callees
+                    if type(f) is types.FunctionType],
+        "defaults": defaults,
+        "return_types": return_types(),
+        "preserves": _preserves(shared),
+        "retyped": shared.retyped,
+        "optimizations": list(shared.optimizations),
+    }
+
+
+def _preserves(shared: SharedInstance) -> bool:
+    from splice.cache.instances import erase_sites
+
+    if not shared.retyped:
+        return True
+    return bool(erase_sites(shared.return_type) <= erase_sites(shared.untyped_return_type))
+
+
+def decode_instance(data: dict[str, Any], code: Any, own_code: types.CodeType,
+                    stored_ir: dict[str, Any]) -> SharedInstance:
+    """The shared instance an entry describes, checked against the running program
+    (``NotStorable`` if anything it relied on does not hold); ``code`` is its decoded
+    ``SharedCode`` (None: its code cannot be used here, the stored IR can), ``stored_ir``
+    the IR of its stages the entry holds (``StoredIR``, read when first needed)."""
+    from splice.infer.lattice import ANY, NEVER
+
+    objects = ObjectTable.for_disk(own_code)
+
+    def abstract(item: Any) -> Any:
+        return decode_abstract(item, objects)
+
+    if data["return_types"] is not None:
+        return_type, untyped = (abstract(t) for t in data["return_types"])
+    else:  # written as whether it preserves the untyped return type only
+        return_type, untyped = ANY, (ANY if data["preserves"] else NEVER)
+    defaults = data["defaults"]
+    direct = tuple(DirectCall(find(callee), tuple(abstract(t) for t in argtypes),
+                              decode(key)) for callee, argtypes, key in data["direct"])
+    return SharedInstance(
+        argtypes=tuple(abstract(t) for t in data["argtypes"]), key=decode(data["key"]),
+        globals=namespace_of(data["module"]), code=code, direct=direct,
+        self_calls=int(data["self_calls"]),
+        guards=tuple(decode_guard(g) for g in data["guards"]),
+        function_guards=tuple(decode_guard(g) for g in data["function_guards"]),
+        callees=tuple(find(f) for f in data["callees"]),
+        defaults=None if defaults is None else (
+            tuple(abstract(d) for d in defaults[0]),
+            tuple((str(name), abstract(d)) for name, d in defaults[1])),
+        return_type=return_type, untyped_return_type=untyped,
+        retyped=bool(data["retyped"]), stages={},
+        stored_ir=stored_ir,
+        optimizations=[str(line) for line in data["optimizations"]], edges=())
