@@ -1,0 +1,197 @@
+"""Typed code instances on disk (splice/cache/stored_instances.py, owners.py,
+splice/runtime/instance_sharing.py): a later process loads what an earlier one built under
+an equal FastMath, infers nothing and runs the same; what an instance relied on is checked
+against the program before its code runs (an edited callee, a rebound global: rebuilt);
+saving enters no hook and no inference; an entry whose code part cannot be used is
+generated again from its IR, without inference."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from splice.cache.disk import MAGIC
+
+PROGRAM = """
+    import math
+
+    SCALE = 2.0
+
+    def fast_sin(x):
+        return x - x ** 3 / 6
+
+    def wave(x):
+        return math.sin(x) * SCALE
+
+    def fib(n):
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+    def total(n):
+        acc = 0.0
+        for i in range(n):
+            acc += wave(i / n)
+        return acc + fib(10)
+"""
+
+#: runs prog.total under a counting FastMath and reports what happened, as JSON
+DRIVER = """
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    import math
+    import splice
+    import splice.compiler.stages as stages
+    from splice.cache.owners import Owner
+    from splice.plugins import FastMath
+    import prog
+
+    if len(sys.argv) > 2:
+        exec(sys.argv[2])  # what the test changes in the program first
+
+    counts = {"inferences": 0, "typed": 0, "during_save": 0}
+    saving = [False]
+    infer = stages.infer_under
+
+    def counted_infer(*args, **kwargs):
+        counts["inferences"] += 1
+        counts["during_save"] += saving[0]
+        return infer(*args, **kwargs)
+
+    stages.infer_under = counted_infer
+    save = Owner.save_instance
+
+    def counted_save(self, fn, shared):
+        saving[0] = True
+        try:
+            return save(self, fn, shared)
+        finally:
+            saving[0] = False
+
+    Owner.save_instance = counted_save
+
+    class Counting(FastMath):
+        def typed(self, ir):
+            counts["typed"] += 1
+            counts["during_save"] += saving[0]
+            return super().typed(ir)
+
+    plugin = Counting({math.sin: prog.fast_sin})
+    result = plugin.run(prog.total, 20)
+    owner = plugin.context.owner
+    disk = owner.disk
+    instances = plugin.context.instances
+    print(json.dumps({
+        "result": result, "native": prog.total(20),
+        "by_hand": sum(prog.fast_sin(i / 20) * prog.SCALE for i in range(20)) + prog.fib(10),
+        "built": instances.builds, "bound": instances.bound,
+        "loaded": disk.loaded, "written": disk.written,
+        "ignored": [why for _, why in disk.ignored],
+        "origins": sorted(ci.origin for ci in instances),
+        "rewrites": sorted({r.function for r in plugin.rewrites}),
+        "explain": str(splice.explain(plugin)), **counts,
+    }))
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> dict[str, Path]:
+    program = tmp_path / "program"
+    program.mkdir()
+    (program / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    (tmp_path / "driver.py").write_text(textwrap.dedent(DRIVER))
+    return {"program": program, "driver": tmp_path / "driver.py", "cache": tmp_path / "cache"}
+
+
+def _run(workspace: dict[str, Path], change: str = "") -> dict[str, Any]:
+    environment = {**os.environ, "SPLICE_CACHE": "1",
+                   "SPLICE_CACHE_DIR": str(workspace["cache"])}
+    command = [sys.executable, str(workspace["driver"]), str(workspace["program"])]
+    done = subprocess.run([*command, *([change] if change else [])], capture_output=True,
+                          text=True, env=environment, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    assert report["result"] == report["by_hand"] != report["native"], "not rewritten"
+    return report
+
+
+def _instance_entries(cache: Path) -> list[Path]:
+    found = []
+    for path in sorted(cache.glob("*/*/*.entry")):
+        data = path.read_bytes()
+        start = len(MAGIC) + 32 + 4
+        size = int.from_bytes(data[start - 4:start], "little")
+        if "instance" in json.loads(data[start:start + size]):
+            found.append(path)
+    return found
+
+
+def test_a_later_process_loads_the_instances_and_infers_nothing(
+        workspace: dict[str, Path]) -> None:
+    cold = _run(workspace)
+    assert cold["built"] >= 4 and cold["written"] == cold["built"] and cold["inferences"]
+    assert cold["during_save"] == 0, "saving entered a hook or an inference"
+    warm = _run(workspace)
+    assert warm["built"] == 0 and warm["loaded"] == cold["built"] == warm["bound"]
+    assert warm["inferences"] == warm["typed"] == 0
+    assert warm["rewrites"] == cold["rewrites"] == ["wave"]
+    assert warm["ignored"] == []
+
+
+def _edit(workspace: dict[str, Path], old: str, new: str) -> None:
+    source = workspace["program"] / "prog.py"
+    text = source.read_text()
+    assert old in text
+    source.write_text(text.replace(old, new))
+
+
+def test_an_edited_callee_is_rebuilt_with_what_relied_on_it(
+        workspace: dict[str, Path]) -> None:
+    cold = _run(workspace)
+    # the replacement: wave's instance relied on it (its typed IR calls it), total's on
+    # wave's code only (it calls wave's instance, which is checked when bound)
+    _edit(workspace, "return x - x ** 3 / 6", "return x - x ** 3 / 6.0")
+    edited = _run(workspace)
+    assert edited["built"] == 1 and edited["loaded"] == cold["built"] - 1
+    assert any("prog.fast_sin changed since the entry was written" in why
+               for why in edited["ignored"])
+    # fib: its own instance (its code has another fingerprint: another entry) and total's
+    # two (generic and for an int), which inferred what fib returns; wave's still loads
+    _edit(workspace, "return n if n < 2 else", "return n if n <= 1 else")
+    again = _run(workspace)
+    assert cold["built"] == 4 and again["built"] == 3 and again["loaded"] == 1
+    assert sum("prog.fib changed since the entry was written" in why
+               for why in again["ignored"]) == 2, again["ignored"]
+
+
+def test_a_global_rebound_to_another_class_is_not_run_from_stale_code(
+        workspace: dict[str, Path]) -> None:
+    cold = _run(workspace)
+    same_class = _run(workspace, "prog.SCALE = 3.0")  # inference read its class only
+    assert same_class["built"] == 0 and same_class["loaded"] == cold["built"]
+    other_class = _run(workspace, "prog.SCALE = 3")
+    assert other_class["built"] >= 1
+    assert any("the class of global" in why and "SCALE" in why
+               for why in other_class["ignored"]), other_class["ignored"]
+
+
+def test_a_bad_code_part_is_generated_again_from_the_ir(workspace: dict[str, Path]) -> None:
+    cold = _run(workspace)
+    entries = _instance_entries(workspace["cache"])
+    assert len(entries) == cold["built"]
+    for entry in entries:
+        data = bytearray(entry.read_bytes())
+        data[-3] ^= 0xFF  # in the code part (marshal's payload is last)
+        entry.write_bytes(bytes(data))
+    cured = _run(workspace)
+    assert cured["built"] == 0 and cured["inferences"] == cured["typed"] == 0
+    assert cured["origins"].count("cured") == cold["built"]
+    assert "cured: its code in the cache could not be used (its code part is corrupt" in \
+        cured["explain"]
+    again = _run(workspace)
+    assert again["origins"] == ["bound"] * cold["built"] and again["written"] == 0
