@@ -10,11 +10,17 @@ whose outputs must match. Every ```sh/```bash line is checked too:
 * creating a virtual environment and installing are what ``.ci/run`` does (its own test,
   ``tests/test_cli.py``, keeps the README's commands equal to it): not run here.
 
+A ``print(...)`` line whose comment claims what it prints, ``# what: TEXT`` (a colon, then
+the text), must print it: each part of TEXT between ``...`` elisions appears in what the
+block printed, in order.
+
 A page can skip a block that cannot run here with ``<!-- skip: next -->`` and a reason.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shlex
@@ -31,6 +37,26 @@ from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipP
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _INSTALLS = re.compile(r"^(python3(\.\d+)? -m venv|pip install|\. \.venv)")
+
+
+#: ``print(...)  # what it prints: TEXT``: a claim of the output
+_CLAIM = re.compile(r"^\s*print\(.*\)\s+#[^:#]*:\s+(?P<text>.+?)\s*$")
+
+
+def check_claims(source: str, printed: str) -> None:
+    """Each ``print`` line's claim in ``source`` is true of ``printed``."""
+    for line in source.splitlines():
+        found = _CLAIM.match(line)
+        if found is None:
+            continue
+        at = 0
+        for part in (p.strip() for p in found["text"].split("...")):
+            if not part:
+                continue
+            where = printed.find(part, at)
+            assert where >= 0, f"{line.strip()!r}: {part!r} is not in what it printed:\n" \
+                f"{printed}"
+            at = where + len(part)
 
 
 def _env() -> dict[str, str]:
@@ -84,6 +110,14 @@ def _examples(page: Path, folder: Path) -> Iterator[Example]:
     yield from sybil.parse(page)
 
 
+def test_claims_of_output_are_checked() -> None:
+    check_claims("print(x)  # the source: ... a = b(c) ... d\n", "def f():\n a = b(c)\n d\n")
+    check_claims("print(x)  # numbered IR, one operation per statement\n", "")
+    with pytest.raises(AssertionError, match="is not in what it printed"):
+        check_claims("print(generate(ir))   # the rewritten source: ... total += f(i)\n",
+                     "total = @operator_iadd(%4, f(i))")
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 def test_examples_of_the_page_run(page: Path, folder: Path,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,8 +125,12 @@ def test_examples_of_the_page_run(page: Path, folder: Path,
     monkeypatch.setattr(sys, "path", [str(folder), *sys.path])
     ran = 0
     for example in _examples(page, folder):
+        printed = io.StringIO()
         try:
-            example.evaluate()
+            with contextlib.redirect_stdout(printed):
+                example.evaluate()
+            if isinstance(example.parsed, str):  # a ```python block: its claims
+                check_claims(str(example.parsed), printed.getvalue())
         except Exception as exc:
             raise AssertionError(f"{page.name}, line {example.line}: {exc}") from exc
         ran += 1
