@@ -315,19 +315,36 @@ class Explanation(list[Reached]):
 
 def explain(plugin: Plugin, fn: Any = None) -> Explanation:
     """What happened to each callee reached under ``plugin`` so far: entered (transformed)
-    or run natively, and why (a list of ``Reached``; printing it groups them). With
+    or run natively, and why (a list of ``Reached``; printing it groups them), in every
+    run of the plugin: alone, and in each composition it was part of
+    (``compose(a, plugin).run(...)``, ``a.run(plugin.run, ...)``), those since gone
+    included. A callee reached the same way in several of them is listed once. With
     ``fn``, only the entries for that callee."""
     from splice.ir.source import describe
+    from splice.runtime.context_fields import reached_by_name
 
     if not isinstance(plugin, Plugin):
         raise TypeError(f"explain() takes a plugin (what ran the code: splice.explain("
                         f"plugin, fn) for one function), not {type(plugin).__name__}")
-    reached = list(plugin.context.reached.values())
+    own = list(plugin.context.reached.values())
+    reached = list(own)
+    seen = {(r.name, r.entered, r.reason) for r in reached}
+    where = ["alone"] if own else []
+    for name, records in state_of(plugin).reached_in_compositions():
+        found = reached_by_name(records)
+        if found:
+            where.append(f"in {name}")
+        for record in found.values():
+            if (record.name, record.entered, record.reason) not in seen:
+                seen.add((record.name, record.entered, record.reason))
+                reached.append(record)
     title = f"splice.explain({type(plugin).__name__})"
     if fn is not None:
         name = describe(fn)
         reached = [r for r in reached if r.name == name]
         title = f"splice.explain({type(plugin).__name__}, {name})"
+    if where != ["alone"] and where:
+        title += f" ({', '.join(where)})"
     return Explanation(reached, title)
 
 

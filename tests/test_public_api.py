@@ -50,6 +50,59 @@ def test_explain_prints_grouped_by_what_happened() -> None:
     assert str(splice.explain(splice.Plugin())) == "splice.explain(Plugin): nothing reached yet"
 
 
+class _Counting(splice.Plugin):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def prehook(self, fn: object, args: object, kwargs: object) -> None:
+        self.calls += 1
+
+
+class _NoDumps(splice.Plugin):
+    @splice.intercept(json.dumps)
+    def dumps(self, value: object) -> str:
+        return "offline"
+
+
+def test_explain_of_a_plugin_reports_its_compositions_too() -> None:
+    """What a plugin reached in a composition (the README's ``compose(NoNetwork(),
+    counter).run(...)``) is in its own ``explain``, after the composition is gone too."""
+    import gc
+
+    counter = _Counting()
+    assert splice.compose(_NoDumps(), counter).run(sample, [2, 1]) == "offline"
+    gc.collect()  # the composition's context went with its newest plugin, _NoDumps()
+    report = splice.explain(counter)
+    reasons = {r.name: r.reason for r in report}
+    assert reasons[f"{__name__}.sample"] == "transformed"
+    assert reasons["json.dumps"] == "intercepted by _NoDumps.dumps"
+    assert str(report).startswith(
+        f"splice.explain(_Counting) (in compose(_NoDumps, _Counting)): {len(report)} callees")
+    # alone too; a callee reached the same way in both is listed once
+    counter.run(sample, [3])
+    report = splice.explain(counter)
+    assert str(report).startswith("splice.explain(_Counting) (alone, in compose(_NoDumps, "
+                                  "_Counting)):")
+    assert [r.name for r in report].count(f"{__name__}.sample") == 1
+    assert {(r.name, r.reason) for r in report} >= {("json.dumps", "transformed"),
+                                                    ("json.dumps", "intercepted by "
+                                                     "_NoDumps.dumps")}
+    # a nested run is a composition as well
+    other = _Counting()
+    splice.Plugin().run(other.run, sample, [1])
+    assert "in compose(Plugin, _Counting)" in str(splice.explain(other))
+    # a composition made anew for each run is kept once, by name, not once per run
+    for _ in range(20):
+        splice.compose(_NoDumps(), counter).run(sample, [1])
+    gc.collect()
+    from splice.runtime.plugin_state import state_of
+
+    assert "intercepted by _NoDumps.dumps" in str(splice.explain(counter))  # (folds them)
+    state = state_of(counter)
+    assert len(state.compositions) <= 1 and list(state.was_reached) == \
+        ["compose(_NoDumps, _Counting)"]
+
+
 def test_explain_of_something_else_says_what_it_takes() -> None:
     with pytest.raises(TypeError, match=r"explain\(\) takes a plugin .* not function"):
         splice.explain(sample)  # type: ignore[arg-type]

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["FRAME_SENSITIVE", "ContextFields", "Reached", "is_splice_code"]
+__all__ = ["FRAME_SENSITIVE", "ContextFields", "Reached", "is_splice_code", "reached_by_name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,11 +152,22 @@ class ContextFields:
     @property
     def reached(self) -> dict[str, Reached]:
         """What happened to each callee reached so far, by its name (``splice.explain``)."""
-        found: dict[str, Reached] = {}
-        for (module, qualname), (entered, reason) in list(self._reached.items()):
-            name = f"{module}.{qualname}" if module else str(qualname)
-            found[name] = Reached(name, entered, reason)
-        return found
+        return reached_by_name(self._reached)
+
+    @property
+    def reached_records(self) -> dict[tuple[Any, str], tuple[bool, str]]:
+        """The records ``reached`` reads, live (a composition's members keep them for
+        their own ``splice.explain``: ``PluginState.ran_in``)."""
+        return self._reached
+
+
+def reached_by_name(records: dict[tuple[Any, str], tuple[bool, str]]) -> dict[str, Reached]:
+    """Records of what a context reached, as ``Reached`` by the callee's name."""
+    found: dict[str, Reached] = {}
+    for (module, qualname), (entered, reason) in list(records.items()):
+        name = f"{module}.{qualname}" if module else str(qualname)
+        found[name] = Reached(name, entered, reason)
+    return found
 
 
 def is_splice_code(fn: types.FunctionType) -> bool:

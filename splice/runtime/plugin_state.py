@@ -39,7 +39,8 @@ Configuration = tuple[tuple[Hashable, ...], tuple[int, ...]]
 class PluginState:
     """What splice keeps for one plugin object."""
 
-    __slots__ = ("bypass", "bypass_owner", "contexts", "generation", "serial")
+    __slots__ = ("bypass", "bypass_owner", "compositions", "contexts", "generation",
+                 "serial", "was_reached")
 
     def __init__(self) -> None:
         #: the order plugins were made in: a stack's newest plugin keeps its context
@@ -54,6 +55,43 @@ class PluginState:
         self.bypass: dict[Any, Any] = {}
         #: a ``splice.runtime.context.Context`` (this module is below it)
         self.bypass_owner: Any = None
+        #: the compositions this plugin ran in (``splice.explain`` reports them): their
+        #: names and the records of what they reached, with a weak reference to their
+        #: context; records of compositions whose context is gone fold into
+        #: ``was_reached`` (by name: their size is bounded by the callees reached)
+        self.compositions: list[tuple[Any, str, dict[Any, tuple[bool, str]]]] = []
+        self.was_reached: dict[str, dict[Any, tuple[bool, str]]] = {}
+
+    def ran_in(self, context: Any, name: str, records: dict[Any, tuple[bool, str]]
+               ) -> None:
+        """Keep the records of what the composition ``context`` (called ``name``)
+        reaches, for ``splice.explain`` of this plugin (the context itself is kept
+        weakly: a composition's context lives as long as its newest plugin)."""
+        import weakref
+
+        with _claims_lock:
+            self._fold_gone()
+            self.compositions.append((weakref.ref(context), name, records))
+
+    def reached_in_compositions(self) -> list[tuple[str, dict[Any, tuple[bool, str]]]]:
+        """(name, records) of each composition this plugin ran in, by name; compositions of
+        the same name (a plugin made anew for each run) merged."""
+        with _claims_lock:
+            self._fold_gone()
+            found: dict[str, dict[Any, tuple[bool, str]]] = {
+                name: dict(records) for name, records in self.was_reached.items()}
+            for _, name, records in self.compositions:
+                found.setdefault(name, {}).update(records)
+        return list(found.items())
+
+    def _fold_gone(self) -> None:
+        live = []
+        for entry in self.compositions:
+            if entry[0]() is None:
+                self.was_reached.setdefault(entry[1], {}).update(entry[2])
+            else:
+                live.append(entry)
+        self.compositions = live
 
     def claim_bypass(self, context: Any) -> bool:
         """Make ``context`` the one that fills ``bypass``, unless another one was first;
@@ -70,6 +108,8 @@ class PluginState:
         self.contexts = {}
         self.bypass = {}
         self.bypass_owner = None
+        self.compositions = []
+        self.was_reached = {}
 
 
 def state_of(plugin: Hooks) -> PluginState:

@@ -62,7 +62,12 @@ def context_of(plugins: tuple[Hooks, ...]) -> Context:
         with _contexts_lock:
             found = contexts.get(key)
             if found is None or found[0] != configuration:
-                found = contexts[key] = (configuration, Context(plugins, tokens, context_of))
+                made_now = Context(plugins, tokens, context_of)
+                found = contexts[key] = (configuration, made_now)
+                if len(plugins) > 1:  # every member's explain reports the composition
+                    name = f"compose({', '.join(type(p).__qualname__ for p in plugins)})"
+                    for plugin in dict.fromkeys(plugins):
+                        state_of(plugin).ran_in(made_now, name, made_now.reached_records)
     context: Context = found[1]
     return context
 
