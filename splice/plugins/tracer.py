@@ -903,13 +903,12 @@ class Tracer(splice.Plugin):
         bias = self.bias if corrected else NO_BIAS
         weights: dict[str, float] = {}
         for thread in self.threads():
+            times = _corrected_times(thread.calls, bias)
             stack: list[tuple[Call, str]] = [(c, thread.label) for c in reversed(thread.calls)]
             while stack:
                 call, above = stack.pop()
                 path = f"{above};{call.info.module}:{call.name}"
-                weights[path] = weights.get(path, 0.0) + \
-                    bias.self_time(call.self_time or 0, len(call.children),
-                                   call.exception is not None)
+                weights[path] = weights.get(path, 0.0) + times[id(call)][0]
                 stack.extend((child, path) for child in reversed(call.children))
         rounded = ((path, round(weight / 1000)) for path, weight in weights.items())
         return "\n".join(f"{path} {weight}" for path, weight in rounded if weight)
@@ -947,8 +946,7 @@ class Tracer(splice.Plugin):
         bias = self.bias if corrected else NO_BIAS
         found: dict[FunctionInfo, FunctionStats] = {}
         for thread in self.threads():
-            below = _calls_below(thread.calls)
-            raised = _raised_in(thread.calls)
+            times = _corrected_times(thread.calls, bias)
             # (call, whether the same function is already on the stack above it)
             stack: list[tuple[Call, frozenset[FunctionInfo]]] = [
                 (c, frozenset()) for c in thread.calls]
@@ -958,13 +956,15 @@ class Tracer(splice.Plugin):
                 if entry is None:
                     entry = found[call.info] = FunctionStats(call.info)
                 entry.ncalls += 1
-                entry.tottime += bias.self_time(call.self_time or 0, len(call.children),
-                                                call.exception is not None) / 1e9
+                own, total = times[id(call)]
+                entry.tottime += own / 1e9
                 if call.info not in above:
-                    entry.cumtime += bias.time(call.time or 0, below[id(call)],
-                                               raised[id(call)]) / 1e9
+                    entry.cumtime += total / 1e9
                 inner = above | {call.info}
                 stack.extend((child, inner) for child in call.children)
+        for entry in found.values():
+            # the same nanoseconds summed in another order: never less by a rounding
+            entry.cumtime = max(entry.cumtime, entry.tottime)
         return sorted(found.values(), key=lambda e: -e.cumtime)
 
     def format_stats(self, *, sort: str = "cumulative", limit: int | None = None,
@@ -1002,7 +1002,9 @@ class Tracer(splice.Plugin):
         bias = self.bias if corrected and aggregate else NO_BIAS
         lines: list[str] = []
         for thread in self.threads():
-            total = sum(c.time or 0 for c in thread.calls)
+            # the same figure as the calls' below: corrected when they are
+            times = _corrected_times(thread.calls, bias)
+            total = sum(times[id(c)][1] for c in thread.calls)
             compiled = sum(end - start for start, end in thread.compiles) + \
                 sum(c.compile_time for c in thread.walk())
             uncounted = [f"splice compile {compiled / 1e6:.3f} ms"] if compiled else []
@@ -1015,7 +1017,7 @@ class Tracer(splice.Plugin):
             lines.append(f"{thread.name} ({where}): "
                          f"{len(thread.calls)} top-level call(s), {total / 1e6:.3f} ms{note}")
             if aggregate:
-                nodes = _aggregate(thread.calls, bias)
+                nodes = _aggregate(thread.calls, times)
                 _format_nodes(nodes, 1, lines, max_depth, min_ms * 1e6, locations)
             else:
                 _format_calls(thread.calls, 1, lines, max_depth, min_ms * 1e6, locations)
@@ -1111,11 +1113,9 @@ class _Node:
         self.children: dict[FunctionInfo, _Node] = {}
 
 
-def _aggregate(calls: list[Call], bias: Bias) -> list[_Node]:
-    now = perf_counter_ns()
-    compiled = _compiles_below(calls)
-    counts = _calls_below(calls) if bias is not NO_BIAS else {}
-    raised = _raised_in(calls) if bias is not NO_BIAS else {}
+def _aggregate(calls: list[Call], times: dict[int, tuple[float, float]]) -> list[_Node]:
+    """The calls merged per path of callers, with the times of ``times``
+    (:func:`_corrected_times`)."""
     top: dict[FunctionInfo, _Node] = {}
     work: list[tuple[Call, dict[FunctionInfo, _Node]]] = [(c, top) for c in calls]
     while work:
@@ -1123,53 +1123,46 @@ def _aggregate(calls: list[Call], bias: Bias) -> list[_Node]:
         node = siblings.get(call.info)
         if node is None:
             node = siblings[call.info] = _Node(call.info)
-        end = call.end if call.end is not None else now
+        own, total = times[id(call)]
         node.calls += 1
-        node.total += bias.time(end - call.start - compiled.get(id(call), 0),
-                                counts.get(id(call), 0), raised.get(id(call), 0))
-        node.inner += sum(bias.time((c.end if c.end is not None else end) - c.start -
-                                    compiled.get(id(c), 0), counts.get(id(c), 0),
-                                    raised.get(id(c), 0))
-                          for c in call.children)
+        node.total += total
+        node.inner += total - own
         node.compile += call.compile_time
         node.raised += call.exception is not None
         work.extend((child, node.children) for child in call.children)
     return sorted(top.values(), key=lambda n: -n.total)
 
 
-def _calls_below(calls: list[Call]) -> dict[int, int]:
-    """id(call) -> how many recorded calls are under it at any depth, for every call
-    under ``calls``."""
-    return _summed_below(calls, lambda call: len(call.children))
-
-
-def _raised_in(calls: list[Call]) -> dict[int, int]:
-    """id(call) -> how many calls an exception left, the call and those under it, for
-    every call under ``calls``."""
-    return _summed_below(calls, lambda call: call.exception is not None)
-
-
-def _compiles_below(calls: list[Call]) -> dict[int, int]:
-    """id(call) -> splice's compile time in the call and below it, for every call under
-    ``calls``; empty when nothing was compiled."""
-    if not any(c.compiles for root in calls for c in root.walk()):
-        return {}
-    return _summed_below(calls, lambda call: call.compile_time)
-
-
-def _summed_below(calls: list[Call], own: Callable[[Call], int]) -> dict[int, int]:
-    """id(call) -> the sum of ``own`` over the call and every call below it, for every
-    call under ``calls`` (iteratively, post-order: deep recursions are traced too)."""
-    below: dict[int, int] = {}
-    stack: list[tuple[Call, bool]] = [(c, False) for c in calls]
-    while stack:
-        call, done = stack.pop()
-        if done:
-            below[id(call)] = own(call) + sum(below[id(c)] for c in call.children)
-        else:
-            stack.append((call, True))
-            stack.extend((c, False) for c in call.children)
-    return below
+def _corrected_times(calls: list[Call], bias: Bias, now: int | None = None
+                     ) -> dict[int, tuple[float, float]]:
+    """id(call) -> (self time, total time) in nanoseconds, for every call under ``calls``,
+    splice's compiles left out and the Tracer's cost per call (``bias``) too: a call's self
+    time is its measured self time less that cost, never below zero
+    (:meth:`Bias.self_time`), and its total is its self time plus its callees' totals. So
+    the corrected figures keep what the measured ones have: no time is negative, a total
+    is at least its self time, and a call's total is its self time plus its callees'
+    totals (uncorrected, the total is the measured one). A call still running ends at
+    ``now`` (its callees still running, where it is)."""
+    end_of_run = perf_counter_ns() if now is None else now
+    times: dict[int, tuple[float, float]] = {}
+    stack: list[tuple[Call, int, bool]] = [
+        (c, c.end if c.end is not None else end_of_run, False) for c in calls]
+    while stack:  # post-order, iteratively: deep recursions are traced too
+        call, end, done = stack.pop()
+        if not done:
+            stack.append((call, end, True))
+            stack.extend((child, child.end if child.end is not None else end, False)
+                         for child in call.children)
+            continue
+        inner_wall = 0
+        inner = 0.0
+        for child in call.children:
+            inner_wall += (child.end if child.end is not None else end) - child.start
+            inner += times[id(child)][1]
+        own = bias.self_time(end - call.start - inner_wall - call.compile_time,
+                             len(call.children), call.exception is not None)
+        times[id(call)] = (own, own + inner)
+    return times
 
 
 def _format_nodes(nodes: list[_Node], depth: int, lines: list[str], max_depth: int | None,

@@ -20,11 +20,17 @@ it and raises it again. That extra (``raised``) is measured natively, as the dif
 between a function raising through such a handler and one raising plainly, each called in
 a loop that catches the exception.
 
-How it is applied (:meth:`Bias.self_time`, :meth:`Bias.time`): a call's self time less
-``inside``, less ``outside`` per recorded callee, and less ``raised`` if an exception left
-it; its total time less ``inside`` for it, ``inside + outside`` for each recorded call below
-it and ``raised`` for each of those calls (itself included) that an exception left; never
-below zero.
+How it is applied (:meth:`Bias.self_time`): a call's self time less ``inside``, less
+``outside`` per recorded callee, and less ``raised`` if an exception left it, never below
+zero; its total time is its corrected self time plus its recorded callees' corrected totals
+(``splice.plugins.tracer._corrected_times``). Unclamped, that total is the measured one
+less ``inside`` for the call, ``inside + outside`` for each recorded call below it and
+``raised`` for each of those calls (itself included) that an exception left
+(:meth:`Bias.time`); built from the clamped self times, the corrected figures keep the
+invariants of the measured ones: no self time below zero, a total at least its self time,
+and a caller's total the sum of its callees' totals and its own self time (so the tree, the
+``pstats`` table, where a function's cumulative time includes its self time, and the
+collapsed stacks agree, and a thread's total in the tree's header is its calls' totals).
 
 Soundness, as far as a correction can have it: the cost subtracted is work the native
 program does not do (the native loop's own call is left in the caller's time), and it is

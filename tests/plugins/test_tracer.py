@@ -4,6 +4,7 @@ threads, exceptions and generators."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -638,3 +639,105 @@ def test_a_call_an_exception_left_has_the_cost_of_recording_it_left_out() -> Non
     assert by_name["catches"].tottime * 1e9 == pytest.approx(root.self_time or 0)
     # measured: recording an exception costs something
     assert Tracer().bias.raised > 0
+
+
+# --- corrected figures keep the invariants of measured ones -----------------------------------
+
+_TREE_LINE = re.compile(r"^(?P<indent> *)(?P<total>-?\d+\.\d+) ms  (?P<name>\S+)"
+                        r"(?: ×\d+)?  \(self (?P<self>-?\d+\.\d+) ms")
+_HEADER_TOTAL = re.compile(r"top-level call\(s\), (?P<total>-?\d+\.\d+) ms")
+
+#: programs with recursion (direct, through a method, through a generator), exceptions
+#: caught and raised through, threads
+_PROGRAMS: list[tuple[str, Any, tuple[Any, ...]]] = [
+    ("fib", tracee.fib, (14,)),
+    ("main", tracee.main, (12,)),
+    ("catches", tracee.catches, ([-1, 2, -3, 4] * 20,)),
+    ("library", tracee.through_library, (list(range(50)),)),
+    ("threads", tracee.in_threads, (3, 12)),
+]
+
+#: the measured cost, and costs larger than most calls' self times (so most are clamped)
+_BIASES = [None, Bias(inside=500.0, outside=2000.0, raised=1000.0),
+           Bias(inside=1e6, outside=0.0), Bias(inside=0.0, outside=1e6)]
+
+
+def _check_tree(text: str, slack_ms: float) -> int:
+    """The text tree's invariants: no negative time, totals at least self times, and a
+    line's total its self time plus its children's totals (to the printed rounding); the
+    header's total the sum of its top-level lines. Returns how many lines it checked."""
+    checked = 0
+    threads = []
+    for line in text.splitlines():
+        header = _HEADER_TOTAL.search(line)
+        if header is not None:
+            threads.append((float(header["total"]), []))
+            continue
+        found = _TREE_LINE.match(line)
+        assert found is not None, line
+        # "  " per level, then the total right-aligned in ten characters
+        depth = (len(found["indent"]) + len(found["total"]) - 10) // 2
+        total, own = float(found["total"]), float(found["self"])
+        assert own >= 0 and total >= own, line
+        threads[-1][1].append((depth, total, own))
+        checked += 1
+    for header_total, rows in threads:
+        tops = [total for depth, total, _ in rows if depth == 1]
+        assert header_total == pytest.approx(sum(tops), abs=slack_ms * (len(tops) + 1))
+        for index, (depth, total, own) in enumerate(rows):
+            children = []
+            for later in rows[index + 1:]:
+                if later[0] <= depth:
+                    break
+                if later[0] == depth + 1:
+                    children.append(later[1])
+            assert total == pytest.approx(own + sum(children),
+                                          abs=slack_ms * (len(children) + 2)), rows[index]
+    return checked
+
+
+@pytest.mark.parametrize("bias", _BIASES, ids=["measured", "large", "inside", "outside"])
+@pytest.mark.parametrize(("name", "fn", "args"), _PROGRAMS, ids=[p[0] for p in _PROGRAMS])
+def test_corrected_times_are_never_negative_and_nest(name: str, fn: Any, args: tuple[Any, ...],
+                                                     bias: Bias | None) -> None:
+    tracer = Tracer()
+    tracer.run(fn, *args)
+    if bias is not None:
+        tracer.bias = bias
+    # the tree: self >= 0, total >= self, total = self + children's totals, header = sum
+    assert _check_tree(tracer.format_tree(locations=False), 0.0011) > 0
+    # stats: tottime >= 0, and cumtime (each call counted in its outermost call of the
+    # function) at least tottime, recursive functions included
+    stats = tracer.stats()
+    assert stats
+    for entry in stats:
+        assert entry.tottime >= 0 and entry.cumtime >= entry.tottime, entry
+    # a root's cumulative time is the sum of every self time below it, as in the tree
+    roots = {c.info for c in tracer.calls() if c in tracer.roots()}
+    by_info = {e.info: e for e in stats}
+    if len(roots) == 1 and len(tracer.threads()) == 1:
+        [root] = roots
+        assert by_info[root].cumtime == pytest.approx(sum(e.tottime for e in stats),
+                                                      rel=1e-9, abs=1e-12)
+    # the flame graph's weights are the same self times (rounded to µs, zeros left out)
+    weights = [int(line.rsplit(" ", 1)[1]) for line in tracer.collapsed_stacks().splitlines()]
+    assert all(w > 0 for w in weights)
+    assert sum(weights) == pytest.approx(sum(e.tottime for e in stats) * 1e6,
+                                         abs=len(weights) + 1)
+
+
+def test_examples_fib_has_no_negative_self_time(tmp_path: Path) -> None:
+    """``splice trace examples/fib.py 20``: the audit's case, with the measured cost."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    try:
+        import fib as example
+    finally:
+        del sys.path[0]
+    tracer = Tracer()
+    tracer.run(example.main, 18)
+    _check_tree(tracer.format_tree(locations=False), 0.0011)
+    [fib] = [e for e in tracer.stats() if e.info.qualname == "fib"]
+    assert fib.cumtime >= fib.tottime
+    header = tracer.format_tree().splitlines()[0]
+    top = tracer.format_tree(locations=False).splitlines()[1]
+    assert _HEADER_TOTAL.search(header)["total"] == top.split()[0]  # type: ignore[index]
