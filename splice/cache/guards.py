@@ -246,11 +246,15 @@ class CellGuard(Guard):
     cell: Any = field(repr=False)
     name: str
     expected: Any
+    #: the function whose cell it is and the cell's index in its closure, where known (what
+    #: another process finds the cell by: ``splice.cache.stored_instances``)
+    function: Any = field(default=None, repr=False)
+    index: int = -1
 
     @classmethod
-    def now(cls, cell: Any, name: str) -> CellGuard:
+    def now(cls, cell: Any, name: str, function: Any = None, index: int = -1) -> CellGuard:
         """A guard expecting what the cell holds now."""
-        guard = cls(cell, name, MISSING)
+        guard = cls(cell, name, MISSING, function, index)
         guard.expected = guard.current()
         return guard
 

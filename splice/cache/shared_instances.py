@@ -24,12 +24,14 @@ now, and each direct callee's shared instance binds too. Anything else makes the
 build the instance itself, as without an owner.
 
 What an owner keeps must not hold a context, a plugin or anything a plugin recorded (an
-owner lives for the process). A ``SharedInstance`` holds the program's module namespaces
-and the objects its guards expect (the program's functions and classes, as any instance
-does), never the function object it was built for, and only instances of functions a
-module holds by their qualified name are shared (closures and functions made at run time
-are rebuilt by each context, as without an owner): what it keeps lives as long as the
-program's modules anyway. The registry holds its entries weakly by code object.
+owner lives for the process). A ``SharedInstance`` holds the program's module namespaces,
+the objects its guards and the closure cells it read expect (functions and classes, as any
+instance does: ``splice.compiler.pipeline.builder_of``) and, through the IR it keeps, the
+function it was inferred from (a closure's copy holding those functions and classes only),
+never the data a closure captured. The registry holds its entries weakly by code object,
+so they go with the code; for a nested function, whose code lives as long as its enclosing
+function's, it keeps at most ``CompileParams.max_variants`` instances of a specialization
+for function objects whose cells hold other functions or classes, then one reading none.
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ class SharedInstance:
     #: Python functions whose code or defaults inference used (backedges)
     callees: tuple[Any, ...]
     defaults: Any
+    #: the function's own closure cells inference read: (index, object or ``SELF``)
+    cells: tuple[tuple[int, Any], ...]
     return_type: Any
     untyped_return_type: Any
     retyped: bool
@@ -134,6 +138,17 @@ class SharedInstance:
         if fn.__globals__ is not self.globals or self.argtypes != argtypes or \
                 self.key != key:
             return False
+        if self.cells:
+            from splice.cache.instances import SELF
+
+            closure = fn.__closure__ or ()
+            for index, expected in self.cells:
+                try:
+                    content = closure[index].cell_contents
+                except (IndexError, ValueError):
+                    return False
+                if content is not (fn if expected is SELF else expected):
+                    return False
         if self.defaults is None:
             return True
         from splice.cache.instances import defaults_of
@@ -162,7 +177,11 @@ class SharedInstances:
                 return shared
         return None
 
-    def add(self, code: types.CodeType, shared: SharedInstance) -> None:
+    def add(self, code: types.CodeType, shared: SharedInstance, max_variants: int = 8
+            ) -> bool:
+        """Keep ``shared`` for ``code``, unless ``max_variants`` instances of its
+        specialization are kept already (for function objects holding other cells: a
+        closure made anew with other functions or classes in it); whether it was kept."""
         key = id(code)
         by_code = self._by_code
 
@@ -176,9 +195,13 @@ class SharedInstances:
             item = by_code.get(key)
             if item is None or item[0]() is not code:
                 item = by_code[key] = (weakref.ref(code, forget), [])
+            if sum(1 for other in item[1] if other.argtypes == shared.argtypes and
+                   other.key == shared.key) >= max_variants:
+                return False
             item[1].append(shared)
             shared._registry, shared._code_key = self, key
             self.added += 1
+            return True
 
     def discard(self, shared: SharedInstance) -> None:
         with self._lock:

@@ -12,8 +12,10 @@ live object again and compares:
   type and value (``SCALE = 2.0``);
 * a function by its qualified name where a module holds it, the fingerprint of its code
   object (``splice.cache.disk.code_fingerprint``: bytecode, constants, names, positions,
-  file: an edit of its source changes it) and its defaults; a ``classmethod``,
-  ``staticmethod`` or ``property`` by the functions it wraps;
+  file: an edit of its source changes it), its defaults and what its closure cells hold (a
+  method calling ``super()`` holds its class); a ``classmethod``, ``staticmethod`` or
+  ``property`` by the functions it wraps; a slot or builtin attribute descriptor by its
+  class and name;
 * a class, a module, a builtin by reference (``splice.cache.references``): the same name
   must find it in the running program, which imports nothing for it;
 * a binding that did not exist as missing.
@@ -40,12 +42,14 @@ from splice.cache.disk import code_fingerprint
 from splice.cache.guards import (
     MISSING,
     AttributeGuard,
+    CellGuard,
     FunctionGuard,
     GlobalGuard,
     GlobalShapeGuard,
     Guard,
     lookup_global,
 )
+from splice.cache.instances import SELF
 from splice.cache.references import NotStorable, decode, encode, reference_of
 from splice.cache.shared_instances import DirectCall, SharedInstance
 from splice.cache.stored_ir import ObjectTable, decode_abstract, encode_abstract
@@ -54,9 +58,12 @@ from splice.pristine import BUILTINS
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["decode_guard", "decode_instance", "encode_guard", "encode_instance",
-           "fingerprint", "matches", "module_of", "namespace_of"]
+           "fingerprint", "found", "matches", "module_of", "namespace_of"]
 
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
+_DESCRIPTORS = (types.MemberDescriptorType, types.GetSetDescriptorType,
+                types.WrapperDescriptorType, types.MethodDescriptorType,
+                types.ClassMethodDescriptorType)
 #: how deep a fingerprint looks into tuples and wrapped functions
 _DEPTH = 4
 
@@ -75,15 +82,15 @@ def fingerprint(value: Any, depth: int = _DEPTH) -> list[Any]:
     if kind in _PLAIN or ((kind is tuple or kind is frozenset) and _all_plain(value)):
         return ["value", encode(value)]
     if kind is types.FunctionType:
-        if value.__closure__:
-            raise NotStorable(f"{value.__qualname__} is a closure")
         try:
             where: list[str] | None = reference_of(value)
         except NotStorable:
             where = None
         defaults = [encode(value.__defaults__), encode(tuple(sorted(
             (value.__kwdefaults__ or {}).items())))]
-        return ["function", where, code_fingerprint(value.__code__), defaults]
+        return ["function", where, code_fingerprint(value.__code__), defaults,
+                [fingerprint(_cell_contents(cell), depth - 1)
+                 for cell in value.__closure__ or ()]]
     if kind is classmethod or kind is staticmethod:
         return [kind.__name__, fingerprint(value.__func__, depth - 1)]
     if kind is property:
@@ -91,7 +98,18 @@ def fingerprint(value: Any, depth: int = _DEPTH) -> list[Any]:
                               for f in (value.fget, value.fset, value.fdel))]
     if kind is types.ModuleType:
         return ["module", value.__name__]
+    if kind in _DESCRIPTORS:
+        # a slot, a builtin attribute or method: the class defining it and its name say
+        # which (a slot's is made per class, no module names it)
+        return ["descriptor", encode(value.__objclass__), value.__name__]
     return ["ref", encode(value)]
+
+
+def _cell_contents(cell: types.CellType) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return MISSING
 
 
 def _all_plain(value: Any) -> bool:
@@ -115,11 +133,19 @@ def _matches(data: Any, live: Any) -> bool:
         stored = decode(data[1])
         return type(live) is type(stored) and _same_value(live, stored)
     if tag == "function":
-        if type(live) is not types.FunctionType or live.__closure__:
+        if type(live) is not types.FunctionType:
             return False
+        cells = live.__closure__ or ()
         return code_fingerprint(live.__code__) == data[2] and bool(data[3] == [
             encode(live.__defaults__),
-            encode(tuple(sorted((live.__kwdefaults__ or {}).items())))])
+            encode(tuple(sorted((live.__kwdefaults__ or {}).items())))]) and \
+            len(cells) == len(data[4]) and all(
+                _matches(part, _cell_contents(cell))
+                for part, cell in zip(data[4], cells, strict=True))
+    if tag == "descriptor":
+        owner = decode(data[1])
+        return isinstance(owner, type) and type(live) in _DESCRIPTORS and \
+            vars(owner).get(data[2]) is live
     if tag in ("classmethod", "staticmethod"):
         return type(live).__name__ == tag and type(live) in (classmethod, staticmethod) \
             and _matches(data[1], live.__func__)
@@ -157,6 +183,24 @@ def find(data: Any) -> Any:
     if not matches(data, live):
         raise NotStorable(f"{'.'.join(data[1])} changed since the entry was written")
     return live
+
+
+def found(data: Any) -> Any:
+    """The live object a fingerprint names by itself (a function by its reference, a class,
+    module or builtin, a plain value), checked; ``NotStorable`` otherwise."""
+    tag = data[0]
+    if tag == "function":
+        return find(data)
+    if tag == "module":
+        module = sys.modules.get(data[1])
+        if module is None:
+            raise NotStorable(f"module {data[1]} is not imported")
+        return module
+    if tag == "ref":
+        return decode(data[1])
+    if tag == "value":
+        return decode(data[1])
+    raise NotStorable(f"{tag} names no object by itself")
 
 
 # ----------------------------------------------------------------------------------- guards
@@ -214,6 +258,12 @@ def encode_guard(guard: Guard) -> list[Any]:
     if kind is FunctionGuard:
         assert isinstance(guard, FunctionGuard)
         return ["function", fingerprint(guard.function)]
+    if kind is CellGuard:
+        assert isinstance(guard, CellGuard)
+        if guard.function is None:
+            raise NotStorable("a cell of a function not known")
+        return ["cell", fingerprint(guard.function), guard.index, guard.name,
+                fingerprint(guard.expected)]
     raise NotStorable(f"a {kind.__name__} cannot be checked by another process")
 
 
@@ -245,6 +295,14 @@ def decode_guard(data: Any) -> Guard:
         return attribute
     if tag == "function":
         return FunctionGuard.now(find(data[1]))
+    if tag == "cell":
+        function = find(data[1])
+        index = data[2]
+        cell = (function.__closure__ or ())[index]
+        held = CellGuard.now(cell, str(data[3]), function, index)
+        if not matches(data[4], held.expected):
+            raise NotStorable(f"closure variable {data[3]} of {function.__qualname__} changed")
+        return held
     raise NotStorable(f"malformed guard {data!r}")
 
 
@@ -280,6 +338,8 @@ def encode_instance(shared: SharedInstance, own_code: types.CodeType) -> dict[st
         "callees": [fingerprint(f) for f in shared.callees
                     if type(f) is types.FunctionType],
         "defaults": defaults,
+        "cells": [[index, None if expected is SELF else fingerprint(expected)]
+                  for index, expected in shared.cells],
         "return_types": return_types(),
         "preserves": _preserves(shared),
         "retyped": shared.retyped,
@@ -325,6 +385,8 @@ def decode_instance(data: dict[str, Any], code: Any, own_code: types.CodeType,
         defaults=None if defaults is None else (
             tuple(abstract(d) for d in defaults[0]),
             tuple((str(name), abstract(d)) for name, d in defaults[1])),
+        cells=tuple((int(index), SELF if expected is None else found(expected))
+                    for index, expected in data["cells"]),
         return_type=return_type, untyped_return_type=untyped,
         retyped=bool(data["retyped"]), stages={},
         stored_ir=stored_ir,

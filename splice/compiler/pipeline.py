@@ -129,7 +129,7 @@ def _reliance(edges: list[Any], builder: types.FunctionType) -> _Reliance:
                 content = cell.cell_contents
                 found.cells.append((index, SELF if content is builder else content))
             else:
-                found.guards.append(CellGuard.now(cell, name))
+                found.guards.append(CellGuard.now(cell, name, target, index))
     assert all(index < len(code.co_freevars) for index, _ in found.cells)
     return found
 
@@ -281,7 +281,7 @@ def _instance(owner: Any, state: CompileState) -> CodeInstance:
         guards.extend(g for g in callee_instance.guards if g not in guards)
         for index, expected in callee_instance.cells:
             guards.append(CellGuard(callee.__closure__[index], "", callee
-                                    if expected is SELF else expected))
+                                    if expected is SELF else expected, callee, index))
         callees.append(callee)
     assert state.compiled is not None
     return make_instance(

@@ -33,7 +33,7 @@ from splice.runtime import overlays, processes
 from splice.runtime.attributes import ATTRIBUTE_NATIVE_TYPES
 from splice.runtime.context_fields import ContextFields, is_splice_code
 from splice.runtime.implicit import NATIVE_TYPES
-from splice.runtime.instance_sharing import bind_instance, share_instance, shareable
+from splice.runtime.instance_sharing import bind_instance, share_instance
 from splice.runtime.native import CHOSEN, HELD_CALL
 from splice.runtime.sharing import bind, share
 from splice.runtime.sites import Site
@@ -221,7 +221,7 @@ class Compiling(ContextFields):
         """This context's instance of ``spec`` for ``fn`` bound from what its owner keeps
         (``splice.runtime.instance_sharing``), or None: the context builds it."""
         owner = self.owner
-        if owner is None or not shareable(fn):
+        if owner is None:
             return None
         code = spec.code
         shared = owner.instances.find(fn, code, spec.argtypes, spec.key)
@@ -231,7 +231,7 @@ class Compiling(ContextFields):
                 if loaded is not None:  # why the entry on disk was not used
                     self._cache_notes[id(code)] = loaded
                 return None
-            owner.instances.add(code, loaded)
+            owner.instances.add(code, loaded, self.params.max_variants)
             shared = loaded
         return bind_instance(shared, self, fn)
 
@@ -241,8 +241,8 @@ class Compiling(ContextFields):
         if owner is None:
             return
         shared = share_instance(ci, self)
-        if shared is not None:
-            owner.instances.add(ci.specialization.code, shared)
+        if shared is not None and owner.instances.add(ci.specialization.code, shared,
+                                                      self.params.max_variants):
             fn = ci.fn
             if fn is not None:
                 owner.save_instance(fn, shared)

@@ -16,11 +16,13 @@ fill the code's cells; the instance is connected to what it relies on as a built
 Soundness: see ``splice.cache.shared_instances``. In short, an owner's contexts build the
 same code, so binding is building without the work, provided everything the build relied
 on holds now: the shared instance's guards (checked by ``SharedInstances.find``), its
-function guards (the function and each callee still have the code and defaults they had),
-and its direct callees' instances, which must bind (or be built) for exactly the
-specialization the build chose, else the context builds the instance itself. Only
-functions a module holds under their qualified name are shared (``shareable``): their
-instance's builder is the function itself, holding no cells.
+function guards (each callee still has the code and defaults it had), what the function
+object binding it holds where inference read it (its globals, the closure cells inference
+read, its defaults if read: ``SharedInstance.fits``, as ``CodeInstance.fits`` for function
+objects of one code in one context), and its direct callees' instances, which must bind
+(or be built) for exactly the specialization the build chose, else the context builds the
+instance itself. The function's own code is the key the owner finds it by, so a function
+whose ``__code__`` was replaced finds nothing.
 """
 
 from __future__ import annotations
@@ -34,11 +36,10 @@ from typing import Any
 
 from splice.cache.guards import FunctionGuard
 from splice.cache.instances import INVALID, CodeInstance, Specialization
-from splice.cache.references import NotStorable, reference_of
 from splice.cache.shared_code import StoredIR
 from splice.cache.shared_instances import DirectCall, SharedInstance
 from splice.cache.world import add_backedge
-from splice.compiler.pipeline import make_instance
+from splice.compiler.pipeline import builder_of, make_instance
 from splice.errors import UnsupportedError
 from splice.ir.assemble import CompiledCode
 from splice.ir.nodes import FunctionIR
@@ -48,29 +49,17 @@ from splice.runtime.stored_code import regenerate, restore_ir, store_ir
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["bind_instance", "share_instance", "shareable"]
+__all__ = ["bind_instance", "share_instance"]
 
 #: the stages whose IR is the same for every context (before routing)
 _CONTEXT_FREE_STAGES = ("lowered", "typed")
-
-
-def shareable(fn: types.FunctionType) -> bool:
-    """Whether instances of ``fn`` are shared by its owner's contexts: its module holds it
-    under its qualified name (no closure, nothing made at run time)."""
-    if fn.__closure__:
-        return False
-    try:
-        reference_of(fn)
-    except NotStorable:
-        return False
-    return True
 
 
 def share_instance(ci: CodeInstance, context: Any) -> SharedInstance | None:
     """What the owner of ``context`` keeps of ``ci`` (built under ``context``), or None if
     it cannot be shared (the other contexts build their own)."""
     fn = ci.fn
-    if fn is None or ci.cells or not shareable(fn) or not ci.valid:
+    if fn is None or not ci.valid:
         return None
     made: dict[int, tuple[Any, ...]] = {}
     direct = []
@@ -87,14 +76,17 @@ def share_instance(ci: CodeInstance, context: Any) -> SharedInstance | None:
     code = share(ci.code, context, fn.__code__.co_freevars, made)
     if isinstance(code, UnsupportedError) or code.template is None:
         return None
-    made[id(fn)] = ("function",)
+    made[id(fn)] = made[id(ci.builder)] = ("function",)
     stored = _stored_stages(ci, context, made)
     shared = SharedInstance(
         argtypes=ci.argtypes, key=ci.specialization.key, globals=fn.__globals__, code=code,
         direct=tuple(direct), self_calls=len(ci.self_holders), guards=ci.guards,
-        function_guards=tuple(FunctionGuard.now(f) for f in (fn, *ci.callees)
-                              if isinstance(f, types.FunctionType)),
-        callees=ci.callees, defaults=ci.defaults, return_type=ci.return_type,
+        # (the callees': the function's own code is the entry's key, and a closure's
+        # guard would keep the closure, and what it captured, alive)
+        function_guards=tuple(FunctionGuard.now(f) for f in ci.callees
+                              if isinstance(f, types.FunctionType) and f is not fn),
+        callees=ci.callees, defaults=ci.defaults, cells=ci.cells,
+        return_type=ci.return_type,
         untyped_return_type=ci.untyped_return_type, retyped=ci.retyped,
         stages={name: ci.stages[name] for name in _CONTEXT_FREE_STAGES if name in ci.stages},
         stored_ir=stored, optimizations=list(ci.optimizations), edges=ci.edges)
@@ -216,8 +208,9 @@ def _bind(shared: SharedInstance, context: Any, fn: types.FunctionType) -> CodeI
         return None
     ci = make_instance(
         context, fn, Specialization(fn.__code__, shared.argtypes, shared.key),
-        builder=fn, stages=dict(shared.stages), code=code, return_type=shared.return_type,
-        edges=shared.edges, defaults=shared.defaults, direct=bindings,
+        builder=builder_of(fn), stages=dict(shared.stages), code=code,
+        return_type=shared.return_type,
+        edges=shared.edges, defaults=shared.defaults, cells=shared.cells, direct=bindings,
         untyped_return_type=shared.untyped_return_type, retyped=shared.retyped,
         guards=shared.guards, callees=shared.callees,
         optimizations=list(shared.optimizations), origin=origin,

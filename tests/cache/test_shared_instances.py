@@ -170,12 +170,49 @@ def test_a_callee_redefined_while_no_context_holds_it_is_rebuilt(program: Any) -
     assert _counts(second)[0] >= 1
 
 
-def test_closures_are_built_by_each_context(program: Any) -> None:
+def test_closures_share_instances_and_keep_their_own_data(program: Any) -> None:
     first, second = fastmath(), fastmath()
     assert first.run(program.with_closure, 3) == program.with_closure(3)
-    assert second.run(program.with_closure, 3) == program.with_closure(3)
-    assert any(ci.specialization.code is program.make_adder(0).__code__ and
-               ci.origin == "built" for ci in second.context.instances)
+    assert second.run(program.with_closure, 4) == program.with_closure(4)
+    adds = [ci for ci in second.context.instances
+            if ci.specialization.code is program.make_adder(0).__code__]
+    assert adds and all(ci.origin == "bound" for ci in adds)
+    # what a closure captured is not kept by the owner: only functions and classes
+    # inference read from its cells are (none here)
+    assert all(not ci.shared.cells for ci in adds)
+
+
+def test_a_closure_over_another_function_binds_only_where_its_cell_holds_it(
+        tmp_path: Path) -> None:
+    module = load(tmp_path, "closure_cells_program", """
+        def double(x):
+            return x * 2
+
+        def square(x):
+            return x * x
+
+        def compose(f):
+            def apply(x):
+                return f(x) + 1
+            return apply
+
+        def main(which, x):
+            return compose(double if which else square)(x)
+    """)
+    sys.modules[module.__name__] = module
+    try:
+        first, second = fastmath(), fastmath()
+        assert first.run(module.main, True, 3) == 7
+        # the closure's cell holds another function: inference read it (the instance calls
+        # double's instance directly), so the instance built for double is not bound for
+        # square (its guard would make it take the slow path at every call)
+        assert second.run(module.main, False, 3) == 10
+        applies = [ci for ci in second.context.instances if
+                   ci.specialization.code.co_name == "apply"]
+        assert applies and all(ci.cells == ((0, module.square),) for ci in applies)
+        assert second.run(module.main, True, 3) == 7
+    finally:
+        del sys.modules[module.__name__]
 
 
 def test_an_owner_keeps_no_plugin_alive(program: Any) -> None:
