@@ -256,12 +256,22 @@ def instrument(source: str, filename: str) -> types.CodeType:
 
 
 def top_level_caller(plugin: Plugin) -> Callable[..., Any]:
-    """What ``CALL_NAME`` must be bound to for top-level code run under ``plugin``."""
-    enter = plugin.context.enter
+    """What ``CALL_NAME`` must be bound to for top-level code run under ``plugin``.
+
+    A top-level call enters the context as ``Plugin.run`` would, but without
+    ``Context.run``, which merges what the plugins' copies in worker processes reported
+    when it ends (``splice.runtime.processes``): so each top-level call first merges what
+    arrived since the last one (one ``stat`` of the spool when work was sent to other
+    processes, nothing otherwise), and ``run_program`` merges the rest when the program
+    ends."""
+    context = plugin.context
+    enter = context.enter
+    collect = context.process_channel.collect
     plain = (types.FunctionType, types.BuiltinFunctionType, type, types.MethodType)
 
     def splice_call(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         """What runs the top-level call ``fn(*args, **kwargs)``: ``fn``'s entry."""
+        collect(if_changed=True)
         if type(fn) in plain or isinstance(fn, type):
             return enter(fn)
         try:
@@ -341,6 +351,17 @@ def run_program(plugin: Plugin, program: Program, args: Sequence[str] = ()) -> N
     # python's __main__ starts with an empty ``__annotations__`` (pylifecycle.c)
     namespace.update({"__annotations__": {}, "__builtins__": builtins,
                       CALL_NAME: top_level_caller(plugin)})
+    try:
+        _run(program, args, module, code)
+    finally:
+        # what workers reported: merged as at the end of ``Context.run`` (the program's
+        # top-level calls were entered without it)
+        plugin.context.process_channel.collect()
+
+
+def _run(program: Program, args: Sequence[str], module: types.ModuleType,
+         code: types.CodeType) -> None:
+    namespace = module.__dict__
     if program.runpy_name is not None:
         with _as_main(program, args, module):
             _run_with_runpy(program, code)

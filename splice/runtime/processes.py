@@ -30,8 +30,11 @@ What comes back: a plugin's ``worker_report()`` (default None: nothing) is calle
 worker process when it ends normally (a pool shut down or closed and joined, a process
 whose target returned); the reports are written, one file per process, to a
 spool directory the context made for the purpose, and merged into the context's plugins
-(``merge_worker_report(report, pid)``) at the end of each ``Context.run``. Timestamps
-agree across processes (``perf_counter_ns`` reads the system's monotonic clock).
+(``merge_worker_report(report, pid)``) at the end of each ``Context.run``, and, for a
+program run by ``splice run``/``splice trace`` (whose top-level calls enter the context
+without ``run``: ``splice.program``), before each top-level call (if the spool changed)
+and when the program ends. Timestamps agree across processes (``perf_counter_ns`` reads
+the system's monotonic clock).
 
 Soundness: the program's functions, arguments and results travel as natively (the pool
 pickles them); only the callable is replaced, and it unpickles to the function itself when
@@ -107,6 +110,8 @@ class Channel:
         self._ticket: Ticket | None = None
         self._lock = threading.Lock()
         self._merged: set[str] = set()
+        #: the spool directory's modification time when last listed (``collect``)
+        self._listed_at = -1
 
     def ticket(self) -> Ticket:
         """The ticket (the plugins pickled on first use: ``PluginSendError`` if they
@@ -150,15 +155,27 @@ class Channel:
             if report is not None:
                 plugin.merge_worker_report(report, pid)
 
-    def collect(self) -> int:
+    def collect(self, *, if_changed: bool = False) -> int:
         """Merge the reports workers have written since the last call into the context's
-        plugins; returns how many were merged."""
+        plugins; returns how many were merged. ``if_changed``: only if the spool
+        directory changed since it was last listed (one ``stat``: what a program's
+        top-level calls check, ``splice.program``; a report written within the file
+        system's timestamp resolution of the last listing waits for the next full
+        collection)."""
         ticket = self._ticket
         if ticket is None:
             return 0
+        if if_changed:
+            try:
+                changed = os.stat(ticket.spool).st_mtime_ns
+            except FileNotFoundError:
+                return 0
+            if changed == self._listed_at:
+                return 0
         merged = 0
         with self._lock:
             try:
+                self._listed_at = os.stat(ticket.spool).st_mtime_ns
                 names = sorted(n for n in os.listdir(ticket.spool) if n.endswith(".report"))
             except FileNotFoundError:
                 return 0

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -157,3 +160,42 @@ def test_a_remote_called_in_its_senders_process_after_its_context_went() -> None
     assert not processes._CHANNELS  # the channel went with its context
     assert remote(4) == 16  # under an equal context, made for the call
     assert (remote.ticket.key, os.getpid()) not in processes._WORKERS
+
+
+_POOL_PROGRAMS = {
+    # the pool used from a function the program calls, and from top-level code
+    "in main": "import multiprocessing\n\n"
+               "def square(x):\n    return x * x\n\n"
+               "def main():\n"
+               "    pool = multiprocessing.Pool(2)\n"
+               "    print(pool.map(square, range(8)))\n"
+               "    pool.close()\n"
+               "    pool.join()\n\n"
+               "if __name__ == '__main__':\n    main()\n",
+    "top level": "import multiprocessing\n\n"
+                 "def square(x):\n    return x * x\n\n"
+                 "pool = multiprocessing.Pool(2)\n"
+                 "print(pool.map(square, range(8)))\n"
+                 "pool.close()\n"
+                 "pool.join()\n"
+                 "print('done')\n",
+}
+
+
+@pytest.mark.parametrize("name", list(_POOL_PROGRAMS))
+def test_splice_trace_merges_what_pool_workers_recorded(tmp_path: Path, name: str) -> None:
+    """``splice trace prog.py``: the program's top-level calls enter the Tracer without
+    ``Context.run``, yet the calls its pool's workers made are in the trace (merged when
+    the program ends, and before each top-level call), every time."""
+    script = tmp_path / "prog.py"
+    script.write_text(_POOL_PROGRAMS[name])
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    for run in range(3):
+        stats = tmp_path / f"stats{run}.txt"
+        done = subprocess.run([sys.executable, "-m", "splice", "trace", "-o", str(stats),
+                               str(script)], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("[0, 1, 4, 9, 16, 25, 36, 49]\n")
+        [row] = [line for line in stats.read_text().splitlines() if "(square)" in line]
+        assert row.split()[0] == "8", (run, row)  # every call, in the workers
