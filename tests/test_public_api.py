@@ -106,6 +106,29 @@ def test_explain_of_a_plugin_reports_its_compositions_too() -> None:
 def test_explain_of_something_else_says_what_it_takes() -> None:
     with pytest.raises(TypeError, match=r"explain\(\) takes a plugin .* not function"):
         splice.explain(sample)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"fn is the callee to report on .* not int"):
+        splice.explain(splice.Plugin(), 42)
+
+
+def test_run_and_wrap_misuse_is_a_clear_error() -> None:
+    # on the class: the function took the plugin's place (before: AttributeError
+    # 'function' object has no attribute 'dynamic_scope', from deep inside)
+    with pytest.raises(TypeError, match=r"Plugin.run\(\) is called on a plugin object, not "
+                       r"on the class: .* here sample was given where the plugin goes"):
+        splice.Plugin.run(sample, [1])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Plugin.run\(\) is called on a plugin object"):
+        Tracer.run(sample, [1])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"wrap\(\) takes the function .* not int"):
+        splice.Plugin().wrap(42)  # type: ignore[type-var]
+    assert splice.Plugin().run(sample, [2, 1]) == "[1, 2]"  # the right way still runs
+
+
+def test_compile_of_a_value_where_a_type_goes_says_what_it_takes() -> None:
+    with pytest.raises(TypeError, match=r"argument type 2 is 3, not a type: argtypes are the "
+                       r"types of sample's leading positional parameters .* "
+                       r"compile\(plugin, sample, int\); the values go to splice.invoke"):
+        splice.compile(splice.Plugin(), sample, list, 3)
+    assert splice.compile(None, sample, list[int]) is not None
 
 
 def test_intercept_misuse_is_caught_where_it_happens() -> None:

@@ -341,7 +341,13 @@ run_vectorcall_body(RunCall *r, PyObject *const *args, size_t nargsf, PyObject *
         return PyObject_Vectorcall(r->function, args, nargs, kwnames);
     PyObject *self = args[0], *fn = args[1];
     int dynamic = dynamic_scope(self);
-    if (dynamic < 0) return NULL;
+    if (dynamic < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+        /* not a plugin (``Plugin.run(f, x)``, called on the class): the Python method
+           says what is wrong */
+        PyErr_Clear();
+        return PyObject_Vectorcall(r->function, args, nargs, kwnames);
+    }
     PyObject *scopes = NULL;
     if (!dynamic && PyContextVar_Get(r->scopes, NULL, &scopes) < 0) return NULL;
     int scoped = 0;
