@@ -133,6 +133,13 @@ def load_target(spec: str, *, traceback_: bool = False) -> tuple[object, type | 
     """What ``spec`` names (as :func:`load_function`), and the class it is a method of
     (None for a function, a staticmethod or a classmethod). A name after a function is a
     function nested in it (``outer.inner``): made from its code, with empty cells."""
+    fn, owner, kind = load_member(spec, traceback_=traceback_)
+    return fn, owner if kind == "method" else None
+
+
+def load_member(spec: str, *, traceback_: bool = False) -> tuple[object, type | None, str]:
+    """What ``spec`` names, the class it is defined in (None for a function) and what it
+    is there: ``"function"``, ``"method"``, ``"classmethod"`` or ``"staticmethod"``."""
     where, sep, qualname = spec.rpartition(":")
     if not sep or not where:
         raise CommandError(f"{spec!r} is not FILE.py:FUNCTION or MODULE:FUNCTION")
@@ -152,8 +159,12 @@ def load_target(spec: str, *, traceback_: bool = False) -> tuple[object, type | 
         namespace = getattr(obj, "__dict__", None)
         nested = _nested_function(obj, part)
         owner = obj if isinstance(obj, type) else None
+        defined = next((vars(k)[part] for k in obj.__mro__ if part in vars(k)), None) \
+            if isinstance(obj, type) else None
         if isinstance(obj, type) and namespace is not None and part in namespace:
             obj = namespace[part]
+        elif isinstance(defined, (staticmethod, classmethod)):  # through a subclass
+            obj = defined
         elif nested is not None:
             obj = nested
         elif hasattr(obj, part):
@@ -164,18 +175,22 @@ def load_target(spec: str, *, traceback_: bool = False) -> tuple[object, type | 
                 else "attribute"
             raise CommandError(f"{where_} has no {what} {part!r}")
         done.append(part)
+    kind = "method" if owner is not None else "function"
     if isinstance(obj, (staticmethod, classmethod)):
-        obj, owner = obj.__func__, None
+        kind = "staticmethod" if isinstance(obj, staticmethod) else "classmethod"
+        obj = obj.__func__
     if isinstance(obj, types.MethodType):
+        if isinstance(obj.__self__, type):  # a classmethod reached through a subclass
+            kind, owner = "classmethod", obj.__self__
         obj = obj.__func__
     if isinstance(obj, property):
         raise CommandError(f"{spec} is a property: show {spec}.fget (or .fset, .fdel)")
     if isinstance(obj, (type, types.ModuleType)):
         kind = "a class" if isinstance(obj, type) else "a module"
         raise CommandError(f"{spec} is {kind}, not a function")
-    if not isinstance(obj, types.FunctionType):
-        owner = None
-    return obj, owner
+    if not isinstance(obj, types.FunctionType) or owner is None:
+        owner, kind = None, "function"
+    return obj, owner, kind
 
 
 def _nested_function(obj: object, name: str) -> types.FunctionType | None:
@@ -233,37 +248,48 @@ def show(target: str, stage: str, types_: str | None, plugin_spec: str | None,
       splice show examples/shapes.py:total_area --stage typed --types "list"
       splice show json:dumps --stage lowered
     """
-    fn, owner = load_target(target, traceback_=traceback_)
+    fn, defined_in, kind = load_member(target, traceback_=traceback_)
+    owner = defined_in if kind == "method" else None
+    of_class = defined_in if kind == "classmethod" else None
     plugin = _load_plugin(plugin_spec) if plugin_spec else None
     typed_wanted = stage in ("typed", "optimized") or types_ is not None or plugin is not None
     sections: list[tuple[str, str]] = []
-    if typed_wanted and isinstance(fn, types.FunctionType) and owner is not None:
+    if typed_wanted and isinstance(fn, types.FunctionType) and defined_in is not None:
         code = fn.__code__
-        first = code.co_varnames[0] if code.co_argcount else "self"
-        click.echo(f"# {first}: an instance of {owner.__qualname__} (the class the method "
-                   f"is defined in); --types gives the arguments after it", err=True)
+        first = code.co_varnames[0] if code.co_argcount else None
+        where = defined_in.__qualname__
+        if kind == "method":
+            click.echo(f"# {first or 'self'}: an instance of {where} (the class the method "
+                       f"is defined in); --types gives the arguments after it", err=True)
+        elif kind == "classmethod":
+            click.echo(f"# {first or 'cls'}: the class {where} itself (a classmethod); "
+                       f"--types gives the arguments after it", err=True)
+        else:
+            click.echo(f"# a staticmethod of {where}: no self or cls; --types gives its "
+                       f"arguments from the first{f' ({first})' if first else ''}",
+                       err=True)
     try:
         if stage in ("lowered", "all"):
             if typed_wanted:
-                instance = _instance(fn, types_, plugin, target, owner)
+                instance = _instance(fn, types_, plugin, target, owner, of_class)
                 sections.append(("lowered IR", str(Listing(instance.lowered))))
             else:
                 sections.append(("lowered IR", str(splice.code_lowered(fn))))
         if stage in ("typed", "optimized") or (stage == "all" and typed_wanted):
-            instance = _instance(fn, types_, plugin, target, owner)
+            instance = _instance(fn, types_, plugin, target, owner, of_class)
             for name in ("typed", "optimized"):
                 if stage in (name, "all"):
                     listing = TypedListing(instance, name)
                     sections.append((f"{name} IR", str(listing)))
         if stage == "routed":
             if typed_wanted:
-                instance = _instance(fn, types_, plugin, target, owner)
+                instance = _instance(fn, types_, plugin, target, owner, of_class)
                 sections.append(("routed IR", str(Listing(instance.routed))))
             else:
                 sections.append(("routed IR", str(splice.code_stage(fn, "finish"))))
         if stage in ("python", "all"):
             if typed_wanted:
-                instance = _instance(fn, types_, plugin, target, owner)
+                instance = _instance(fn, types_, plugin, target, owner, of_class)
                 sections.append(("generated Python", instance.source))
             else:
                 sections.append(("regenerated Python",
@@ -288,12 +314,18 @@ def show(target: str, stage: str, types_: str | None, plugin_spec: str | None,
 
 
 def _instance(fn: object, types_: str | None, plugin: splice.Plugin | None, target: str,
-              owner: type | None = None) -> splice.CodeInstance:
+              owner: type | None = None, of_class: type | None = None
+              ) -> splice.CodeInstance:
     """The code instance ``splice show`` displays (compiled once per command); a method's
-    first parameter is an instance of ``owner``, its class."""
+    first parameter is an instance of ``owner``, its class; a classmethod's is the class
+    ``of_class`` itself."""
     argtypes = _parse_types(fn, types_) if types_ else ()
     if owner is not None:
         argtypes = (owner, *argtypes)
+    elif of_class is not None:
+        from splice.infer.lattice import Const
+
+        argtypes = (Const(of_class), *argtypes)
     try:
         return splice.compile(plugin, fn, *argtypes)
     except TypeError as exc:

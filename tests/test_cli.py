@@ -321,6 +321,46 @@ def test_types_of_a_method_start_after_self(tmp_path: Path) -> None:
     assert "int, int" not in result.stdout
 
 
+KINDS = '''
+class Scaled:
+    factor = 2
+
+    @classmethod
+    def scale(cls, n):
+        return cls.factor * n
+
+    @staticmethod
+    def bump(x):
+        return x + 1
+
+
+class Child(Scaled):
+    pass
+'''
+
+
+@pytest.mark.parametrize(("name", "note", "header"), [
+    ("Scaled.scale", "# cls: the class Scaled itself (a classmethod); --types gives the "
+     "arguments after it", "Scaled.scale(Const(Scaled), int)"),
+    ("Child.scale", "# cls: the class Child itself (a classmethod)",
+     "Scaled.scale(Const(Child), int)"),
+    ("Scaled.bump", "# a staticmethod of Scaled: no self or cls; --types gives its "
+     "arguments from the first (x)", "Scaled.bump(int)"),
+    ("Child.bump", "# a staticmethod of Child", "Scaled.bump(int)"),
+])
+def test_types_of_class_and_static_methods_say_how_the_first_is_treated(
+        tmp_path: Path, name: str, note: str, header: str) -> None:
+    """A classmethod's first parameter is the class itself (not typed by --types, and
+    said so); a staticmethod's is its first argument, typed by --types (said so)."""
+    path = tmp_path / "kinds_program.py"
+    path.write_text(KINDS)
+    result = run("show", f"{path}:{name}", "--types", "int", "--stage", "typed")
+    assert result.exit_code == 0, result.output
+    assert note in result.stderr
+    assert f"# typed IR of {header}" in result.stdout
+    assert "=> int" in result.stdout
+
+
 def test_nested_functions_are_addressable(tmp_path: Path) -> None:
     path = tmp_path / "nested_program.py"
     path.write_text(MEMO)
