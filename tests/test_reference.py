@@ -10,6 +10,8 @@ import pytest
 
 import splice
 import splice.ir
+import splice.ir.tools
+import splice.ir.typed_tools
 import splice.plugins
 from splice.hooks import CALL_HOOKS, COMPILE_HOOKS, IR_STAGES, Hooks
 
@@ -23,13 +25,30 @@ def _section(title: str) -> str:
     return PAGE[start:] if end < 0 else PAGE[start:end]
 
 
-@pytest.mark.parametrize("module", [splice, splice.ir, splice.plugins],
-                         ids=lambda m: m.__name__)
+#: every public module the docs promise: its ``__all__`` is listed in its own section
+MODULES = [splice, splice.ir, splice.ir.tools, splice.ir.typed_tools, splice.plugins]
+
+#: modules whose every name is listed with its exact signature (``name(params) -> ret``)
+WITH_SIGNATURES = [splice.ir.tools, splice.ir.typed_tools]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_every_public_name_is_listed(module: object) -> None:
     section = _section(f"`{module.__name__}`")  # type: ignore[attr-defined]
     missing = [name for name in module.__all__  # type: ignore[attr-defined]
                if not re.search(rf"`{re.escape(name)}[`(]", section)]
     assert not missing, f"docs/reference.md does not list {missing}"
+
+
+@pytest.mark.parametrize("module", WITH_SIGNATURES, ids=lambda m: m.__name__)
+def test_every_ir_tool_is_listed_with_its_signature(module: object) -> None:
+    section = _section(f"`{module.__name__}`")  # type: ignore[attr-defined]
+    wrong = []
+    for name in module.__all__:  # type: ignore[attr-defined]
+        text = str(inspect.signature(getattr(module, name))).replace("'", "")
+        if f"`{name}{text}`" not in section:
+            wrong.append(f"{name}{text}")
+    assert not wrong, f"docs/reference.md lacks these exact signatures: {wrong}"
 
 
 def _signature(hook: str) -> str:
