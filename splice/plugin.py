@@ -8,13 +8,14 @@ from collections.abc import Callable, Hashable
 from typing import Any, Self, TypeVar
 
 from splice.cache.instances import CodeInstance
+from splice.compiler.pipeline import compile_for
 from splice.errors import SpliceError
 from splice.hooks import Hooks, nests_plugins
 from splice.ir.nodes import Assign, MakeComprehension, MakeLambda
 from splice.ir.source import function_of
 from splice.keys import get_hashed
 from splice.pristine import BUILTINS
-from splice.runtime import native, scopes
+from splice.runtime import dynamic, native
 from splice.runtime.context import Context, Reached
 from splice.runtime.pending import PENDING, PENDING_ANYWHERE
 from splice.runtime.plugin_state import STATE, plugins_of, state_of
@@ -199,25 +200,23 @@ class Plugin(Hooks):
 
     @nests_plugins
     def run(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """Call ``fn(*args, **kwargs)`` with everything it reaches under this plugin."""
         if not isinstance(self, Plugin):  # ``Plugin.run(f, x)``: called on the class
             raise _on_the_class("run", self)
-        """Call ``fn(*args, **kwargs)`` with everything it reaches under this plugin."""
-            from splice.runtime import dynamic
-
         if self.dynamic_scope:
             return dynamic.run(self, fn, args, kwargs)
-        active = scopes.SCOPES.get()
-        if active:  # started in dynamic scopes: they stay outermost
-            return context_of((*active, *plugins_of(self))).run(fn, args, kwargs)
+        scopes = dynamic.SCOPES.get()
+        if scopes:  # started in dynamic scopes: they stay outermost
+            return context_of((*scopes, *plugins_of(self))).run(fn, args, kwargs)
         return self.context.run(fn, args, kwargs)
 
     def wrap(self, fn: F) -> F:
+        """A decorator: every call of the result runs ``fn`` under this plugin."""
         if not isinstance(self, Plugin):
             raise _on_the_class("wrap", self)
         if not callable(fn):
             raise TypeError(f"wrap() takes the function to run under the plugin (it is a "
                             f"decorator: @plugin.wrap), not {type(fn).__name__}")
-        """A decorator: every call of the result runs ``fn`` under this plugin."""
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             return self.run(fn, *args, **kwargs)
@@ -233,7 +232,7 @@ class Plugin(Hooks):
                 if target is fn:
                     return continuation(*args, **kwargs)
         if self.dynamic_scope:  # everything in a dynamic scope runs natively
-            target = get_hashed(scopes.ACTIVE, fn)  # a patched target runs its original body
+            target = get_hashed(dynamic.ACTIVE, fn)  # a patched target runs its original body
             return (fn if target is None else target.body)(*args, **kwargs)
         state = self._splice
         if state is not None:  # an intercept of its first context: its original's entry
@@ -241,6 +240,7 @@ class Plugin(Hooks):
             if original is not None:
                 return original(*args, **kwargs)
         return self.context.recurse_call(fn, args, kwargs)
+
 
 def _on_the_class(method: str, given: Any) -> TypeError:
     """The error of ``Plugin.run(f, x)``: a plugin method called on the class, so that its
@@ -251,17 +251,16 @@ def _on_the_class(method: str, given: Any) -> TypeError:
                      f"{what} was given where the plugin goes")
 
 
-
 try:  # the same method in C, when built (splice/runtime/_recurse.c)
     from splice.runtime._recurse import RecurseCall
 except ImportError:  # pragma: no cover - built without a compiler
     pass
 else:
     Plugin.recurse_call = RecurseCall(  # type: ignore[method-assign]
-        Plugin.recurse_call, PENDING, PENDING_ANYWHERE, scopes.ACTIVE)
+        Plugin.recurse_call, PENDING, PENDING_ANYWHERE, dynamic.ACTIVE)
 
 if native.RUN_CALL is not None:  # a run with no frame of splice's (splice/runtime/_recurse.c)
-    Plugin.run = native.RUN_CALL(Plugin.run, scopes.SCOPES)  # type: ignore[method-assign]
+    Plugin.run = native.RUN_CALL(Plugin.run, dynamic.SCOPES)  # type: ignore[method-assign]
 
 
 class Composed(Plugin):
@@ -343,10 +342,10 @@ def explain(plugin: Plugin, fn: Any = None) -> Explanation:
     if not isinstance(plugin, Plugin):
         raise TypeError(f"explain() takes a plugin (what ran the code: splice.explain("
                         f"plugin, fn) for one function), not {type(plugin).__name__}")
+    own = list(plugin.context.reached.values())
     if fn is not None and not callable(fn):
         raise TypeError(f"explain(plugin, fn): fn is the callee to report on (a function, "
                         f"method, class or builtin), not {type(fn).__name__}")
-    own = list(plugin.context.reached.values())
     reached = list(own)
     seen = {(r.name, r.entered, r.reason) for r in reached}
     where = ["alone"] if own else []
@@ -381,17 +380,16 @@ def compile(plugin: Plugin | None, fn: Any, /, *argtypes: Any, key: Hashable = N
         raise TypeError(f"compile() takes a plugin object, not the class {plugin.__name__}: "
                         f"splice.compile({plugin.__name__}(), fn, ...)")
     if not isinstance(plugin, Plugin):
-    _check_argtypes(fn, argtypes)
         raise TypeError(f"compile() takes a plugin (or None), not {type(plugin).__name__}")
+    _check_argtypes(fn, argtypes)
     context = plugin.context
     if key is not None and not context.hooks.specializers:
         raise TypeError(f"compile(..., key={key!r}): {type(plugin).__name__} defines no "
                         "specialize hook, so no call would ever have that key and the "
                         "instance could never be invoked; define specialize(fn, args, "
-    from splice.compiler.pipeline import compile_for
-
                         "kwargs) to give calls their keys, or leave out key=")
     return compile_for(context, function_of(fn), argtypes, key)
+
 
 def _check_argtypes(fn: Any, argtypes: tuple[Any, ...]) -> None:
     """``TypeError`` naming the first of ``argtypes`` that is no type (a value given where
@@ -412,7 +410,6 @@ def _check_argtypes(fn: Any, argtypes: tuple[Any, ...]) -> None:
                 f"splice.invoke(instance, {given!r})") from None
 
 
-
 def precompile(plugin: Plugin, fn: Any, /, *argtypes: Any) -> list[str]:
     """Build ``fn``'s code under ``plugin``, and that of the functions and classes it calls
     by name, ahead of a run (like Julia's ``precompile``): the first call then finds them
@@ -425,9 +422,6 @@ def precompile(plugin: Plugin, fn: Any, /, *argtypes: Any) -> list[str]:
     from splice.ir.source import describe
 
     if not isinstance(plugin, Plugin):
-    from splice.compiler.pipeline import compile_for
-    from splice.ir.nodes import Assign, MakeComprehension, MakeLambda
-
         raise TypeError(f"precompile() takes a plugin object, not {type(plugin).__name__}")
     function = function_of(fn)
     context = plugin.context
