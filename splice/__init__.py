@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from splice.cache.instances import CodeInstance, invoke
     from splice.cache.world import invalidate, world
     from splice.infer import AbstractInterpreter
-    from splice.ir.verify import VerifyError
+    from splice.ir.verifier import VerifyError
     from splice.plugin import Plugin, compile, compose, explain, intercept, precompile
     from splice.reflection import code_lowered, code_python, code_stage, code_typed
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "CodeInstance": "splice.cache.instances", "invoke": "splice.cache.instances",
     "invalidate": "splice.cache.world", "world": "splice.cache.world",
-    "AbstractInterpreter": "splice.infer", "VerifyError": "splice.ir.verify",
+    "AbstractInterpreter": "splice.infer", "VerifyError": "splice.ir.verifier",
     **dict.fromkeys(("Plugin", "compile", "compose", "explain", "intercept", "precompile"),
                     "splice.plugin"),
     **dict.fromkeys(("code_lowered", "code_python", "code_stage", "code_typed"),

@@ -29,7 +29,7 @@ JUMP_THREADING: bool = VERSION < (3, 12)
 cross-op case of ``optimize_basic_block`` compare ``i_lineno``), so ``a.__bool__`` runs once.
 3.12 replaced the ``JUMP_IF_*_OR_POP`` opcodes by ``COPY``/``POP_JUMP_IF_*`` ("What's New In
 Python 3.12", CPython bytecode changes) and 3.12 and 3.13 test the value again.
-Used by ``splice.ir.lower`` and ``splice.ir.codegen`` (``BoolOp.threaded``)."""
+Used by ``splice.ir.lowering`` and ``splice.ir.codegen`` (``BoolOp.threaded``)."""
 
 
 RETURN_CONST_UNLOCATED: bool = VERSION == (3, 12)
@@ -69,7 +69,7 @@ where CPython calls it."""
 TYPE_PARAMETER_SYNTAX: bool = VERSION >= (3, 12)
 """Generic ``def``/``class`` and ``type`` statements (PEP 695, "What's New In Python 3.12"):
 their annotation scopes are CPython's own, made by regenerating the statements with their
-type parameters (``splice.ir.lower``, ``splice.ir.codegen``). CPython's tests of them
+type parameters (``splice.ir.lowering``, ``splice.ir.codegen``). CPython's tests of them
 (``test_type_params``, ``test_type_aliases``) exist from 3.12 and join
 ``splice.tools.cpython_tests.DEFAULT`` there."""
 
@@ -138,7 +138,7 @@ none."""
 #   and guard the C stack themselves: that switch is C, in ``splice/runtime/_cstack.h``.
 # * f-string parts (PEP 701, 3.12): the constants and fields of an f-string and of a format
 #   spec carry spans of their own inside the f-string's (3.11: every part has the whole
-#   f-string's span). ``splice.ir.lower`` loads a lone constant part at its own span, which
+#   f-string's span). ``splice.ir.lowering`` loads a lone constant part at its own span, which
 #   is the f-string's on 3.11.
 # * Inlined comprehensions (PEP 709, 3.12): list, set and dict comprehensions run in the
 #   enclosing frame, so their variables are plain locals there and frame teardown order

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from splice.errors import PluginError
-from splice.ir.nodes import FunctionIR
-from splice.ir.source import describe
+from splice.ir.functions import describe
 from splice.pristine import BUILTINS
+
+if TYPE_CHECKING:
+    from splice.ir.nodes import FunctionIR
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -245,6 +247,8 @@ class HookTable:
             except Exception as exc:
                 raise PluginError.raised(plugin, stage, describe(fn), exc) from exc
             if result is not None:
+                from splice.ir.nodes import FunctionIR
+
                 if not isinstance(result, FunctionIR):
                     raise PluginError.returned(plugin, stage, describe(fn), result,
                                                _RETURNS[stage])

@@ -8,14 +8,12 @@ from collections.abc import Callable, Hashable
 from typing import Any, Self, TypeVar
 
 from splice.cache.instances import CodeInstance
-from splice.compiler.pipeline import compile_for
 from splice.errors import SpliceError
 from splice.hooks import Hooks, nests_plugins
-from splice.ir.nodes import Assign, MakeComprehension, MakeLambda
-from splice.ir.source import function_of
+from splice.ir.functions import function_of
 from splice.keys import get_hashed
 from splice.pristine import BUILTINS
-from splice.runtime import dynamic, native
+from splice.runtime import native, scopes
 from splice.runtime.context import Context, Reached
 from splice.runtime.pending import PENDING, PENDING_ANYWHERE
 from splice.runtime.plugin_state import STATE, plugins_of, state_of
@@ -204,10 +202,12 @@ class Plugin(Hooks):
         if not isinstance(self, Plugin):  # ``Plugin.run(f, x)``: called on the class
             raise _on_the_class("run", self)
         if self.dynamic_scope:
+            from splice.runtime import dynamic
+
             return dynamic.run(self, fn, args, kwargs)
-        scopes = dynamic.SCOPES.get()
-        if scopes:  # started in dynamic scopes: they stay outermost
-            return context_of((*scopes, *plugins_of(self))).run(fn, args, kwargs)
+        active = scopes.SCOPES.get()
+        if active:  # started in dynamic scopes: they stay outermost
+            return context_of((*active, *plugins_of(self))).run(fn, args, kwargs)
         return self.context.run(fn, args, kwargs)
 
     def wrap(self, fn: F) -> F:
@@ -232,7 +232,7 @@ class Plugin(Hooks):
                 if target is fn:
                     return continuation(*args, **kwargs)
         if self.dynamic_scope:  # everything in a dynamic scope runs natively
-            target = get_hashed(dynamic.ACTIVE, fn)  # a patched target runs its original body
+            target = get_hashed(scopes.ACTIVE, fn)  # a patched target runs its original body
             return (fn if target is None else target.body)(*args, **kwargs)
         state = self._splice
         if state is not None:  # an intercept of its first context: its original's entry
@@ -257,10 +257,10 @@ except ImportError:  # pragma: no cover - built without a compiler
     pass
 else:
     Plugin.recurse_call = RecurseCall(  # type: ignore[method-assign]
-        Plugin.recurse_call, PENDING, PENDING_ANYWHERE, dynamic.ACTIVE)
+        Plugin.recurse_call, PENDING, PENDING_ANYWHERE, scopes.ACTIVE)
 
 if native.RUN_CALL is not None:  # a run with no frame of splice's (splice/runtime/_recurse.c)
-    Plugin.run = native.RUN_CALL(Plugin.run, dynamic.SCOPES)  # type: ignore[method-assign]
+    Plugin.run = native.RUN_CALL(Plugin.run, scopes.SCOPES)  # type: ignore[method-assign]
 
 
 class Composed(Plugin):
@@ -336,7 +336,7 @@ def explain(plugin: Plugin, fn: Any = None) -> Explanation:
     (``compose(a, plugin).run(...)``, ``a.run(plugin.run, ...)``), those since gone
     included. A callee reached the same way in several of them is listed once. With
     ``fn``, only the entries for that callee."""
-    from splice.ir.source import describe
+    from splice.ir.functions import describe
     from splice.runtime.context_fields import reached_by_name
 
     if not isinstance(plugin, Plugin):
@@ -388,6 +388,8 @@ def compile(plugin: Plugin | None, fn: Any, /, *argtypes: Any, key: Hashable = N
                         "specialize hook, so no call would ever have that key and the "
                         "instance could never be invoked; define specialize(fn, args, "
                         "kwargs) to give calls their keys, or leave out key=")
+    from splice.compiler.pipeline import compile_for
+
     return compile_for(context, function_of(fn), argtypes, key)
 
 
@@ -419,10 +421,13 @@ def precompile(plugin: Plugin, fn: Any, /, *argtypes: Any) -> list[str]:
     calls. Returns the names of what was made ready; what cannot be transformed is left
     out (``splice.explain`` says why)."""
     from splice.compiler.lowered import lowered
-    from splice.ir.source import describe
+    from splice.ir.functions import describe
 
     if not isinstance(plugin, Plugin):
         raise TypeError(f"precompile() takes a plugin object, not {type(plugin).__name__}")
+    from splice.compiler.pipeline import compile_for
+    from splice.ir.nodes import Assign, MakeComprehension, MakeLambda
+
     function = function_of(fn)
     context = plugin.context
     ready: list[str] = []

@@ -6,9 +6,9 @@ import types
 from typing import Any
 
 from splice.ir import generate, lower
+from splice.ir.functions import function_of
 from splice.ir.nodes import Assign, BinOp, Call, Compare, Const, FunctionIR, InPlace, Stmt, UnaryOp
 from splice.ir.printer import Listing, Printer, operand_text
-from splice.ir.source import function_of
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)

@@ -23,7 +23,7 @@ from typing import Generic, TypeVar
 
 from splice.cache.headroom import with_headroom
 from splice.errors import UnsupportedError
-from splice.ir.source import describe
+from splice.ir.functions import describe
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)

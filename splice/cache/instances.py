@@ -29,20 +29,21 @@ not fit the specialization with ``ArgumentTypeError`` (a ``TypeError``).
 from __future__ import annotations
 
 import functools
-import inspect
 import sys
 import types
 import weakref
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from splice.cache.guards import Guard, guard_check
 from splice.cache.world import add_backedge, advance, world
 from splice.errors import ArgumentTypeError, InvalidatedError
 from splice.forks import fork_safe_rlock
-from splice.ir.nodes import FunctionIR
 from splice.pristine import BUILTINS
+
+if TYPE_CHECKING:
+    from splice.ir.nodes import FunctionIR
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -280,7 +281,7 @@ class CodeInstance:
     def function_for(self, fn: types.FunctionType) -> types.FunctionType:
         """A function running this instance's code with ``fn``'s globals, closure cells and
         defaults (keyword defaults shared: changes to them show)."""
-        from splice.ir.assemble import instantiate
+        from splice.ir.compiled import instantiate
 
         return instantiate(self.code, fn, share_kwdefaults=True)
 
@@ -426,6 +427,8 @@ class CodeInstance:
             values: Sequence[Any] = args
         else:
             try:
+                import inspect
+
                 bound = inspect.signature(self.compiled).bind(*args, **kwargs)
             except TypeError:
                 return None

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import json
 import os
+import sys
 import threading
 import types
 from collections.abc import Hashable
@@ -48,8 +48,6 @@ from splice.cache.references import (
 )
 from splice.cache.shared_code import SharedCode, StoredIR
 from splice.cache.shared_instances import SharedInstance, SharedInstances
-from splice.cache.stored_instances import decode_instance, encode_instance
-from splice.cache.stored_ir import ObjectTable, decode_abstract, encode_abstract
 from splice.errors import UnsupportedError
 from splice.pristine import BUILTINS
 
@@ -165,6 +163,8 @@ class Owner:
                 code = _decode_code(found, own)
             except _UNUSABLE as exc:
                 unusable = f"its objects cannot be found in this program ({exc})"
+        from splice.cache.stored_instances import decode_instance
+
         try:
             shared = decode_instance(found.header["instance"], code, own,
                                      {stage: _stored(found, stage) for stage in
@@ -186,6 +186,8 @@ class Owner:
         disk = self.disk
         if disk is None or shared.code is None or shared.code.template is None:
             return
+        from splice.cache.stored_instances import encode_instance
+
         own = fn.__code__
         try:
             code, header = _encode_code(shared.code, own)
@@ -250,12 +252,16 @@ def _encode_value(value: Any, own: types.CodeType) -> Any:
         if not isinstance(value, types.MethodType) or not _is_abstract(holder):
             raise
         assert holder is not None
+        from splice.cache.stored_ir import ObjectTable, encode_abstract
+
         return ["abstract method", encode_abstract(holder, ObjectTable.for_disk(own)),
                 value.__name__]
 
 
 def _decode_value(data: Any, own: types.CodeType) -> Any:
     if type(data) is list and data[:1] == ["abstract method"]:
+        from splice.cache.stored_ir import ObjectTable, decode_abstract
+
         holder = decode_abstract(data[1], ObjectTable.for_disk(own))
         method = getattr(holder, str(data[2]))
         if not isinstance(method, types.MethodType):
@@ -282,6 +288,8 @@ def _instance_entry_name(fn: types.FunctionType, argtypes: tuple[Any, ...],
                          key: Hashable) -> str:
     """The entry of ``fn``'s instance for ``argtypes`` and ``key`` (``NotStorable`` if
     they cannot be written)."""
+    from splice.cache.stored_ir import ObjectTable, encode_abstract
+
     objects = ObjectTable.for_disk(fn.__code__)
     spec = json.dumps([[encode_abstract(t, objects) for t in argtypes], encode(key)],
                       sort_keys=True)
@@ -303,7 +311,7 @@ def owner_fingerprint(key: OwnerKey) -> str | None:
         for cls, token in classes:
             files = []
             for klass in cls.__mro__[:-1]:
-                source = inspect.getsourcefile(klass)
+                source = _source_file(klass)
                 if source is None or not os.path.exists(source):
                     return None
                 files.append(_file_digest(source))
@@ -316,6 +324,18 @@ def owner_fingerprint(key: OwnerKey) -> str | None:
                       for s in switches])
     text = json.dumps(described, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _source_file(cls: type) -> str | None:
+    """The source file of the module defining ``cls`` (``inspect.getsourcefile``'s answer
+    for a class, without loading ``inspect``)."""
+    module = sys.modules.get(cls.__module__)
+    filename = getattr(module, "__file__", None)
+    if not isinstance(filename, str):
+        return None
+    if filename.endswith((".pyc", ".pyo")):
+        filename = filename[:-1]
+    return filename if filename.endswith(".py") else None
 
 
 @functools.cache

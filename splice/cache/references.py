@@ -17,8 +17,9 @@ splice's helpers, constants a plugin inserted. ``encode`` writes each as JSON-ab
 * the code object of the function being compiled as ``["own code"]``.
 
 Anything else cannot be written, and the entry holding it is not stored. ``decode`` reverses
-it: references are looked up in ``sys.modules`` only (loading never imports, so it never
-runs a module's code) and must resolve; a class is called with the arguments only if it
+it: references are looked up in ``sys.modules`` only (loading never imports a module of the
+program's, so it never runs the program's code; a module of splice's own that this process
+has not needed yet is imported) and must resolve; a class is called with the arguments only if it
 defines ``__splice_persist__``. Code objects are written with ``marshal`` after their
 constants that ``marshal`` cannot write are replaced by placeholder strings
 (``split_constants``; ``join_constants`` puts the decoded objects back).
@@ -118,6 +119,9 @@ def reference_of(value: Any) -> list[str]:
 
 def _lookup(module: str, qualname: str) -> Any:
     found: Any = sys.modules.get(module)
+    if found is None and (module == "splice" or module.startswith("splice.")):
+        # splice's own (a helper a process loads lazily): importing it runs no program code
+        found = _import_own(module)
     if found is None:
         raise NotStorable(f"module {module} is not imported")
     for part in qualname.split("."):
@@ -126,6 +130,17 @@ def _lookup(module: str, qualname: str) -> Any:
         except AttributeError:
             raise NotStorable(f"{module}.{qualname} does not exist") from None
     return found
+
+
+def _import_own(module: str) -> Any:
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec(module) is None:
+            return None
+        return importlib.import_module(module)
+    except (ImportError, ValueError):
+        return None
 
 
 def decode(data: Any, own_code: types.CodeType | None = None) -> Any:

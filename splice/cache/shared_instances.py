@@ -41,12 +41,14 @@ import types
 import weakref
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from splice.cache.guards import Guard
 from splice.cache.shared_code import SharedCode, StoredIR
-from splice.ir.nodes import FunctionIR
 from splice.pristine import BUILTINS
+
+if TYPE_CHECKING:
+    from splice.ir.nodes import FunctionIR
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 

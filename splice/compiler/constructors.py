@@ -30,9 +30,18 @@ class made abstract after its entry was made sees it).
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
+from splice.compiler.sentinels import (
+    CLASS,
+    CO_GENERATOR_LIKE,
+    DEFAULTS,
+    INIT,
+    KWDEFAULTS,
+    META,
+    Sentinel,
+    sentinel_defaults,
+)
 from splice.errors import UnsupportedError
 from splice.ir.nodes import (
     Assign,
@@ -60,47 +69,10 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 __all__ = ["CO_GENERATOR_LIKE", "Sentinel", "constructor_ir", "def_line",
            "sentinel_defaults"]
 
-CO_GENERATOR_LIKE = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine,
-# async generator
 _object_new: Any = object.__new__
 #: where a statement that must not get a line of its own goes: the compiler gives it the
 #: line of the instruction before, as it does for the implicit ``return None``
 NO_LINE = Pos(-1, -1, -1, -1)
-
-#: indices into ``spec``
-CLASS, DEFAULTS, INIT, META, KWDEFAULTS = range(5)
-
-
-class Sentinel:
-    """The default of one parameter in a constructor: the caller left it out. One per
-    parameter name (``Sentinel.of``), shared by every constructor, so the test for it is
-    one identity comparison with a constant."""
-
-    __slots__ = ("name",)
-    _by_name: dict[str, Sentinel] = {}
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    @classmethod
-    def of(cls, name: str) -> Sentinel:
-        """The sentinel of parameters named ``name``."""
-        sentinel = cls._by_name.get(name)
-        if sentinel is None:
-            sentinel = cls._by_name.setdefault(name, cls(name))
-        return sentinel
-
-    def __repr__(self) -> str:
-        return f"<default of {self.name}>"
-
-    def __splice_persist__(self) -> tuple[str]:
-        """Written to the code cache by name, and made again as the shared sentinel."""
-        return (self.name,)
-
-    @classmethod
-    def __splice_make__(cls, name: str) -> Sentinel:
-        return cls.of(name)
-
 
 def constructor_ir(ir: FunctionIR, fallback: Any) -> FunctionIR:
     """Rewrite ``ir`` (an ``__init__``, routed) in place into its constructor (module
@@ -210,16 +182,3 @@ def _rewrite_returns(ir: FunctionIR, first: str) -> None:
             raise UnsupportedError(ir.qualname, "an __init__ returning a value gets no "
                                    "constructor", str(stmt.pos))
         loc.block[loc.block.index(stmt)] = Return(Var(first, stmt.pos), stmt.pos)
-
-
-def sentinel_defaults(code: types.CodeType, defaults: tuple[Any, ...] | None,
-                      kwdefaults: dict[str, Any] | None
-                      ) -> tuple[tuple[Any, ...] | None, dict[str, Any] | None]:
-    """A constructor's own defaults: a sentinel wherever the ``__init__`` has a default."""
-    names = code.co_varnames[:code.co_argcount]
-    # defaults go to the last parameters; a longer tuple's extra items are never used
-    padded = [None] * max(0, len(defaults or ()) - len(names)) + \
-        [Sentinel.of(name) for name in names]
-    own = None if not defaults else tuple(padded[len(padded) - len(defaults):])
-    own_kw = None if not kwdefaults else {name: Sentinel.of(name) for name in kwdefaults}
-    return own, own_kw

@@ -48,6 +48,7 @@ from splice.compiler.checks import Checks, checked, guarded
 from splice.compiler.proven import proven_classes
 from splice.errors import InterpreterError, UnsupportedError
 from splice.infer.lattice import ANY, Abstract
+from splice.ir.functions import describe
 from splice.ir.nodes import (
     Assign,
     Call,
@@ -61,7 +62,6 @@ from splice.ir.nodes import (
     Temp,
     Try,
 )
-from splice.ir.source import describe
 from splice.ir.tools import locations
 from splice.ir.typed_tools import type_of
 from splice.pristine import BUILTINS

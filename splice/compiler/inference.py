@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from splice.errors import InterpreterError
 from splice.hooks import HookTable
+from splice.ir.functions import describe
 from splice.ir.nodes import Assign, Call, FunctionIR, Keyword, Load, Stmt, Temp, Var
-from splice.ir.source import describe
 from splice.ir.tools import locations, walk
 from splice.pristine import BUILTINS
 

@@ -18,13 +18,11 @@ and ``compile_for`` caches instances per owner and specialization, bounded by th
 from __future__ import annotations
 
 import functools
-import threading
 import types
 import weakref
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
-from time import perf_counter_ns
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from splice.cache.guards import (
     AttributeGuard,
@@ -45,13 +43,14 @@ from splice.cache.instances import (
 )
 from splice.cache.world import add_backedge
 from splice.compiler.inference import interpreter_for, using
+from splice.compiler.reporting import reporting
 from splice.compiler.stages import CompileState, run_stages
 from splice.errors import UnsupportedError
-from splice.ir.assemble import CompiledCode
+from splice.ir.compiled import CompiledCode
+from splice.ir.functions import describe
 from splice.ir.nodes import (
     FunctionIR,
 )
-from splice.ir.source import describe
 
 if TYPE_CHECKING:
     from splice.infer.lattice import Abstract
@@ -227,34 +226,6 @@ def build_code(owner: Any, fn: types.FunctionType,
                 ir.function = None
     assert state.compiled is not None
     return state.compiled
-
-
-class _Depth(threading.local):
-    """How many compiles are under way on this thread (one builds others: callee
-    instances, constructors)."""
-
-    depth = 0
-
-
-_COMPILING = _Depth()
-_T = TypeVar("_T")
-
-
-def reporting(owner: Any, fn: Any, build: Callable[[], _T]) -> _T:
-    """``build()``; if it is the outermost compile on this thread, its interval goes to
-    the owner's plugins that observe the compiler (``Plugin.compiled``), as one span
-    holding every compile it made: a profiler then keeps it out of the program's time."""
-    compiling = _COMPILING
-    outermost = compiling.depth == 0
-    start = perf_counter_ns() if outermost else 0
-    compiling.depth += 1
-    try:
-        result = build()
-    finally:
-        compiling.depth -= 1
-    if outermost and owner.hooks.compile_observers:
-        owner.hooks.report_compile(fn, start, perf_counter_ns())
-    return result
 
 
 def ir_after(owner: Any, fn: types.FunctionType, until: str) -> FunctionIR:

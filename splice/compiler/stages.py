@@ -73,10 +73,11 @@ from splice.compiler.lowered import lowered as lowered_ir_of
 from splice.compiler.optimize import optimize
 from splice.compiler.params import CompileParams
 from splice.errors import SpliceError, UnsupportedError
-from splice.ir.assemble import CompiledCode, compile_code, restore_nested_code
+from splice.ir.assemble import compile_code, restore_nested_code
+from splice.ir.compiled import CompiledCode
+from splice.ir.functions import describe
 from splice.ir.nodes import FunctionIR, Snapshot, snapshot_ir
-from splice.ir.source import describe
-from splice.ir.verify import VerifyError, verify
+from splice.ir.verifier import VerifyError, verify
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)

@@ -8,54 +8,31 @@ The entry points::
     splice.ir.generate(ir)            # IR -> Python source text
     splice.ir.compile_ir(ir)          # IR -> new function object (like fn, rebuilt)
     splice.ir.roundtrip(fn)           # all of the above in one step
+
+The package loads the modules defining them when a name is first read (``splice.lazy``):
+code that needs one small module of the package (``splice.ir.compiled``, to run code that
+was built) does not load the lowering, the code generator or the nodes.
 """
 
 from __future__ import annotations
 
-import ast
-import types
+from typing import TYPE_CHECKING
 
-from splice.ir.assemble import assemble
-from splice.ir.codegen import GenContext, fix_locations, generate_function
-from splice.ir.lower import lower_source
-from splice.ir.nodes import FunctionIR
-from splice.ir.source import find_source, function_of
-from splice.ir.verify import VerifyError, verify
-from splice.pristine import BUILTINS
+from splice.lazy import exports
 
-__builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
+if TYPE_CHECKING:
+    from splice.ir.api import compile_ir, generate, lower, roundtrip
+    from splice.ir.nodes import FunctionIR
+    from splice.ir.verifier import VerifyError, verify
+
+#: name -> the module defining it, imported when first read
+_LAZY = {
+    **dict.fromkeys(("compile_ir", "generate", "lower", "roundtrip"), "splice.ir.api"),
+    "FunctionIR": "splice.ir.nodes",
+    **dict.fromkeys(("VerifyError", "verify"), "splice.ir.verifier"),
+}
+
+__getattr__, __dir__ = exports(globals(), _LAZY)
 
 __all__ = ["FunctionIR", "VerifyError", "compile_ir", "generate", "lower", "roundtrip",
            "verify"]
-
-
-def lower(fn: object) -> FunctionIR:
-    """Lower a Python function (or bound method) to IR. Raises ``UnsupportedError`` for
-    functions without source and constructs splice does not handle."""
-    function = function_of(fn)
-    source = find_source(function)
-    ir = lower_source(source, function.__qualname__)
-    ir.origin = source
-    ir.function = function
-    return ir
-
-
-def generate(ir: FunctionIR, *, renest: bool = True) -> str:
-    """The Python source splice generates for ``ir``."""
-    node = generate_function(ir, GenContext(renest=renest), display=True)
-    fix_locations(node, ir.pos)
-    return ast.unparse(node)
-
-
-def compile_ir(ir: FunctionIR, original: object, *, renest: bool = True
-               ) -> types.FunctionType:
-    """Compile ``ir`` (lowered from ``original``) into a new function object sharing the
-    original's globals and closure cells."""
-    return assemble(ir, function_of(original), renest=renest)
-
-
-def roundtrip(fn: object, *, renest: bool = True) -> types.FunctionType:
-    """Lower ``fn`` and generate it back: a new function that behaves exactly like ``fn``.
-    ``renest=False`` keeps every temporary as a hidden local (tests lowering alone)."""
-    function = function_of(fn)
-    return assemble(lower(function), function, renest=renest)

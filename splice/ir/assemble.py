@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import ast
 import functools
-import operator
 import sys
 import types
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from splice.compat import NO_TYPE_PARAMS, ast_conversion
 from splice.errors import UnsupportedError
 from splice.ir.codegen import GenContext, fix_locations, generate_function
+from splice.ir.compiled import CompiledCode, Released, instantiate
+from splice.ir.functions import describe
 from splice.ir.hidden import substitute, to_constants
 from splice.ir.nodes import FunctionIR
-from splice.ir.release import Released, release_temps
-from splice.ir.source import FunctionSource, describe
+from splice.ir.release import release_temps
+from splice.ir.source import FunctionSource
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -148,44 +147,6 @@ def requalify(code: types.CodeType, old: str, new: str) -> types.CodeType:
     return code.replace(co_consts=consts, co_qualname=qualname)
 
 
-@dataclass(frozen=True, slots=True)
-class CompiledCode:
-    """A regenerated code object and the values of the hidden cells (``@name``) it reads.
-    It does not depend on one function object: :func:`instantiate` makes functions of it."""
-
-    code: types.CodeType
-    hidden: dict[str, object]
-    #: how :func:`instantiate` builds a closure for ``code`` from the original function's
-    #: (indices into the original's cells followed by ``hidden``'s, one cell per hidden
-    #: name shared by every function made of this code: generated code only reads them);
-    #: None when the closure is the original's as it is
-    closure_plan: tuple[Callable[[tuple[Any, ...]], Any], tuple[types.CellType, ...]] | None \
-        = field(default=None, compare=False)
-
-    @classmethod
-    def of(cls, code: types.CodeType, hidden: dict[str, object],
-           original_freevars: tuple[str, ...]) -> CompiledCode:
-        """``code`` (whose free variables are ``original_freevars`` plus hidden names) with
-        its closure plan."""
-        if code.co_freevars == original_freevars:
-            return cls(code, hidden)
-        cells = tuple(types.CellType(hidden[name]) for name in code.co_freevars
-                      if name not in original_freevars)
-        names = [*original_freevars,
-                 *(name for name in code.co_freevars if name not in original_freevars)]
-        order = [names.index(name) for name in code.co_freevars]
-        if not order:  # a pass removed every read of a free variable
-            def pick_none(cells: tuple[Any, ...]) -> None:
-                return None
-            return cls(code, hidden, (pick_none, cells))
-        pick = operator.itemgetter(*order)
-        if len(order) == 1:
-            def pick_one(cells: tuple[Any, ...], index: int = order[0]) -> tuple[Any, ...]:
-                return (cells[index],)
-            return cls(code, hidden, (pick_one, cells))
-        return cls(code, hidden, (pick, cells))
-
-
 def _runs_program_code(cells: dict[str, Any], hidden: str) -> bool:
     """Whether the hidden name ``hidden`` is bound to a Python function that is not
     splice's own (a typed callee's instance, called directly)."""
@@ -234,45 +195,6 @@ def compile_code(ir: FunctionIR, original: types.FunctionType, *, renest: bool =
                                    f"the regenerated code needs a free variable {name!r} "
                                    "the original does not have")
     return CompiledCode.of(new_code, hidden, code.co_freevars)
-
-
-def instantiate(compiled: CompiledCode, original: types.FunctionType, *,
-                share_kwdefaults: bool = False, code: types.CodeType | None = None
-                ) -> types.FunctionType:
-    """A function running ``compiled.code`` with ``original``'s globals and closure cells
-    (shared, not copied) and copies of its other attributes. ``share_kwdefaults`` makes the
-    new function use the original's ``__kwdefaults__`` dict itself (so changes to it show).
-    ``code``: ``original.__code__``, if the caller has it.
-
-    This runs for every new function object entered under a context (a closure made in a
-    loop), so it reads the attributes whose reads raise audit events (``__code__``,
-    ``__defaults__``, ``__kwdefaults__``) only where the code can use them."""
-    if code is None:
-        code = original.__code__
-    closure = original.__closure__
-    plan = compiled.closure_plan
-    if plan is not None:
-        pick, hidden_cells = plan
-        closure = pick((*(closure or ()), *hidden_cells))
-    # defaults only matter to a code with positional parameters, keyword defaults to one
-    # with keyword-only parameters
-    defaults = original.__defaults__ if code.co_argcount else None
-    function = types.FunctionType(compiled.code, original.__globals__, original.__name__,
-                                  defaults, closure)
-    if code.co_kwonlyargcount:
-        kwdefaults = original.__kwdefaults__
-        if kwdefaults is not None:
-            function.__kwdefaults__ = kwdefaults if share_kwdefaults else dict(kwdefaults)
-    annotations = original.__annotations__
-    if annotations:
-        function.__annotations__ = dict(annotations)
-    function.__qualname__ = original.__qualname__
-    function.__doc__ = original.__doc__
-    function.__module__ = original.__module__
-    attributes = original.__dict__
-    if attributes:
-        function.__dict__.update(attributes)
-    return function
 
 
 def assemble(ir: FunctionIR, original: types.FunctionType, *, renest: bool = True

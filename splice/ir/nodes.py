@@ -223,7 +223,7 @@ def _map_operand_field(value: Any, fn: Any) -> Any:
 # (``JUMP_THREADING``: ``BoolOp.threaded``). The lone ``*x`` of a call is iterated by
 # ``CALL_FUNCTION_EX`` after the keyword arguments in 3.11, 3.12 and 3.13 alike
 # (``compiler_call_helper``), class bases in place: no switch needed
-# (``splice.ir.lower._lone_star``).
+# (``splice.ir.lowering._lone_star``).
 
 
 # The names follow the ``operator`` module, so ``operator.<name>`` is the callee.

@@ -91,12 +91,6 @@ def is_temp(name: str) -> bool:
     return name[:1] == "%"
 
 
-class Released:
-    """What a released hidden local holds where it cannot be deleted (it may be unbound
-    there): a class, so a constant of the code, and not ``None``, whose reference count on
-    3.11 programs may measure (test_xml_etree's test_bug_xmltoolkit63 does)."""
-
-
 def release_temps(node: ast.stmt | ast.expr, base_exception: str, released: str,
                   hands_over: Callable[[str], bool] = lambda hidden: False) -> None:
     """Release the temps of ``node`` (a generated ``def``, or a lambda: left alone, an

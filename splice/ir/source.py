@@ -82,6 +82,7 @@ from typing import Literal
 from splice.compat import RETURN_CONST_UNLOCATED, ast_conversion
 from splice.errors import UnsupportedError
 from splice.exec_sources import BY_VALUE_FILENAME, EXEC_SOURCES, command_text
+from splice.ir.functions import describe
 from splice.ir.stand_ins import original_of
 from splice.pristine import BUILTINS
 
@@ -246,30 +247,6 @@ def _rewritten_by_pytest(text: str, filename: str, module_globals: dict[str, obj
 _parsed: dict[str, _ParsedFile] = {}
 #: a bound on the texts kept parsed (every dataclass has a few)
 _MAX_PARSED = 512
-
-
-def describe(fn: object) -> str:
-    """A human name for a function-like object, for error messages."""
-    qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
-    module = getattr(fn, "__module__", None)
-    if qualname:
-        return f"{module}.{qualname}" if module else str(qualname)
-    return repr(fn)
-
-
-def function_of(fn: object) -> types.FunctionType:
-    """The plain Python function behind ``fn`` (bound methods are unwrapped)."""
-    if isinstance(fn, types.MethodType):
-        fn = fn.__func__
-    if isinstance(fn, (staticmethod, classmethod)):
-        fn = fn.__func__
-    if not isinstance(fn, types.FunctionType):
-        kind = type(fn).__name__
-        raise UnsupportedError(
-            describe(fn), f"not a Python function (a {kind}); only functions defined in "
-            "Python source can be transformed"
-        )
-    return fn
 
 
 def find_source(fn: types.FunctionType) -> FunctionSource:

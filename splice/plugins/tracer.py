@@ -99,9 +99,9 @@ What is recorded
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import marshal
-import operator
 import os
 import reprlib
 import sys
@@ -112,33 +112,14 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter_ns
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import splice
-from splice.ir.nodes import (
-    Assign,
-    BuildTuple,
-    Const,
-    FunctionIR,
-    GetAttr,
-    Handler,
-    Load,
-    Operand,
-    Pos,
-    Raise,
-    Region,
-    Return,
-    Stmt,
-    Temp,
-    Try,
-    UnaryOp,
-    Var,
-    Yield,
-    YieldFrom,
-)
-from splice.ir.nodes import Call as CallOp
 from splice.plugins.tracer_bias import NO_BIAS, Bias, measure_bias
 from splice.pristine import BUILTINS
+
+if TYPE_CHECKING:
+    from splice.ir.nodes import FunctionIR
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -465,95 +446,6 @@ def _record_return(local: _Local, value: Any) -> None:
 # ---------------------------------------------------------------------------- the pass
 
 
-class _Instrumenter:
-    """Builds the recording statements for one function's IR."""
-
-    def __init__(self, ir: FunctionIR, local: _Local) -> None:
-        self.ir = ir
-        self.local = local
-
-    def assign(self, op: Any, pos: Pos, out: list[Stmt], result: bool = True) -> Temp | None:
-        temp = self.ir.new_temp() if result else None
-        out.append(Assign((temp,) if temp is not None else (), op, pos))
-        return temp
-
-    def events(self, pos: Pos, out: list[Stmt]) -> Temp:
-        temp = self.assign(GetAttr(Const(self.local, pos), "events"), pos, out)
-        assert temp is not None
-        return temp
-
-    def clock(self, pos: Pos, out: list[Stmt]) -> Temp:
-        temp = self.assign(CallOp(Const(perf_counter_ns, pos), [], []), pos, out)
-        assert temp is not None
-        return temp
-
-    def _push(self, events: Temp, items: list[Operand], pos: Pos, out: list[Stmt]) -> None:
-        """``events += (items...)``: ``operator.iadd`` (a C function the call-site pass
-        dispatches with one dict lookup) extends the list by a tuple atomically."""
-        packed = self.assign(BuildTuple(list(items)), pos, out)
-        assert packed is not None
-        self.assign(CallOp(Const(operator.iadd, pos), [events, packed], []), pos, out,
-                    result=False)
-
-    def start(self, info: FunctionInfo, pos: Pos) -> tuple[list[Stmt], Temp]:
-        """A call starts: ``info, now`` (and the thread's event list, for :meth:`end`)."""
-        out: list[Stmt] = []
-        events = self.events(pos, out)
-        now = self.clock(pos, out)
-        self._push(events, [Const(info, pos), now], pos, out)
-        return out, events
-
-    def end(self, pos: Pos, events: Temp | None = None) -> list[Stmt]:
-        """A call ends: ``-now``. ``events``: the list read when the call started, reused
-        when the call cannot have moved to another thread since (not across a ``yield``)."""
-        out: list[Stmt] = []
-        if events is None:
-            events = self.events(pos, out)
-        now = self.clock(pos, out)
-        negated = self.assign(UnaryOp("neg", now), pos, out)
-        assert negated is not None
-        self._push(events, [negated], pos, out)
-        return out
-
-    def helper(self, fn: Callable[..., Any], args: list[Operand], pos: Pos) -> Stmt:
-        call = CallOp(Const(fn, pos), [Const(self.local, pos), *args], [])
-        return Assign((), call, pos)
-
-
-def _yield_statements(block: list[Stmt], found: list[tuple[list[Stmt], Stmt]]) -> bool:
-    """Collect the ``yield``/``yield from`` statements of ``block`` (nested blocks
-    included) with the block holding each; False if one sits in a lazily evaluated region,
-    where no statement can be added around it."""
-    for stmt in block:
-        for region in stmt.regions():
-            if any(isinstance(s, Assign) and isinstance(s.op, (Yield, YieldFrom))
-                   for s in _all_statements(region.body)):
-                return False
-        if isinstance(stmt, Assign) and isinstance(stmt.op, (Yield, YieldFrom)):
-            found.append((block, stmt))
-        for inner in stmt.blocks():
-            if not _yield_statements(inner, found):
-                return False
-    return True
-
-
-def _all_statements(block: list[Stmt]) -> Iterator[Stmt]:
-    for stmt in block:
-        yield stmt
-        for region in stmt.regions():
-            yield from _all_statements(region.body)
-        for inner in stmt.blocks():
-            yield from _all_statements(inner)
-
-
-def _returns(block: list[Stmt], found: list[tuple[list[Stmt], Return]]) -> None:
-    for stmt in block:
-        if isinstance(stmt, Return):
-            found.append((block, stmt))
-        for inner in stmt.blocks():
-            _returns(inner, found)
-
-
 def _module_matches(module: str, pattern: str) -> bool:
     return (module == pattern or module.startswith(pattern + ".")
             or fnmatch.fnmatchcase(module, pattern))
@@ -714,43 +606,12 @@ class Tracer(splice.Plugin):
         module = getattr(fn, "__module__", None)
         if not self.module_wanted(module if isinstance(module, str) else None):
             return None
-        generator = bool(flags & _CO_GENERATOR)
-        yields: list[tuple[list[Stmt], Stmt]] = []
-        if generator and not _yield_statements(ir.body, yields):
-            return None
-        info = self._info(code, fn)
-        make = _Instrumenter(ir, self._local)
-        pos = ir.pos
-        if self.returns and not generator:
-            found: list[tuple[list[Stmt], Return]] = []
-            _returns(ir.body, found)
-            for block, ret in found:
-                value = ret.value if ret.value is not None else Const(None, ret.pos)
-                index = _index(block, ret)
-                block.insert(index, make.helper(_record_return, [value], ret.pos))
-        for block, stmt in yields:
-            # a resume is a span of its own: end it before the yield, start the next one
-            # when the yield returns (or raises: throw(), close())
-            index = _index(block, stmt)
-            wrapped = Try([stmt], [], [], make.start(info, stmt.pos)[0], False, stmt.pos)
-            block[index:index + 1] = [*make.end(stmt.pos), wrapped]
-        entry, events = make.start(info, pos)
-        if self.args and not generator:
-            names = tuple(ir.args.names())
-            loads: list[Operand] = []
-            for name in names:
-                temp = make.assign(Load(Var(name, pos)), pos, entry)
-                assert temp is not None
-                loads.append(temp)
-            entry.append(make.helper(_record_args, [Const(names, pos), *loads], pos))
-        handler = Handler(Region([], Const(BaseException, pos)), None,
-                          [make.helper(_record_exception, [], pos), Raise(None, None, pos)],
-                          pos)
-        # a generator's last resume may run in another thread than its first: read the
-        # thread's list again there
-        finish = make.end(pos, None if generator else events)
-        ir.body = [*entry, Try(ir.body, [handler], [], finish, False, pos)]
-        return ir
+        from splice.plugins.tracer_ir import instrument
+
+        return instrument(ir, functools.partial(self._info, code, fn), self._local,
+                          generator=bool(flags & _CO_GENERATOR), returns=self.returns,
+                          args=self.args, record_return=_record_return,
+                          record_args=_record_args, record_exception=_record_exception)
 
     def _info(self, code: types.CodeType, fn: types.FunctionType) -> FunctionInfo:
         info = self._infos.get(code)
@@ -1032,13 +893,6 @@ class Tracer(splice.Plugin):
     def print_tree(self, file: IO[str] | None = None, **options: Any) -> None:
         """Print :meth:`format_tree` (to ``file``, standard output by default)."""
         print(self.format_tree(**options), file=file if file is not None else sys.stdout)
-
-
-def _index(block: list[Stmt], stmt: Stmt) -> int:
-    for index, candidate in enumerate(block):
-        if candidate is stmt:
-            return index
-    raise ValueError("statement not in its block")
 
 
 def _process_name() -> str:

@@ -15,35 +15,42 @@ from __future__ import annotations
 import types
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from splice.cache.guards import lookup_global
 from splice.cache.instances import CodeInstance, Specialization
 from splice.cache.owners import Cure
 from splice.cache.shared_code import SharedCode
 from splice.cache.shared_instances import SharedInstance
-from splice.compiler.pipeline import build_code
-from splice.compiler.route_calls import route_calls
-from splice.compiler.route_implicit import route_implicit
 from splice.errors import InterpreterError, UnsupportedError
-from splice.ir.assemble import CompiledCode, instantiate
-from splice.ir.nodes import FunctionIR
+from splice.ir.compiled import CompiledCode, instantiate
 from splice.pristine import BUILTINS
 from splice.runtime import overlays, processes
 from splice.runtime.attributes import ATTRIBUTE_NATIVE_TYPES
 from splice.runtime.context_fields import ContextFields, is_splice_code
 from splice.runtime.implicit import NATIVE_TYPES
-from splice.runtime.instance_sharing import bind_instance, share_instance
 from splice.runtime.native import CHOSEN, HELD_CALL
 from splice.runtime.sharing import bind, share
 from splice.runtime.sites import Site
 from splice.runtime.specializing import SpecializingEntry
-from splice.runtime.stored_code import regenerate, store_ir
 from splice.runtime.weakkeys import is_nested
+
+if TYPE_CHECKING:
+    from splice.ir.nodes import FunctionIR
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["Compiling"]
+
+
+def _build_code(context: Any, fn: types.FunctionType,
+                finish: Callable[[FunctionIR], FunctionIR] | None = None,
+                routed: Callable[[FunctionIR], None] | None = None
+                ) -> CompiledCode | UnsupportedError:
+    """``splice.compiler.pipeline.build_code``, the compiler imported when first needed."""
+    from splice.compiler.pipeline import build_code
+
+    return build_code(context, fn, finish, routed)
 
 
 class Compiling(ContextFields):
@@ -150,10 +157,12 @@ class Compiling(ContextFields):
                finish: Callable[[FunctionIR], FunctionIR] | None = None
                ) -> CompiledCode | UnsupportedError:
         """``fn``'s code transformed under this context (``splice.compiler.pipeline``):
-        built, or bound from the code its owner keeps (``splice.runtime.sharing``)."""
+        built, or bound from the code its owner keeps (``splice.runtime.sharing``). (The
+        compiler is imported only where code is built or cured: a process whose code all
+        comes from the cache on disk does not load it.)"""
         owner = self.owner
         if owner is None:
-            return build_code(self, fn, finish)
+            return _build_code(self, fn, finish)
         built: list[CompiledCode | UnsupportedError] = []
         kind = "code" if finish is None else "constructor"
 
@@ -165,6 +174,8 @@ class Compiling(ContextFields):
             made = {id(function): ("function",)}
             if isinstance(loaded, Cure):
                 # its code object cannot be used here, its IR can: generated again from it
+                from splice.runtime.stored_code import regenerate
+
                 compiled: CompiledCode | UnsupportedError | None = regenerate(
                     loaded.ir, self, function, {})
                 if compiled is not None:
@@ -178,13 +189,15 @@ class Compiling(ContextFields):
             if loaded is not None:  # why the entry on disk was not used
                 self._cache_notes[id(code)] = loaded
             ir: list[FunctionIR] = []
-            compiled = build_code(self, function, finish,
+            compiled = _build_code(self, function, finish,
                                   ir.append if owner.disk is not None else None)
             owner.compiles += 1
             built.append(compiled)
             shared = share(compiled, self, code.co_freevars)
             if isinstance(shared, SharedCode):
                 if ir and shared.template is not None:
+                    from splice.runtime.stored_code import store_ir
+
                     origin = getattr(ir[0], "origin", None)
                     shared = replace(shared, ir=store_ir(ir[0], self, code, made, origin))
                 owner.save(function, kind, shared)
@@ -197,7 +210,7 @@ class Compiling(ContextFields):
         if not isinstance(shared, SharedCode):
             return shared
         bound = bind(shared, self)
-        return bound if bound is not None else build_code(self, fn, finish)
+        return bound if bound is not None else _build_code(self, fn, finish)
 
     def _transformed_note(self, code: types.CodeType) -> str:
         """What ``explain`` says of a function of ``code`` that was transformed: what
@@ -233,6 +246,8 @@ class Compiling(ContextFields):
                 return None
             owner.instances.add(code, loaded, self.params.max_variants)
             shared = loaded
+        from splice.runtime.instance_sharing import bind_instance
+
         return bind_instance(shared, self, fn)
 
     def keep_instance(self, ci: CodeInstance) -> None:
@@ -240,6 +255,8 @@ class Compiling(ContextFields):
         owner = self.owner
         if owner is None:
             return
+        from splice.runtime.instance_sharing import share_instance
+
         shared = share_instance(ci, self)
         if shared is not None and owner.instances.add(ci.specialization.code, shared,
                                                       self.params.max_variants):
@@ -248,6 +265,9 @@ class Compiling(ContextFields):
                 owner.save_instance(fn, shared)
 
     def _route(self, ir: FunctionIR, *, plain: bool) -> FunctionIR:
+        from splice.compiler.route_calls import route_calls
+        from splice.compiler.route_implicit import route_implicit
+
         native_attributes: set[int] = set()
         route_calls(ir, self.table, self.routed_names, plain=plain,
                     callback_keywords=self.callback_keywords,

@@ -12,7 +12,7 @@ import types
 import weakref
 from typing import Any
 
-from splice.compiler.constructors import CO_GENERATOR_LIKE, INIT, Sentinel
+from splice.compiler.sentinels import CO_GENERATOR_LIKE, INIT, Sentinel
 from splice.pristine import BUILTINS
 from splice.runtime.dunders import special
 from splice.runtime.native import SLOT_CALL

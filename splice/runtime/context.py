@@ -47,7 +47,7 @@ from splice.cache.world import watch
 from splice.compiler.params import CompileParams
 from splice.errors import UnsupportedError
 from splice.hooks import Hooks, HookTable, nesting
-from splice.ir.assemble import CompiledCode
+from splice.ir.compiled import CompiledCode
 from splice.keys import get_hashed, keyable_class
 from splice.pristine import BUILTINS
 from splice.runtime import overlays, processes

@@ -33,7 +33,7 @@ from splice.cache.owners import Owner
 from splice.compiler.params import CompileParams
 from splice.errors import UnsupportedError
 from splice.hooks import Hooks, HookTable
-from splice.ir.assemble import CompiledCode
+from splice.ir.compiled import CompiledCode
 from splice.pristine import BUILTINS
 from splice.runtime.hooked import with_hooks
 from splice.runtime.implicit import Implicit

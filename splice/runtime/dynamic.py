@@ -35,7 +35,9 @@ from splice.errors import SpliceError, UnsupportedError
 from splice.forks import fork_safe_lock
 from splice.hooks import Hooks, overrides
 from splice.ir import lower
-from splice.ir.assemble import CompiledCode, compile_code, instantiate, restore_nested_code
+from splice.ir.assemble import compile_code, restore_nested_code
+from splice.ir.compiled import CompiledCode, instantiate
+from splice.ir.functions import describe
 from splice.ir.hidden import substitute
 from splice.ir.nodes import (
     Assign,
@@ -53,16 +55,12 @@ from splice.ir.nodes import (
     Stmt,
     Var,
 )
-from splice.ir.source import describe
 from splice.ir.stand_ins import stands_for
 from splice.pristine import BUILTINS
+from splice.runtime.scopes import ACTIVE, SCOPES
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-#: the dynamically scoped plugins whose runs are active in the current context, outermost
-#: first (a transformed context started under them composes with them)
-SCOPES: contextvars.ContextVar[tuple[Hooks, ...]] = contextvars.ContextVar(
-    "splice.dynamic.scopes", default=())
 
 #: hooks a dynamically scoped plugin may not define: they need every call transformed
 _CONTEXT_HOOKS = ("recurse", "prehook", "posthook", "overdub", "lowered", "typed",
@@ -98,8 +96,8 @@ class _Target:
 
 _lock = fork_safe_lock()
 #: a patched function -> its target, while a run uses it (``recurse_call`` of a dynamically
-#: scoped plugin reads the original body there; functions hash by identity)
-ACTIVE: dict[Any, _Target] = {}
+#: scoped plugin reads the original body there; functions hash by identity): ``ACTIVE`` of
+#: ``splice.runtime.scopes``
 _built: weakref.WeakKeyDictionary[types.FunctionType, _Patched] = \
     weakref.WeakKeyDictionary()
 

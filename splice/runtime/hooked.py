@@ -16,7 +16,7 @@ from typing import Any
 
 from splice.errors import PluginError
 from splice.hooks import HookTable
-from splice.ir.source import describe
+from splice.ir.functions import describe
 from splice.pristine import BUILTINS
 from splice.runtime import native
 from splice.runtime.pending import PENDING, PENDING_ANYWHERE, overdub_step

@@ -41,7 +41,7 @@ from splice.cache.shared_instances import DirectCall, SharedInstance
 from splice.cache.world import add_backedge
 from splice.compiler.pipeline import builder_of, make_instance
 from splice.errors import UnsupportedError
-from splice.ir.assemble import CompiledCode
+from splice.ir.compiled import CompiledCode
 from splice.ir.nodes import FunctionIR
 from splice.pristine import BUILTINS
 from splice.runtime.sharing import bind, share

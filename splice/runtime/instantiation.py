@@ -15,17 +15,20 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from splice.compiler.constructors import constructor_ir, sentinel_defaults
+from splice.compiler.sentinels import sentinel_defaults
 from splice.errors import UnsupportedError
-from splice.ir.assemble import CompiledCode, instantiate
+from splice.ir.compiled import CompiledCode, instantiate
 from splice.pristine import BUILTINS
 from splice.runtime.compiling import Compiling
 from splice.runtime.constructors import constructor_for, eligible_init, reconstruct
 from splice.runtime.context_fields import is_splice_code
 from splice.runtime.dunders import Steps, drive, immutable, special
 from splice.runtime.native import INSTANTIATOR
+
+if TYPE_CHECKING:
+    from splice.ir.nodes import FunctionIR
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -156,5 +159,11 @@ class Instantiating(Compiling):
 
     def _build_constructor(self, init: types.FunctionType) -> CompiledCode | UnsupportedError:
         """``init`` compiled as a constructor (``splice.runtime.constructors``)."""
-        return self._build(init, functools.partial(constructor_ir,
-                                                   fallback=self._reinstantiate))
+        fallback = self._reinstantiate
+
+        def as_constructor(ir: FunctionIR) -> FunctionIR:
+            # (the compiler loads only if the code is built, not if it is in the cache)
+            from splice.compiler.constructors import constructor_ir
+
+            return constructor_ir(ir, fallback)
+        return self._build(init, as_constructor)

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from splice.cache.shared_code import SharedCode
 from splice.errors import UnsupportedError
-from splice.ir.assemble import CompiledCode
+from splice.ir.compiled import CompiledCode
 from splice.pristine import BUILTINS
 from splice.runtime.attributes import Attributes
 from splice.runtime.classes import ClassCreation

@@ -32,7 +32,7 @@ from splice.cache.shared_code import StoredIR
 from splice.cache.stored_ir import ObjectTable, decode_ir, encode_ir
 from splice.compiler.stages import generate_code
 from splice.errors import UnsupportedError
-from splice.ir.assemble import CompiledCode
+from splice.ir.compiled import CompiledCode
 from splice.ir.nodes import FunctionIR
 from splice.ir.source import find_source
 from splice.pristine import BUILTINS

@@ -20,7 +20,7 @@ import types
 import weakref
 from typing import Any
 
-from splice.compiler.pipeline import reporting
+from splice.compiler.reporting import reporting
 from splice.keys import ClassSet, hashed_by_identity
 from splice.pristine import BUILTINS
 from splice.runtime import native

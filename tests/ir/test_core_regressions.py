@@ -69,7 +69,7 @@ def test_augmented_assignments(renest: bool) -> None:
 def test_code_that_reads_none_of_the_original_cells() -> None:
     """A pass may remove every read of a closure variable (a cell folded to a constant):
     the code then runs without a closure instead of failing to plan one."""
-    from splice.ir.assemble import CompiledCode, instantiate
+    from splice.ir.compiled import CompiledCode, instantiate
 
     def outer() -> types.FunctionType:
         x = 5
