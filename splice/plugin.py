@@ -388,7 +388,7 @@ def compile(plugin: Plugin | None, fn: Any, /, *argtypes: Any, key: Hashable = N
                         "specialize hook, so no call would ever have that key and the "
                         "instance could never be invoked; define specialize(fn, args, "
                         "kwargs) to give calls their keys, or leave out key=")
-    from splice.compiler.pipeline import compile_for
+    from splice.compiler.instances import compile_for
 
     return compile_for(context, function_of(fn), argtypes, key)
 
@@ -425,7 +425,7 @@ def precompile(plugin: Plugin, fn: Any, /, *argtypes: Any) -> list[str]:
 
     if not isinstance(plugin, Plugin):
         raise TypeError(f"precompile() takes a plugin object, not {type(plugin).__name__}")
-    from splice.compiler.pipeline import compile_for
+    from splice.compiler.instances import compile_for
     from splice.ir.nodes import Assign, MakeComprehension, MakeLambda
 
     function = function_of(fn)

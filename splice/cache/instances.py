@@ -32,7 +32,7 @@ import functools
 import sys
 import types
 import weakref
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,6 +40,7 @@ from splice.cache.guards import Guard, guard_check
 from splice.cache.world import add_backedge, advance, world
 from splice.errors import ArgumentTypeError, InvalidatedError
 from splice.forks import fork_safe_rlock
+from splice.ir.functions import describe
 from splice.pristine import BUILTINS
 
 if TYPE_CHECKING:
@@ -48,8 +49,8 @@ if TYPE_CHECKING:
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["INVALID", "SELF", "ArgumentTypeError", "Binding", "CodeInstance",
-           "InvalidatedError", "Specialization", "defaults_of", "instances_of", "invoke",
-           "revalidate"]
+           "InvalidatedError", "Specialization", "builder_of", "defaults_of", "instances_of",
+           "invoke", "make_instance", "revalidate"]
 
 class Owner(Protocol):
     """What owns code instances (a ``splice.runtime.context.Context``): the plugins the
@@ -493,6 +494,93 @@ def invoke(ci: CodeInstance, /, *args: Any, **kwargs: Any) -> Any:
     if problem is not None:
         raise ArgumentTypeError(problem)
     return ci.compiled(*args, **kwargs)
+
+
+# ------------------------------------------------------------------ making instances
+
+
+def builder_of(fn: types.FunctionType, *, cell_free: bool = False) -> types.FunctionType:
+    """The function an instance for ``fn`` is inferred and compiled from: ``fn`` itself if
+    it is not a closure, else a copy of ``fn`` with its own cells holding only what
+    inference reads from cells (functions and classes; a cell holding ``fn`` holds the
+    copy), so the instance keeps neither ``fn`` nor what ``fn`` captured. ``cell_free``:
+    every cell empty (inference reads nothing from them; the instance fits every function
+    object of the code)."""
+    code = fn.__code__
+    if not code.co_freevars:
+        return fn
+    closure = fn.__closure__ or ()
+    cells: list[types.CellType] = []
+    itself: list[types.CellType] = []
+    for cell in closure:
+        try:
+            content = cell.cell_contents
+        except ValueError:
+            content = None
+        if cell_free or not isinstance(content, (types.FunctionType, type)):
+            cells.append(types.CellType())
+        elif content is fn:
+            cells.append(types.CellType())
+            itself.append(cells[-1])
+        else:
+            cells.append(types.CellType(content))
+    builder = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__,
+                                 tuple(cells))
+    for cell in itself:
+        cell.cell_contents = builder
+    builder.__kwdefaults__ = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
+    builder.__qualname__ = fn.__qualname__
+    builder.__module__ = fn.__module__
+    builder.__doc__ = fn.__doc__
+    builder.__annotations__ = dict(fn.__annotations__)
+    return builder
+
+
+def make_instance(owner: Any, fn: types.FunctionType, spec: Specialization, *,
+                  self_calls: list[tuple[types.FunctionType, list[Any]]],
+                  **parts: Any) -> CodeInstance:
+    """A ``CodeInstance`` of ``spec`` for ``fn`` under ``owner`` from its ``parts``
+    (``CodeInstance``'s fields), connected to what it relies on: backedges to ``fn`` and
+    its ``callees``, dependent on their instances under ``owner``, and the holders of its
+    calls of itself (``self_calls``: the function each call's guard compares with, and
+    the holder) bound to it. Built by the stages, or bound from what the owner keeps
+    (``splice.runtime.instance_sharing``)."""
+    ci = CodeInstance(specialization=spec, owner=owner, function=fn,
+                      self_holders=tuple(holder for _, holder in self_calls), **parts)
+    _connect(ci, fn, list(ci.callees))
+    for callee, holder in self_calls:
+        ci.bind(callee, holder)
+    return ci
+
+
+def _connect(ci: CodeInstance, fn: types.FunctionType, callees: list[Any]) -> None:
+    """Backedges: the instance is invalidated when ``fn`` or a callee it relied on changes
+    (``__code__``, defaults; ``splice.invalidate``), and with the instances of its callees
+    under the same owner."""
+    ref = weakref.ref(ci)
+
+    def drop_for(what: Any) -> Callable[[], None]:
+        name = describe(what)
+
+        def drop() -> None:
+            live = ref()
+            if live is not None:
+                live.invalidate(f"{name} was redefined")
+        return drop
+
+    add_backedge(fn, drop_for(fn))
+    cache = cache_of(ci.owner)
+    for callee in callees:
+        if callee is fn:
+            continue
+        try:
+            add_backedge(callee, drop_for(callee))
+        except TypeError:  # cannot be weakly referenced (a builtin)
+            continue
+        code = getattr(callee, "__code__", None)
+        if isinstance(code, types.CodeType):
+            for other in cache.of_code(code):
+                other.add_dependent(ci)
 
 
 # ---------------------------------------------------------------------------- the caches

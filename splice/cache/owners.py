@@ -252,7 +252,7 @@ def _encode_value(value: Any, own: types.CodeType) -> Any:
         if not isinstance(value, types.MethodType) or not _is_abstract(holder):
             raise
         assert holder is not None
-        from splice.cache.stored_ir import ObjectTable, encode_abstract
+        from splice.cache.stored_values import ObjectTable, encode_abstract
 
         return ["abstract method", encode_abstract(holder, ObjectTable.for_disk(own)),
                 value.__name__]
@@ -260,7 +260,7 @@ def _encode_value(value: Any, own: types.CodeType) -> Any:
 
 def _decode_value(data: Any, own: types.CodeType) -> Any:
     if type(data) is list and data[:1] == ["abstract method"]:
-        from splice.cache.stored_ir import ObjectTable, decode_abstract
+        from splice.cache.stored_values import ObjectTable, decode_abstract
 
         holder = decode_abstract(data[1], ObjectTable.for_disk(own))
         method = getattr(holder, str(data[2]))
@@ -288,7 +288,7 @@ def _instance_entry_name(fn: types.FunctionType, argtypes: tuple[Any, ...],
                          key: Hashable) -> str:
     """The entry of ``fn``'s instance for ``argtypes`` and ``key`` (``NotStorable`` if
     they cannot be written)."""
-    from splice.cache.stored_ir import ObjectTable, encode_abstract
+    from splice.cache.stored_values import ObjectTable, encode_abstract
 
     objects = ObjectTable.for_disk(fn.__code__)
     spec = json.dumps([[encode_abstract(t, objects) for t in argtypes], encode(key)],

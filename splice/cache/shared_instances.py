@@ -26,7 +26,7 @@ build the instance itself, as without an owner.
 What an owner keeps must not hold a context, a plugin or anything a plugin recorded (an
 owner lives for the process). A ``SharedInstance`` holds the program's module namespaces,
 the objects its guards and the closure cells it read expect (functions and classes, as any
-instance does: ``splice.compiler.pipeline.builder_of``) and, through the IR it keeps, the
+instance does: ``splice.cache.instances.builder_of``) and, through the IR it keeps, the
 function it was inferred from (a closure's copy holding those functions and classes only),
 never the data a closure captured. The registry holds its entries weakly by code object,
 so they go with the code; for a nested function, whose code lives as long as its enclosing

@@ -52,7 +52,7 @@ from splice.cache.guards import (
 from splice.cache.instances import SELF
 from splice.cache.references import NotStorable, decode, encode, reference_of
 from splice.cache.shared_instances import DirectCall, SharedInstance
-from splice.cache.stored_ir import ObjectTable, decode_abstract, encode_abstract
+from splice.cache.stored_values import ObjectTable, decode_abstract, encode_abstract
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)

@@ -92,7 +92,7 @@ class CompileState:
     ``owner``: the context (its hook table, routing, dispatch table). ``fn``: the function
     compiled (errors name it); ``builder``: the function the stages see as
     ``ir.function`` (``fn``, or for a code instance a copy holding only what inference may
-    read, ``splice.compiler.pipeline.builder_of``). ``typed``: run the typed stages.
+    read, ``splice.cache.instances.builder_of``). ``typed``: run the typed stages.
     """
 
     owner: Any

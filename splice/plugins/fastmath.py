@@ -26,19 +26,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from splice.infer.lattice import Exact
-from splice.ir.nodes import FunctionIR
-from splice.ir.typed_tools import typed_calls
 from splice.plugin import Plugin
 from splice.pristine import BUILTINS
+
+if TYPE_CHECKING:
+    from splice.ir.nodes import FunctionIR
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["FastMath", "Rewrite"]
-
-_FLOAT = Exact(float)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +77,11 @@ class FastMath(Plugin):
     def typed(self, ir: FunctionIR) -> None:
         """Rewrite ``f(x, ...)`` to ``replacement(x, ...)`` where ``f`` is mapped and every
         argument is inferred exactly ``float``."""
+        # (loaded here: a run whose instances come from the cache runs no hook)
+        from splice.infer.lattice import Exact
+        from splice.ir.typed_tools import typed_calls
+
+        exactly_float = Exact(float)
         for call in typed_calls(ir):
             callee = call.callee
             if callee is None:
@@ -88,7 +91,7 @@ class FastMath(Plugin):
                 continue
             if not call.simple or not call.args:
                 continue
-            if not all(t <= _FLOAT for t in call.arg_types):
+            if not all(t <= exactly_float for t in call.arg_types):
                 continue
             replacement = found[1]
             call.callee = replacement
@@ -101,6 +104,8 @@ class FastMath(Plugin):
         context took from what an equally configured ``FastMath`` built (their typed IR
         holds the replacements: docs/cache.md)."""
         found = list(self._rewrites)
+        from splice.ir.typed_tools import typed_calls
+
         originals = {id(r): o for o, r in self.replacements.values()}
         for ci in self.context.instances:
             if ci.origin == "built":

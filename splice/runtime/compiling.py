@@ -13,7 +13,7 @@ points the IR's calls at this context's table and sites.
 from __future__ import annotations
 
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -220,6 +220,15 @@ class Compiling(ContextFields):
             return "transformed"
         return note if note.startswith(("transformed", "cured")) else \
             f"transformed, its cache entry ignored: {note}"
+
+    def callee_instance(self, fn: types.FunctionType, argtypes: tuple[Any, ...],
+                        key: Hashable = None) -> CodeInstance:
+        """The instance of ``fn`` a direct call for ``argtypes`` (and ``key``) runs under
+        this context (``splice.compiler.instances``): the pipeline asks its owner, so that
+        it need not import the driver that imports it."""
+        from splice.compiler.instances import callee_instance
+
+        return callee_instance(self, fn, argtypes, key)
 
     def note_cured(self, fn: types.FunctionType, why: str | None) -> None:
         """Say in ``explain`` that ``fn``'s code was generated again from its stored IR,

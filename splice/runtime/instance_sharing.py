@@ -11,7 +11,7 @@ it: each direct callee's instance is ``context``'s (found, bound the same way, o
 bound to the callee function the call's guard compares with; its holder and function, new
 holders for the instance's calls of itself, and the context's table, sites and plugin state
 fill the code's cells; the instance is connected to what it relies on as a built one is
-(``splice.compiler.pipeline.make_instance``).
+(``splice.cache.instances.make_instance``).
 
 Soundness: see ``splice.cache.shared_instances``. In short, an owner's contexts build the
 same code, so binding is building without the work, provided everything the build relied
@@ -32,20 +32,27 @@ import threading
 import types
 import weakref
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from splice.cache.guards import FunctionGuard
-from splice.cache.instances import INVALID, CodeInstance, Specialization
+from splice.cache.instances import (
+    INVALID,
+    CodeInstance,
+    Specialization,
+    builder_of,
+    make_instance,
+)
 from splice.cache.shared_code import StoredIR
 from splice.cache.shared_instances import DirectCall, SharedInstance
 from splice.cache.world import add_backedge
-from splice.compiler.pipeline import builder_of, make_instance
 from splice.errors import UnsupportedError
 from splice.ir.compiled import CompiledCode
-from splice.ir.nodes import FunctionIR
 from splice.pristine import BUILTINS
 from splice.runtime.sharing import bind, share
 from splice.runtime.stored_code import regenerate, restore_ir, store_ir
+
+if TYPE_CHECKING:
+    from splice.ir.nodes import FunctionIR
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -179,13 +186,13 @@ def bind_instance(shared: SharedInstance, context: Any, fn: types.FunctionType
 
 
 def _bind(shared: SharedInstance, context: Any, fn: types.FunctionType) -> CodeInstance | None:
-    from splice.compiler.pipeline import _compile_owner
+    from splice.compiler.instances import obtain
 
     bindings = []
     objects: dict[Hashable, object] = {}
     for index, call in enumerate(shared.direct):
         try:
-            callee = _compile_owner(context, call.callee, call.argtypes, call.key)
+            callee = obtain(context, call.callee, call.argtypes, call.key)
         except UnsupportedError:
             return None
         if callee.argtypes != call.argtypes or callee.specialization.key != call.key or \

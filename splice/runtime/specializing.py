@@ -184,9 +184,9 @@ class SpecializingEntry:
         return ci, ci.function_for(fn), ci.check_for(fn)
 
     def _instance(self, types_: tuple[Any, ...], key: Any = None) -> CodeInstance:
-        from splice.compiler.pipeline import _callee_instance
+        from splice.compiler.instances import callee_instance
 
-        return _callee_instance(self.owner, self.fn, types_, key)
+        return callee_instance(self.owner, self.fn, types_, key)
 
     def adopt(self, choices: dict[tuple[type, ...], CodeInstance]) -> bool:
         """Take over ``choices`` (the instances an entry of another function object of the

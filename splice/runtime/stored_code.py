@@ -25,19 +25,18 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from splice.cache.references import NotStorable
 from splice.cache.shared_code import StoredIR
-from splice.cache.stored_ir import ObjectTable, decode_ir, encode_ir
-from splice.compiler.stages import generate_code
 from splice.errors import UnsupportedError
 from splice.ir.compiled import CompiledCode
-from splice.ir.nodes import FunctionIR
-from splice.ir.source import find_source
 from splice.pristine import BUILTINS
 from splice.runtime.sharing import context_objects, follow, shareable_value
 from splice.runtime.sites import Site
+
+if TYPE_CHECKING:
+    from splice.ir.nodes import FunctionIR
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -49,6 +48,8 @@ def store_ir(ir: FunctionIR, context: Any, own_code: types.CodeType,
     """``ir`` (built under ``context`` for the function of ``own_code``) as data, with
     ``made`` (id -> name) and ``context``'s objects as markers; None if it cannot be
     stored."""
+    from splice.cache.stored_ir import ObjectTable, encode_ir
+
     paths = context_objects(context)
     sites: dict[int, int] = {}
     foreign: list[Any] = []
@@ -97,6 +98,8 @@ def resolver(context: Any, fn: types.FunctionType, objects: Mapping[Hashable, ob
     def resolve(marker: Any) -> Any:
         kind = marker[0]
         if kind == "origin":
+            from splice.ir.source import find_source
+
             return find_source(fn)
         if kind == "path":
             return follow(context, tuple(marker[1]))
@@ -118,6 +121,8 @@ def restore_ir(stored: StoredIR, context: Any, fn: types.FunctionType,
                objects: Mapping[Hashable, object]) -> FunctionIR | None:
     """The IR ``stored`` holds, read back under ``context`` for ``fn`` (None if it cannot
     be: an object it names is not in this program)."""
+    from splice.cache.stored_ir import ObjectTable, decode_ir
+
     resolve = resolver(context, fn, {("function",): fn, **objects})
     if stored.kept is None:
         table = ObjectTable.for_disk(fn.__code__, resolve=resolve)
@@ -137,6 +142,8 @@ def regenerate(stored: StoredIR, context: Any, fn: types.FunctionType,
     ir = restore_ir(stored, context, fn, objects)
     if ir is None:
         return None
+    from splice.compiler.stages import generate_code
+
     try:
         return generate_code(ir, fn)
     except UnsupportedError:

@@ -105,7 +105,7 @@ def test_the_ir_verifies_after_every_stage(fn: Any, typed: bool) -> None:
     state = CompileState(context, fn, fn, typed=typed, keep=typed, params=params)
     if typed:
         from splice.compiler.inference import interpreter_for, using
-        from splice.compiler.pipeline import _callee_instance
+        from splice.compiler.instances import callee_instance as _callee_instance
 
         state.callee_instance = lambda f, t: _callee_instance(context, f, t)
         state.interpreter = interpreter_for(context.hooks)
