@@ -28,11 +28,13 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
+__all__ = ["ByCode", "CodeCache"]
+
 T = TypeVar("T")
 V = TypeVar("V")
 
 
-class _ByIdentity(Generic[V]):
+class ByCode(Generic[V]):
     """A map keyed weakly by code objects' identity."""
 
     def __init__(self) -> None:
@@ -60,6 +62,9 @@ class _ByIdentity(Generic[V]):
     def pop(self, code: types.CodeType) -> None:
         self._items.pop(id(code), None)
 
+    def values(self) -> list[V]:
+        return [value for _, value in self._items.values()]
+
     def __len__(self) -> int:
         return len(self._items)
 
@@ -83,8 +88,8 @@ class CodeCache(Generic[T]):
     """``code object -> T``, built on first request by ``build(function)``."""
 
     def __init__(self) -> None:
-        self._entries: _ByIdentity[T | UnsupportedError] = _ByIdentity()
-        self._locks: _ByIdentity[threading.RLock] = _ByIdentity()
+        self._entries: ByCode[T | UnsupportedError] = ByCode()
+        self._locks: ByCode[threading.RLock] = ByCode()
         self._guard = threading.Lock()
         #: how many times ``build`` ran (tests check "compiled once")
         self.builds = 0

@@ -43,6 +43,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from splice.cache.code_cache import ByCode
 from splice.cache.guards import Guard
 from splice.cache.shared_code import SharedCode, StoredIR
 from splice.pristine import BUILTINS
@@ -112,7 +113,7 @@ class SharedInstance:
     #: how many times a context bound it
     binds: int = 0
     _registry: Any = field(default=None, repr=False)
-    _code_key: int = field(default=0, repr=False)
+    _code: Any = field(default=None, repr=False)
 
     def holds(self) -> bool:
         """Whether a context may bind it now: still valid, every guard holding."""
@@ -159,10 +160,10 @@ class SharedInstance:
 
 
 class SharedInstances:
-    """An owner's shared instances, by code object (held weakly)."""
+    """An owner's shared instances, by code object (held weakly: they go with the code)."""
 
     def __init__(self) -> None:
-        self._by_code: dict[int, tuple[weakref.ref[types.CodeType], list[SharedInstance]]] = {}
+        self._by_code: ByCode[list[SharedInstance]] = ByCode()
         self._lock = threading.Lock()
         #: how many were added (built by some context of the owner)
         self.added = 0
@@ -171,10 +172,7 @@ class SharedInstances:
              key: Hashable) -> SharedInstance | None:
         """The valid shared instance of ``code`` that ``fn`` may bind for ``argtypes`` and
         ``key``, if there is one whose guards hold now."""
-        item = self._by_code.get(id(code))
-        if item is None or item[0]() is not code:
-            return None
-        for shared in list(item[1]):
+        for shared in list(self._by_code.get(code) or ()):
             if shared.fits(fn, argtypes, key) and shared.holds():
                 return shared
         return None
@@ -184,35 +182,27 @@ class SharedInstances:
         """Keep ``shared`` for ``code``, unless ``max_variants`` instances of its
         specialization are kept already (for function objects holding other cells: a
         closure made anew with other functions or classes in it); whether it was kept."""
-        key = id(code)
-        by_code = self._by_code
-
-        def forget(ref: weakref.ref[types.CodeType]) -> None:
-            # runs while the code object dies, before its id can be reused
-            item = by_code.get(key)
-            if item is not None and item[0] is ref:
-                del by_code[key]
-
         with self._lock:
-            item = by_code.get(key)
-            if item is None or item[0]() is not code:
-                item = by_code[key] = (weakref.ref(code, forget), [])
-            if sum(1 for other in item[1] if other.argtypes == shared.argtypes and
+            found = self._by_code.get(code)
+            if found is None:
+                found = []
+                self._by_code[code] = found
+            if sum(1 for other in found if other.argtypes == shared.argtypes and
                    other.key == shared.key) >= max_variants:
                 return False
-            item[1].append(shared)
-            shared._registry, shared._code_key = self, key
+            found.append(shared)
+            shared._registry, shared._code = self, weakref.ref(code)
             self.added += 1
             return True
 
     def discard(self, shared: SharedInstance) -> None:
         with self._lock:
-            key = shared._code_key
-            item = self._by_code.get(key)
-            if item is not None and shared in item[1]:
-                item[1].remove(shared)
-                if not item[1]:
-                    del self._by_code[key]
+            code = shared._code() if shared._code is not None else None
+            found = None if code is None else self._by_code.get(code)
+            if found is not None and shared in found:
+                found.remove(shared)
+                if not found and code is not None:
+                    self._by_code.pop(code)
 
     def __len__(self) -> int:
-        return sum(len(found) for _, found in self._by_code.values())
+        return sum(len(found) for found in self._by_code.values())
