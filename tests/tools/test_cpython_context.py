@@ -10,12 +10,11 @@ command, ``python -m splice.tools.cpython_tests --mode context,hooked``."""
 
 from __future__ import annotations
 
-import importlib
+import json
 import re
-import unittest
-from collections.abc import Iterable, Iterator
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -75,18 +74,29 @@ _TEST_ID = re.compile(r"(?P<test>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)"
                       r"(?: (?:\[[^\]]*\](?: \(.*\))?|\(.*\)))?")
 
 
-def _ids(tests: Iterable[Any]) -> Iterator[str]:
+_LIST_IDS = """
+import json, sys, unittest
+
+def ids(tests):
     for test in tests:
         if isinstance(test, unittest.TestSuite):
-            yield from _ids(test)
+            yield from ids(test)
         else:
             yield test.id()
 
+loaded = __import__("test." + sys.argv[1], fromlist=["_"])
+print(json.dumps(sorted(ids(unittest.defaultTestLoader.loadTestsFromModule(loaded)))))
+"""
+
 
 def _test_ids(module: str) -> set[str]:
-    """The ids of the tests of CPython's ``test.<module>``, loaded as the tool loads them."""
-    loaded = importlib.import_module(f"test.{module}")
-    return set(_ids(unittest.defaultTestLoader.loadTestsFromModule(loaded)))
+    """The ids of the tests of CPython's ``test.<module>``, loaded as the tool loads them,
+    in a fresh interpreter: in this one an earlier test may have changed the standard
+    library's modules (a doctest a module's ``load_tests`` adds, such as test_typing's of
+    ``typing._collect_parameters``, is found only while its function is the original)."""
+    done = subprocess.run([sys.executable, "-c", _LIST_IDS, module], capture_output=True,
+                          text=True, timeout=300, check=True)
+    return set(json.loads(done.stdout))
 
 
 def test_expected_entries_name_exact_test_ids() -> None:
