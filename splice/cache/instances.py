@@ -111,10 +111,13 @@ class Binding:
 def defaults_of(fn: types.FunctionType) -> tuple[Any, ...]:
     """The abstract values of ``fn``'s defaults and keyword defaults, as inference reads
     them when it binds a call of ``fn`` (what an instance that read them relies on)."""
+    defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
+    if not defaults and not kwdefaults:
+        return ((), ())  # (without loading inference: a loaded instance checks this)
     from splice.infer.objects import _object_abstract
 
-    kwdefaults = fn.__kwdefaults__ or {}
-    return (tuple(_object_abstract(d) for d in fn.__defaults__ or ()),
+    kwdefaults = kwdefaults or {}
+    return (tuple(_object_abstract(d) for d in defaults or ()),
             tuple((name, _object_abstract(kwdefaults[name])) for name in sorted(kwdefaults)))
 
 

@@ -51,6 +51,7 @@ DRIVER = """
 
     tracer = Counting() if len(sys.argv) < 3 else Tracer()  # (argument: a plain Tracer)
     result = tracer.run(prog.main, 5)
+    modules = sorted(m for m in sys.modules if m.startswith("splice."))
     owner = tracer.context.owner
     disk = owner.disk
     print(json.dumps({
@@ -60,6 +61,7 @@ DRIVER = """
         "hooks": Counting.lowered_calls,
         "calls": sorted(c.name for c in tracer.calls()),
         "explain": str(splice.explain(tracer)),
+        "modules": modules,
     }))
 """
 
@@ -100,6 +102,11 @@ def test_a_second_process_loads_what_the_first_built(workspace: dict[str, Path])
     assert second["hooks"] == 0, "no hook ran: the code was loaded, not built"
     assert second["calls"] == first["calls"], "the loaded code records the same calls"
     assert second["written"] == 0
+    # what runs loaded code loads none of the compiler, the IR's nodes or inference
+    heavy = {"splice.compiler.pipeline", "splice.compiler.route_calls", "splice.ir.nodes",
+             "splice.ir.codegen", "splice.ir.lowering", "splice.cache.stored_ir",
+             "splice.plugins.tracer_ir"}
+    assert heavy <= set(first["modules"]) and not heavy & set(second["modules"])
 
 
 def test_the_cache_can_be_turned_off(workspace: dict[str, Path]) -> None:

@@ -42,11 +42,10 @@ PROGRAM = """
 
 #: runs prog.total under a counting FastMath and reports what happened, as JSON
 DRIVER = """
-    import json, sys
+    import importlib.abc, json, sys
     sys.path.insert(0, sys.argv[1])
     import math
     import splice
-    import splice.compiler.stages as stages
     from splice.cache.owners import Owner
     from splice.plugins import FastMath
     import prog
@@ -56,14 +55,32 @@ DRIVER = """
 
     counts = {"inferences": 0, "typed": 0, "during_save": 0}
     saving = [False]
-    infer = stages.infer_under
 
-    def counted_infer(*args, **kwargs):
-        counts["inferences"] += 1
-        counts["during_save"] += saving[0]
-        return infer(*args, **kwargs)
+    def count_inferences(stages):
+        infer = stages.infer_under
 
-    stages.infer_under = counted_infer
+        def counted_infer(*args, **kwargs):
+            counts["inferences"] += 1
+            counts["during_save"] += saving[0]
+            return infer(*args, **kwargs)
+        stages.infer_under = counted_infer
+
+    class CountOnceLoaded(importlib.abc.MetaPathFinder):
+        # (the stages are patched when they load: a run loading no compiler infers nothing)
+        def find_spec(self, name, path, target=None):
+            if name != "splice.compiler.stages":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(name)
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                count_inferences(module)
+            spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, CountOnceLoaded())
     save = Owner.save_instance
 
     def counted_save(self, fn, shared):
@@ -83,6 +100,8 @@ DRIVER = """
 
     plugin = Counting({math.sin: prog.fast_sin})
     result = plugin.run(prog.total, 20)
+    # (before rewrites and explain below, which read the instances' IR)
+    modules = sorted(m for m in sys.modules if m.startswith("splice."))
     owner = plugin.context.owner
     disk = owner.disk
     instances = plugin.context.instances
@@ -95,6 +114,7 @@ DRIVER = """
         "origins": sorted(ci.origin for ci in instances),
         "rewrites": sorted({r.function for r in plugin.rewrites}),
         "explain": str(splice.explain(plugin)), **counts,
+        "modules": modules,
     }))
 """
 
@@ -141,6 +161,12 @@ def test_a_later_process_loads_the_instances_and_infers_nothing(
     assert warm["inferences"] == warm["typed"] == 0
     assert warm["rewrites"] == cold["rewrites"] == ["wave"]
     assert warm["ignored"] == []
+    # what runs loaded code loads none of the compiler, the IR's nodes or inference
+    heavy = {"splice.compiler.pipeline", "splice.compiler.stages", "splice.ir.nodes",
+             "splice.ir.codegen", "splice.ir.lowering", "splice.infer.interpreter",
+             "splice.cache.stored_ir"}
+    assert heavy <= set(cold["modules"]), heavy - set(cold["modules"])
+    assert not heavy & set(warm["modules"]), heavy & set(warm["modules"])
 
 
 def _edit(workspace: dict[str, Path], old: str, new: str) -> None:
