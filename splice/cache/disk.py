@@ -31,6 +31,7 @@ same entry at once lose nothing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -40,6 +41,7 @@ import stat
 import sys
 import tempfile
 import types
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,7 +79,28 @@ def code_fingerprint(code: types.CodeType) -> str:
     """A digest of everything a code object compiles to (its bytecode, constants, names,
     positions, file and qualified name, nested code too): equal for the same function
     compiled from the same source in any process. (``marshal`` output is not: it depends
-    on reference counts.)"""
+    on reference counts.) Computed once per code object while it lives (code objects are
+    immutable; kept by identity, since equal code objects may come from different files)."""
+    known = _FINGERPRINTS.get(id(code))
+    if known is not None and known[0]() is code:
+        return known[1]
+    digest = _digest_of(code)
+    key = id(code)
+    _FINGERPRINTS[key] = (weakref.ref(code, functools.partial(_forget_code, key)), digest)
+    return digest
+
+
+def _forget_code(key: int, _: weakref.ref[types.CodeType]) -> None:
+    if _FINGERPRINTS is not None:  # (None: the interpreter is shutting down)
+        _FINGERPRINTS.pop(key, None)
+
+
+#: code object id -> (a weak reference to it, its fingerprint): a memo of a pure function
+#: of immutable objects, so shared by every owner of the process; an entry goes with its code
+_FINGERPRINTS: dict[int, tuple[weakref.ref[types.CodeType], str]] = {}
+
+
+def _digest_of(code: types.CodeType) -> str:
     digest = hashlib.sha256()
 
     def add(code: types.CodeType) -> None:

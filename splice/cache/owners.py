@@ -81,6 +81,9 @@ class Owner:
         #: code instances of typed contexts (``splice.cache.shared_instances``)
         self.instances = SharedInstances()
         self._disk: DiskStore | None | bool = False  # False: not looked at yet
+        #: guards read from entries, by their data: the entries of one program repeat the
+        #: same few (a class, a module global); each is checked when its instance binds
+        self._guards_read: dict[str, Any] = {}
         #: functions compiled for this owner in this process (not loaded from disk)
         self.compiles = 0
 
@@ -168,7 +171,8 @@ class Owner:
         try:
             shared = decode_instance(found.header["instance"], code, own,
                                      {stage: _stored(found, stage) for stage in
-                                      (found.ir.names() if found.ir is not None else ())})
+                                      (found.ir.names() if found.ir is not None else ())},
+                                     self._guards_read)
         except _UNUSABLE as exc:
             return disk.ignore(name, f"what it relied on does not hold in this program "
                                      f"({exc})")

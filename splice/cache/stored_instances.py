@@ -356,14 +356,25 @@ def _preserves(shared: SharedInstance) -> bool:
 
 
 def decode_instance(data: dict[str, Any], code: Any, own_code: types.CodeType,
-                    stored_ir: dict[str, Any]) -> SharedInstance:
+                    stored_ir: dict[str, Any], read: dict[str, Guard] | None = None
+                    ) -> SharedInstance:
     """The shared instance an entry describes, checked against the running program
     (``NotStorable`` if anything it relied on does not hold); ``code`` is its decoded
     ``SharedCode`` (None: its code cannot be used here, the stored IR can), ``stored_ir``
-    the IR of its stages the entry holds (``StoredIR``, read when first needed)."""
+    the IR of its stages the entry holds (``StoredIR``, read when first needed). ``read``:
+    guards decoded before, by their data, reused while they hold (a guard expects what it
+    found then; one that no longer holds is decoded again against the live program)."""
     from splice.infer.lattice import ANY, NEVER
 
     objects = ObjectTable.for_disk(own_code)
+    memo: dict[str, Guard] = {} if read is None else read
+
+    def decode_guard_once(item: Any) -> Guard:
+        key = repr(item)
+        guard = memo.get(key)
+        if guard is None or not guard.holds():  # (not: the program rebound it since)
+            guard = memo[key] = decode_guard(item)
+        return guard
 
     def abstract(item: Any) -> Any:
         return decode_abstract(item, objects)
@@ -379,8 +390,8 @@ def decode_instance(data: dict[str, Any], code: Any, own_code: types.CodeType,
         argtypes=tuple(abstract(t) for t in data["argtypes"]), key=decode(data["key"]),
         globals=namespace_of(data["module"]), code=code, direct=direct,
         self_calls=int(data["self_calls"]),
-        guards=tuple(decode_guard(g) for g in data["guards"]),
-        function_guards=tuple(decode_guard(g) for g in data["function_guards"]),
+        guards=tuple(decode_guard_once(g) for g in data["guards"]),
+        function_guards=tuple(decode_guard_once(g) for g in data["function_guards"]),
         callees=tuple(find(f) for f in data["callees"]),
         defaults=None if defaults is None else (
             tuple(abstract(d) for d in defaults[0]),

@@ -85,6 +85,8 @@ def _dead(table: dict[int, Any], key: int, ref: weakref.ref[Any]) -> None:
     removal waits for the next locked block (``_purge``) instead of deadlocking. (Correct
     with a re-entrant lock too: the removal is then made at once, and no locked block
     iterates a table in place.)"""
+    if _lock is None or _pending is None or _purge is None:
+        return  # the interpreter is shutting down: this module's globals are cleared
     _pending.append((table, key, ref))
     if _lock.acquire(blocking=False):
         try:

@@ -397,11 +397,12 @@ class AbstractInterpreter(ContainerTracking):
         return ANY
 
     def call_function(self, fn: types.FunctionType, args: tuple[Abstract, ...],
-                      frame: _Frame | None = None) -> Abstract:
+                      frame: _Frame | None = None, *, relied_on: bool = True) -> Abstract:
         """A call of the Python function ``fn`` with positional ``args`` (bound already):
-        infer its specialisation, record the edge, give its return value (for generators,
-        the generator object)."""
-        if frame is not None:
+        infer its specialisation, record the edge (unless not ``relied_on``: a template of
+        a nested ``def``, which no program code can reach to change), give its return
+        value (for generators, the generator object)."""
+        if frame is not None and relied_on:
             frame.edges[Edge("callee", fn)] = None
         code = fn.__code__
         if (code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -456,7 +457,9 @@ class AbstractInterpreter(ContainerTracking):
                           kwdefaults=dict(func.kwdefaults))
             if bound is None:
                 return self.opaque([*args, *kwargs.values()])
-            return self.call_function(template, bound, frame)
+            # the function is made from the inferred code's own constants, its defaults
+            # are the values above: nothing of the template itself is relied on
+            return self.call_function(template, bound, frame, relied_on=False)
         if isinstance(func, Method):
             if isinstance(func.func, types.FunctionType):
                 if stmt is not None:

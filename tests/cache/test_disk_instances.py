@@ -221,3 +221,16 @@ def test_a_bad_code_part_is_generated_again_from_the_ir(workspace: dict[str, Pat
         cured["explain"]
     again = _run(workspace)
     assert again["origins"] == ["bound"] * cold["built"] and again["written"] == 0
+
+
+def test_a_function_calling_a_function_it_defines_is_loaded(
+        workspace: dict[str, Path]) -> None:
+    # inference calls a nested def through a template of its code, which no program code
+    # can reach: what the instance relies on is the code it holds, not that object
+    _edit(workspace, "    acc = 0.0\n    for i in range(n):\n        acc += wave(i / n)",
+          "    def step(i):\n        return wave(i / n)\n    acc = 0.0\n"
+          "    for i in range(n):\n        acc += step(i)")
+    cold = _run(workspace)
+    assert cold["written"] == cold["built"] > 4
+    warm = _run(workspace)
+    assert warm["built"] == 0 and warm["loaded"] == cold["built"], warm["ignored"]
