@@ -1564,8 +1564,10 @@ class AbstractInterpreter(ContainerTracking):
                                                                 types.FunctionType):
                     return Method(attr.__func__, obj)
                 if attr is not None and not hasattr(type(attr), "__get__"):
+                    # what the class binds now (its attribute edge checks the binding when
+                    # an instance is entered, as a global's), or what inferred code stores
                     value = _class_of_object(attr)
-                    written = self.instance_attr(klass, name)
+                    written = self.class_attr(klass, name)
                     return value if written is None else self.join(value, written)
             elif klass.__module__ == "builtins" and type(klass) is type:
                 attr = klass.__dict__.get(name)
@@ -1653,6 +1655,17 @@ class AbstractInterpreter(ContainerTracking):
         if self._given_up:
             return ANY  # the writers' stores are no longer followed
         return self.attr_table.setdefault(cls, {}).get(name, NEVER)
+
+    def class_attr(self, cls: type, name: str) -> Abstract | None:
+        """What code this inference follows stores into ``cls.name`` on the class object
+        itself (``None``: nothing it follows does). Stores by code it does not follow
+        (module-level code, other modules) rebind the class attribute, which the attribute
+        edge checks where an instance is entered, as a rebound global; they are not the
+        instance stores :meth:`instance_attr` must see."""
+        self._attr_reads.add((cls, name))
+        if self._given_up:
+            return ANY  # the stores are no longer followed
+        return self.attr_table.get(cls, {}).get(name)
 
     def setattr(self, obj: Abstract, name: str, value: Abstract, frame: _Frame) -> None:
         """Record ``obj.name = value`` into the attribute table of ``obj``'s class."""

@@ -25,7 +25,9 @@ class Config:
 
 
 def set_factor(value):
-    Config.factor = value
+    # (by setattr: a store inference follows, `Config.factor = value`, is joined into what
+    # it infers the attribute holds, so no rewrite would rely on the float before it)
+    setattr(Config, "factor", value)  # noqa: B010
 
 
 def class_attribute(x):

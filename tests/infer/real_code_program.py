@@ -182,3 +182,29 @@ def characters(text):  # type: ignore[no-untyped-def]
     for ch in text:
         out.append(ch)
     return iter(text), out
+
+
+class Strength:
+    """deltablue's shape: class attributes bound by module-level code after the class
+    statement (``Strength.REQUIRED = Strength(0, "required")``)."""
+
+    def __init__(self, strength, name):
+        self.strength = strength
+        self.name = name
+
+
+Strength.REQUIRED = Strength(0, "required")
+Strength.WEAKEST = Strength(6, "weakest")
+
+
+def bump_weakest():
+    Strength.WEAKEST = 6  # a store inference follows when it infers this
+
+
+def required_and_weakest():
+    return Strength.REQUIRED, Strength.WEAKEST
+
+
+def weakest_after_bump():
+    bump_weakest()
+    return Strength.WEAKEST

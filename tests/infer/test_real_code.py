@@ -125,3 +125,20 @@ def test_attributes_stored_by_new_or_on_unknown_objects() -> None:
 def test_iterating_a_str_of_any_characters(text: str) -> None:
     """``iter`` of a non-ASCII str is a ``str_iterator``, not a ``str_ascii_iterator``."""
     sound(P.characters, [Exact(str)], text)
+
+
+def test_a_class_attribute_bound_by_module_code_has_its_class() -> None:
+    """What the class binds now, by its class (it was ``Any``: module-level code stores
+    it, which made every read of it through the class unknown), and what code inference
+    follows stores into it, joined."""
+    from splice.infer.lattice import PartialTuple
+
+    strength = Exact(P.Strength)
+    inference = sound(P.required_and_weakest, [])
+    assert inference.return_type == PartialTuple((strength, strength))
+    saved = P.Strength.WEAKEST
+    try:
+        inference = sound(P.weakest_after_bump, [])
+        assert inference.return_type.accepts(6) and inference.return_type.accepts(saved)
+    finally:
+        P.Strength.WEAKEST = saved
