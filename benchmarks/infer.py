@@ -64,17 +64,7 @@ def measure(name: str, repeat: int) -> dict[str, Any]:
         totals.append(time.perf_counter() - start)
     assert inference is not None
     infs = all_inferences(inference)
-    values = exact = 0
-    losses: collections.Counter[str] = collections.Counter()
-    for inf in infs:
-        ops = {t: s.op for s in _assigns(inf.ir) for t in s.results}
-        for temp, value in inf.types.items():
-            values += 1
-            if value.exact_class is not None or value.is_const:
-                exact += 1
-            else:
-                op = ops.get(temp)
-                losses[type(op).__name__ if op is not None else "for-target"] += 1
+    values, exact, losses = count_exact(infs)
     # per-function time: each distinct specialisation inferred alone, callees cached
     interp = AbstractInterpreter()
     interp.infer(module.main, [int])
@@ -90,6 +80,23 @@ def measure(name: str, repeat: int) -> dict[str, Any]:
             "precision": exact / max(values, 1), "total_ms": min(totals) * 1000,
             "per_function_ms": per_function, "checks": report.checks,
             "violations": report.violations, "losses": losses}
+
+
+def count_exact(inferences: list[Any]) -> tuple[int, int, collections.Counter[str]]:
+    """How many IR values ``inferences`` hold, how many of them are inferred to an exact
+    class or a constant, and the others by the kind of operation that made them."""
+    values = exact = 0
+    losses: collections.Counter[str] = collections.Counter()
+    for inf in inferences:
+        ops = {t: s.op for s in _assigns(inf.ir) for t in s.results}
+        for temp, value in inf.types.items():
+            values += 1
+            if value.exact_class is not None or value.is_const:
+                exact += 1
+            else:
+                op = ops.get(temp)
+                losses[type(op).__name__ if op is not None else "for-target"] += 1
+    return values, exact, losses
 
 
 def _assigns(ir: N.FunctionIR) -> list[N.Assign]:
