@@ -141,5 +141,14 @@ class CodeCache(Generic[T]):
         """Forget the entry for ``code``."""
         self._entries.pop(code)
 
+    def items(self) -> list[tuple[types.CodeType, T | UnsupportedError]]:
+        """The entries built, with their code objects (those still alive)."""
+        found = []
+        for ref, value in list(self._entries._items.values()):
+            code = ref()
+            if code is not None:
+                found.append((code, value))
+        return found
+
     def __len__(self) -> int:
         return len(self._entries)

@@ -233,3 +233,78 @@ def test_shipped_plugins_define_their_token() -> None:
     assert Patch().cache_token() is None  # a class and live replacements of its own
     for cls in (Tracer, FastMath, Patch):
         assert "cache_token" in vars(cls), cls
+
+
+CALL_SHAPES = """
+    import collections
+
+    class Node:
+        def __init__(self, value):
+            self.value = value
+            self.children = []
+
+        def add(self, child):
+            self.children.append(child)
+            return self
+
+        def total(self):
+            return self.value + sum(c.total() for c in self.children)
+
+        def __call__(self, k):
+            return self.value * k
+
+    def builtin_methods(n):
+        xs = []
+        for i in range(n):
+            xs.append(i)
+        ins = xs.insert
+        ins(0, -1)
+        d = {}
+        d.setdefault("k", []).append(n)
+        counts = collections.Counter("abca")
+        return xs.count(-1), sorted(d.items()), counts.most_common(1), " ".join(["a", "b"])
+
+    def methods_and_objects(n):
+        root = Node(1)
+        for i in range(n):
+            root.add(Node(i)).add(Node(-i))
+        leaf = root.children[0]
+        return root.total(), leaf(3), str(root.value).zfill(3)
+
+    def main(n):
+        return builtin_methods(n), methods_and_objects(n)
+"""
+
+
+class Tokened(splice.Plugin):
+    """The identity plugin with a token: its code is shared and written to disk."""
+
+    def cache_token(self) -> Hashable:
+        return "tokened"
+
+
+class TokenedHooked(Tokened):
+    def prehook(self, fn: Any, args: Any, kwargs: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("make", [Tokened, TokenedHooked, Tracer],
+                         ids=["plain", "hooked", "tracer"])
+def test_code_of_every_call_shape_is_shared(tmp_path: Path, make: Any) -> None:
+    """Whatever kind of call site code holds (method lookups, bound builtin methods in
+    locals, callable objects, constructors), what one plugin built is bound by an equal
+    one, not built again: nothing in it is an object of the context that built it that
+    sharing cannot name (``splice.runtime.sharing``: such code would be rebuilt for every
+    plugin object and never written to disk)."""
+    program = load(tmp_path, "call_shapes_program", CALL_SHAPES)
+    first = make()
+    assert first.run(program.main, 4) == program.main(4)
+    owner = first.context.owner
+    assert owner is not None
+    unshared = sorted(code.co_qualname for code, shared in owner.code.items()
+                      if not isinstance(shared, Exception) and shared.template is None)
+    assert unshared == [], f"code not shareable: {unshared}"
+    built = _owner_builds(first)
+    second = make()
+    assert second.run(program.main, 4) == program.main(4)
+    assert _owner_builds(second) == built, "the second plugin compiled again"
