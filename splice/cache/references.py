@@ -124,11 +124,22 @@ def _lookup(module: str, qualname: str) -> Any:
         found = _import_own(module)
     if found is None:
         raise NotStorable(f"module {module} is not imported")
+    parent = None
     for part in qualname.split("."):
+        parent = found
         try:
             found = getattr(found, part)
         except AttributeError:
             raise NotStorable(f"{module}.{qualname} does not exist") from None
+    if isinstance(parent, type) and type(found) is types.MethodType and \
+            found.__self__ is parent:
+        # a class method's qualified name names its function (getattr binds it anew)
+        for klass in parent.__mro__:
+            raw = klass.__dict__.get(part)
+            if raw is not None:
+                if type(raw) is classmethod:
+                    found = raw.__func__
+                break
     return found
 
 

@@ -105,6 +105,18 @@ def fingerprint(value: Any, depth: int = _DEPTH) -> list[Any]:
     return ["ref", encode(value)]
 
 
+def findable(value: Any) -> list[Any]:
+    """``value``'s fingerprint, for an edge whose object the loader must find by itself
+    (:func:`found`): ``NotStorable`` now, when it could not (a function no module names),
+    rather than an entry that no process can use."""
+    data = fingerprint(value)
+    if data[0] == "function" and data[1] is None:
+        raise NotStorable(f"{value.__qualname__} is a function no module names")
+    if data[0] in ("classmethod", "staticmethod", "property", "descriptor", "missing"):
+        raise NotStorable(f"{data[0]} names no object by itself")
+    return data
+
+
 def _cell_contents(cell: types.CellType) -> Any:
     try:
         return cell.cell_contents
@@ -257,12 +269,12 @@ def encode_guard(guard: Guard) -> list[Any]:
         return ["attribute", where, guard.name, fingerprint(guard.expected)]
     if kind is FunctionGuard:
         assert isinstance(guard, FunctionGuard)
-        return ["function", fingerprint(guard.function)]
+        return ["function", findable(guard.function)]
     if kind is CellGuard:
         assert isinstance(guard, CellGuard)
         if guard.function is None:
             raise NotStorable("a cell of a function not known")
-        return ["cell", fingerprint(guard.function), guard.index, guard.name,
+        return ["cell", findable(guard.function), guard.index, guard.name,
                 fingerprint(guard.expected)]
     raise NotStorable(f"a {kind.__name__} cannot be checked by another process")
 
@@ -330,15 +342,15 @@ def encode_instance(shared: SharedInstance, own_code: types.CodeType) -> dict[st
         "argtypes": [abstract(t) for t in shared.argtypes],
         "key": encode(shared.key),
         "module": module_of(shared.globals),
-        "direct": [[fingerprint(call.callee), [abstract(t) for t in call.argtypes],
+        "direct": [[findable(call.callee), [abstract(t) for t in call.argtypes],
                     encode(call.key)] for call in shared.direct],
         "self_calls": shared.self_calls,
         "guards": [encode_guard(g) for g in shared.guards],
         "function_guards": [encode_guard(g) for g in shared.function_guards],
-        "callees": [fingerprint(f) for f in shared.callees
+        "callees": [findable(f) for f in shared.callees
                     if type(f) is types.FunctionType],
         "defaults": defaults,
-        "cells": [[index, None if expected is SELF else fingerprint(expected)]
+        "cells": [[index, None if expected is SELF else findable(expected)]
                   for index, expected in shared.cells],
         "return_types": return_types(),
         "preserves": _preserves(shared),

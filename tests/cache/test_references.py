@@ -29,3 +29,33 @@ def test_an_object_no_module_names_is_not_storable() -> None:
 
     with pytest.raises(NotStorable):
         encode(Local)
+
+
+class Shapes:
+    @classmethod
+    def unit(cls) -> Any:
+        return cls()
+
+    @staticmethod
+    def zero() -> int:
+        return 0
+
+
+def test_the_functions_of_class_and_static_methods_round_trip() -> None:
+    """``Shapes.unit`` binds the class method anew at each lookup: its qualified name
+    names its function (deltablue's ``Strength.stronger``: instances calling it were
+    never loaded from disk)."""
+    for function in (vars(Shapes)["unit"].__func__, vars(Shapes)["zero"].__func__):
+        data = json.loads(json.dumps(encode(function)))
+        assert decode(data) is function
+
+
+def test_an_edge_the_loader_cannot_find_is_refused_when_written() -> None:
+    from splice.cache.stored_instances import findable
+
+    def local() -> None:
+        pass
+
+    with pytest.raises(NotStorable, match="no module names"):
+        findable(local)
+    assert findable(json.dumps)[0] == "function"
