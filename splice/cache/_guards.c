@@ -45,7 +45,8 @@
 #include <Python.h>
 #include <stddef.h>
 
-enum { GLOBAL = 0, GLOBAL_CLASS = 1, CLASS_ATTR = 2, DICT_ITEM = 3, CELL = 4, CALL = 5 };
+enum { GLOBAL = 0, GLOBAL_CLASS = 1, CLASS_ATTR = 2, DICT_ITEM = 3, CELL = 4, CALL = 5,
+       CLASS_ATTR_CLASS = 6 };
 
 /* one item of ``items``, parsed once (its objects borrowed: the tuple holds them) */
 typedef struct {
@@ -119,6 +120,14 @@ check_holds(GuardCheck *g, const Check *check)
         if (!PyType_Check(a) || !PyUnicode_CheckExact(b)) return 0;
         found = _PyType_Lookup((PyTypeObject *)a, b);
         return (found != NULL ? found : g->missing) == c;
+    case CLASS_ATTR_CLASS:
+        /* what the lookup finds is of the class ``c`` (a short tuple's shape is a tuple
+           of its items' shapes, never a class: such a find does not hold) */
+        if (!PyType_Check(a) || !PyUnicode_CheckExact(b)) return 0;
+        found = _PyType_Lookup((PyTypeObject *)a, b);
+        if (found == NULL) return c == g->missing;
+        if (PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) <= 16) return 0;
+        return (PyObject *)Py_TYPE(found) == c;
     case DICT_ITEM:
         if (!PyDict_CheckExact(a)) return 0;
         found = PyDict_GetItemWithError(a, b);
@@ -342,7 +351,7 @@ guard_check_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
             return NULL;
         }
         long kind = PyLong_AsLong(PyTuple_GET_ITEM(item, 0));
-        if (kind < GLOBAL || kind > CALL) {
+        if (kind < GLOBAL || kind > CLASS_ATTR_CLASS) {
             PyMem_Free(checks);
             if (!PyErr_Occurred())
                 PyErr_Format(PyExc_ValueError, "GuardCheck: unknown kind %ld", kind);

@@ -45,8 +45,8 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["AttributeGuard", "CellGuard", "FunctionGuard", "GlobalGuard", "GlobalShapeGuard",
-           "Guard", "MISSING", "guard_check", "shape_of"]
+__all__ = ["AttributeGuard", "AttributeShapeGuard", "CellGuard", "FunctionGuard", "GlobalGuard",
+           "GlobalShapeGuard", "Guard", "MISSING", "guard_check", "shape_of"]
 
 GuardCheck: Callable[..., Any] | None
 try:
@@ -55,7 +55,7 @@ except ImportError:  # built without a compiler: guards are checked in Python on
     GuardCheck = None
 
 #: the kinds of a guard's C form (splice/cache/_guards.c)
-_GLOBAL, _GLOBAL_CLASS, _CLASS_ATTR, _DICT_ITEM, _CELL, _CALL = range(6)
+_GLOBAL, _GLOBAL_CLASS, _CLASS_ATTR, _DICT_ITEM, _CELL, _CALL, _CLASS_ATTR_CLASS = range(7)
 #: a C form: (kind, a, b, c)
 CForm = tuple[int, Any, Any, Any]
 
@@ -236,6 +236,40 @@ class AttributeGuard(Guard):
             # a module's __dict__ is the same dict for its whole life
             return (_DICT_ITEM, owner.__dict__, self.name, self.expected)
         return Guard.c_form(self)
+
+
+@dataclass(eq=False, slots=True)
+class AttributeShapeGuard(Guard):
+    """Looking ``name`` up on the class ``owner``'s MRO still finds a value of the class
+    (the shape, for a short tuple) it found: inference typed the class attribute by its
+    class (``splice.infer``'s "attribute class" edge), as ``GlobalShapeGuard`` a global."""
+
+    owner: Any
+    name: str
+    expected: Any
+
+    @classmethod
+    def now(cls, owner: Any, name: str) -> AttributeShapeGuard:
+        """A guard expecting the current binding's shape."""
+        value = lookup_class(owner, name)
+        return cls(owner, name, MISSING if value is MISSING else shape_of(value))
+
+    def current(self) -> Any:
+        value = lookup_class(self.owner, self.name)
+        return MISSING if value is MISSING else shape_of(value)
+
+    def holds(self) -> bool:
+        return bool(self.current() == self.expected)
+
+    def describe(self) -> str:
+        return f"the class of attribute " \
+               f"{getattr(self.owner, '__qualname__', self.owner)!s}.{self.name}"
+
+    def c_form(self) -> CForm:
+        if isinstance(self.owner, type) and type(self.name) is str and \
+                type(self.expected) is not tuple:
+            return (_CLASS_ATTR_CLASS, self.owner, self.name, self.expected)
+        return Guard.c_form(self)  # a short tuple's shape: compared in Python
 
 
 @dataclass(eq=False, slots=True)

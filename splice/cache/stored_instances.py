@@ -18,6 +18,8 @@ live object again and compares:
   class and name;
 * a class, a module, a builtin by reference (``splice.cache.references``): the same name
   must find it in the running program, which imports nothing for it;
+* a binding inference typed by its class (a global or class attribute holding an instance:
+  ``GlobalShapeGuard``, ``AttributeShapeGuard``) by that class (its shape);
 * a binding that did not exist as missing.
 
 A guard is read back as the same kind of guard *expecting the live object* once the
@@ -42,6 +44,7 @@ from splice.cache.disk import code_fingerprint
 from splice.cache.guards import (
     MISSING,
     AttributeGuard,
+    AttributeShapeGuard,
     CellGuard,
     FunctionGuard,
     GlobalGuard,
@@ -267,6 +270,10 @@ def encode_guard(guard: Guard) -> list[Any]:
         where = ["module", owner.__name__] if type(owner) is types.ModuleType else \
             ["class", encode(owner)]
         return ["attribute", where, guard.name, fingerprint(guard.expected)]
+    if kind is AttributeShapeGuard:
+        assert isinstance(guard, AttributeShapeGuard)
+        return ["attribute class", ["class", encode(guard.owner)], guard.name,
+                None if guard.expected is MISSING else _shape(guard.expected)]
     if kind is FunctionGuard:
         assert isinstance(guard, FunctionGuard)
         return ["function", findable(guard.function)]
@@ -305,6 +312,15 @@ def decode_guard(data: Any) -> Guard:
         if not matches(data[3], attribute.expected):
             raise NotStorable(f"attribute {data[2]} of {where[1]} changed")
         return attribute
+    if tag == "attribute class":
+        owner = decode(data[1][1])
+        if not isinstance(owner, type):
+            raise NotStorable(f"{owner!r} is not a class")
+        shape_guard = AttributeShapeGuard.now(owner, data[2])
+        expected = MISSING if data[3] is None else _unshape(data[3])
+        if shape_guard.expected != expected:
+            raise NotStorable(f"the class of attribute {data[2]} of {data[1][1]} changed")
+        return shape_guard
     if tag == "function":
         return FunctionGuard.now(find(data[1]))
     if tag == "cell":

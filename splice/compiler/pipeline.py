@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from splice.cache.guards import (
     AttributeGuard,
+    AttributeShapeGuard,
     CellGuard,
     FunctionGuard,
     GlobalGuard,
@@ -107,6 +108,8 @@ def _reliance(edges: list[Any], builder: types.FunctionType) -> _Reliance:
             found.guards.append(GlobalShapeGuard.now(target, name))
         elif kind == "attribute" and isinstance(name, str):
             found.guards.append(AttributeGuard.now(target, name))
+        elif kind == "attribute class" and isinstance(name, str):
+            found.guards.append(AttributeShapeGuard.now(target, name))
         elif kind == "cell" and isinstance(name, str):
             index = target.__code__.co_freevars.index(name)
             cell = target.__closure__[index]

@@ -1555,7 +1555,7 @@ class AbstractInterpreter(ContainerTracking):
             klass: type = obj.value
             if _is_python_class(klass) and type(klass) is type:
                 attr = _lookup(klass, name)
-                _attribute_edges(frame, klass, name)
+                _attribute_edges(frame, klass, name, by_class=_typed_by_class(attr))
                 if isinstance(attr, (types.FunctionType, type)):
                     return Const(attr)
                 if isinstance(attr, staticmethod):
@@ -1586,7 +1586,7 @@ class AbstractInterpreter(ContainerTracking):
                 object.__getattribute__:
             return ANY
         attr = _lookup(cls, name)
-        _attribute_edges(frame, cls, name)
+        _attribute_edges(frame, cls, name, by_class=_typed_by_class(attr))
         found = self._method_of(obj, cls, attr)
         if found is not None:
             # a method is a non-data descriptor: an instance attribute of its name, if
@@ -1763,15 +1763,27 @@ class AbstractInterpreter(ContainerTracking):
         return ANY
 
 
-def _attribute_edges(frame: _Frame, cls: type, name: str) -> None:
+def _attribute_edges(frame: _Frame, cls: type, name: str, *, by_class: bool = False
+                     ) -> None:
     """Record that ``cls.name`` was assumed: on ``cls`` and on the class along its MRO that
-    defines ``name`` (a redefinition there changes what ``cls.name`` is too)."""
-    frame.edges[Edge("attribute", cls, name)] = None
+    defines ``name`` (a redefinition there changes what ``cls.name`` is too). ``by_class``:
+    only the class of what it finds was relied on (``_class_of_object``), so rebinding it
+    to another object of that class (``Strength.REQUIRED``, a class's cached instance)
+    keeps what was inferred."""
+    kind = "attribute class" if by_class else "attribute"
+    frame.edges[Edge(kind, cls, name)] = None
     for klass in cls.__mro__:
         if name in klass.__dict__:
             if klass is not cls:
-                frame.edges[Edge("attribute", klass, name)] = None
+                frame.edges[Edge(kind, klass, name)] = None
             break
+
+
+def _typed_by_class(attr: Any) -> bool:
+    """Whether ``getattr`` types the class attribute ``attr`` by its class alone: a plain
+    object, not a definition inference calls or a descriptor it runs."""
+    return attr is not None and not _is_definition(attr) and \
+        not hasattr(type(attr), "__get__")
 
 
 def _nested_code(code: types.CodeType, fir: N.FunctionIR) -> types.CodeType | None:

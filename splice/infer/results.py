@@ -47,7 +47,8 @@ class Edge:
     inference was used), "global" (target: a module's globals dict, ``name``: the global
     name, whose object was relied on), "global class" (the same, whose class only was
     relied on: the class of the object, item by item for a short tuple), "attribute"
-    (target: a class, ``name``: the attribute) or "cell" (target: a function, ``name``:
+    (target: a class, ``name``: the attribute found along its MRO), "attribute class"
+    (the same, whose class only was relied on) or "cell" (target: a function, ``name``:
     one of its free variables, whose cell holds the function or class inference read)."""
 
     kind: str

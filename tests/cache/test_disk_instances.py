@@ -234,3 +234,22 @@ def test_a_function_calling_a_function_it_defines_is_loaded(
     assert cold["written"] == cold["built"] > 4
     warm = _run(workspace)
     assert warm["built"] == 0 and warm["loaded"] == cold["built"], warm["ignored"]
+
+
+def test_a_function_reading_an_object_a_class_attribute_holds_is_loaded(
+        workspace: dict[str, Path]) -> None:
+    # what it relied on is the class of what Scale.DEFAULT holds, which another process
+    # checks (an object's identity it could not)
+    _edit(workspace, "SCALE = 2.0\n",
+          "SCALE = 2.0\n\nclass Scale:\n    def __init__(self, factor):\n"
+          "        self.factor = factor\n\nScale.DEFAULT = Scale(SCALE)\n")
+    _edit(workspace, "return math.sin(x) * SCALE", "return math.sin(x) * Scale.DEFAULT.factor")
+    cold = _run(workspace)
+    assert cold["written"] == cold["built"] >= 4
+    warm = _run(workspace)
+    assert warm["built"] == 0 and warm["loaded"] == cold["built"], warm["ignored"]
+    other_class = _run(workspace, "prog.Scale.DEFAULT = prog.Scale(2.0); "
+                                  "prog.Scale.DEFAULT.__class__ = type('S2', (prog.Scale,), {})")
+    assert other_class["built"] >= 1
+    assert any("the class of attribute" in why for why in other_class["ignored"]), \
+        other_class["ignored"]

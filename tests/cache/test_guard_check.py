@@ -17,6 +17,7 @@ import splice
 from splice.cache import guards
 from splice.cache.guards import (
     AttributeGuard,
+    AttributeShapeGuard,
     CellGuard,
     FunctionGuard,
     GlobalGuard,
@@ -132,6 +133,38 @@ def test_attribute_guard_follows_the_mro() -> None:
     absent = AttributeGuard.now(Derived, "nothing")
     assert absent.expected is guards.MISSING and agree(absent)
     Other.nothing = 1  # type: ignore[attr-defined]
+    assert not agree(absent)
+
+
+def test_attribute_shape_guard_follows_classes_along_the_mro() -> None:
+    class Strength:
+        pass
+
+    class Base:
+        level = Strength()
+
+    class Derived(Base):
+        pass
+
+    guard = AttributeShapeGuard.now(Derived, "level")
+    assert guard.expected is Strength and agree(guard)
+    Base.level = Strength()       # another object of the class: the same shape
+    assert agree(guard)
+    Derived.level = 3             # an override of another class
+    assert not agree(guard)
+    del Derived.level
+    assert agree(guard)
+    Base.level = (1, 2)           # a short tuple: a tuple of shapes, never a class
+    assert not agree(guard)
+    pair = AttributeShapeGuard.now(Derived, "level")
+    assert agree(pair)            # compared in Python: the C form calls holds()
+    Base.level = (3, 4)
+    assert agree(pair)
+    del Base.level
+    assert not agree(pair)
+    absent = AttributeShapeGuard.now(Derived, "level")
+    assert absent.expected is guards.MISSING and agree(absent)
+    Derived.level = 1
     assert not agree(absent)
 
 

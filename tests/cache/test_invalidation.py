@@ -67,8 +67,12 @@ def test_each_kind_of_edge_is_recorded(program: types.ModuleType) -> None:
     # SCALE holds an int: inference typed it by its class, and relied on nothing more
     assert any(target is program.__dict__ and name == "SCALE"
                for target, name in edges_of(ci["uses_global"], "global class"))
+    # Shape.sides too (an int: its class), Shape.area by its identity (a method it calls)
     assert any(target is program.Shape and name == "sides"
-               for target, name in edges_of(ci["uses_attribute"], "attribute"))
+               for target, name in edges_of(ci["uses_attribute"], "attribute class"))
+    method = compile_all(program, "uses_method")["uses_method"]
+    assert any(target is program.Shape and name == "area"
+               for target, name in edges_of(method, "attribute"))
 
 
 def test_callee_redefinition(program: types.ModuleType) -> None:
@@ -117,12 +121,15 @@ def test_rebinding_a_callee_name(program: types.ModuleType) -> None:
 def test_class_attribute_change(program: types.ModuleType) -> None:
     ci = compile_all(program, "uses_attribute", "uses_global", "uses_other_class")
     assert splice.invoke(ci["uses_attribute"], 2) == 8
-    program.Shape.sides = 6
+    program.Shape.sides = 6  # another int: inference relied on its class only
+    assert splice.invoke(ci["uses_attribute"], 2) == 12
+    assert_only(ci, set())
+    program.Shape.sides = 6.5
     with pytest.raises(InvalidatedError, match="sides"):
         splice.invoke(ci["uses_attribute"], 2)
     assert_only(ci, {"uses_attribute"})
     fresh = splice.compile(None, program.uses_attribute, int)
-    assert splice.invoke(fresh, 2) == 12
+    assert splice.invoke(fresh, 2) == 13.0
 
 
 def test_method_replaced_on_the_class(program: types.ModuleType) -> None:
@@ -212,6 +219,50 @@ def test_a_global_rebound_to_a_new_object_each_run_builds_once(tmp_path: Path) -
     module.LIMITS = (3.5, 4.5)
     plugin.built = 0
     assert plugin.run(module.main, 3) == module.main(3) == 22.5
+    assert plugin.built > 0
+
+
+PER_RUN_CLASS_ATTRIBUTE = """
+class Planner:
+    current = None
+
+    def __init__(self):
+        self.steps = []
+
+    def plan(self, n):
+        self.steps.extend(range(n))
+        return len(self.steps)
+
+Planner.current = Planner()
+
+def work(n):
+    total = 0
+    for i in range(n):
+        total += Planner.current.plan(2)
+    return total
+
+def main(n):
+    Planner.current = Planner()
+    return work(n)
+"""
+
+
+def test_a_class_attribute_rebound_to_a_new_object_each_run_builds_once(
+        tmp_path: Path) -> None:
+    # the same storm through a class attribute (Planner.current = Planner()): inference
+    # typed it by its class, so another object of that class keeps the instances
+    module = load_text(tmp_path, "per_run_class_attribute", PER_RUN_CLASS_ATTRIBUTE)
+    plugin = CountsTypedBuilds()
+    builds = []
+    for _ in range(4):
+        plugin.built = 0
+        assert plugin.run(module.main, 5) == module.main(5)
+        builds.append(plugin.built)
+    assert builds[0] > 0 and builds[1:] == [0, 0, 0], builds
+    # an object of another class: rebuilt, and still right
+    module.Planner.current = 7
+    plugin.built = 0
+    assert plugin.run(module.work, 0) == module.work(0) == 0
     assert plugin.built > 0
 
 
