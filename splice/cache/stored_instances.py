@@ -12,8 +12,10 @@ live object again and compares:
   type and value (``SCALE = 2.0``);
 * a function by its qualified name where a module holds it, the fingerprint of its code
   object (``splice.cache.disk.code_fingerprint``: bytecode, constants, names, positions,
-  file: an edit of its source changes it), its defaults and what its closure cells hold (a
-  method calling ``super()`` holds its class); a ``classmethod``, ``staticmethod`` or
+  file: an edit of its source changes it), its defaults and what its closure cells hold
+  (a method calling ``super()`` holds its class; an object that has no fingerprint, such
+  as a memo dict, is left unchecked: inference relies on a cell's content only through a
+  cell guard of its own); a ``classmethod``, ``staticmethod`` or
   ``property`` by the functions it wraps; a slot or builtin attribute descriptor by its
   class and name;
 * a class, a module, a builtin by reference (``splice.cache.references``): the same name
@@ -92,8 +94,7 @@ def fingerprint(value: Any, depth: int = _DEPTH) -> list[Any]:
         defaults = [encode(value.__defaults__), encode(tuple(sorted(
             (value.__kwdefaults__ or {}).items())))]
         return ["function", where, code_fingerprint(value.__code__), defaults,
-                [fingerprint(_cell_contents(cell), depth - 1)
-                 for cell in value.__closure__ or ()]]
+                [_cell_fingerprint(cell, depth - 1) for cell in value.__closure__ or ()]]
     if kind is classmethod or kind is staticmethod:
         return [kind.__name__, fingerprint(value.__func__, depth - 1)]
     if kind is property:
@@ -115,9 +116,21 @@ def findable(value: Any) -> list[Any]:
     data = fingerprint(value)
     if data[0] == "function" and data[1] is None:
         raise NotStorable(f"{value.__qualname__} is a function no module names")
-    if data[0] in ("classmethod", "staticmethod", "property", "descriptor", "missing"):
+    if data[0] in ("classmethod", "staticmethod", "property", "descriptor", "missing",
+                   "unchecked"):
         raise NotStorable(f"{data[0]} names no object by itself")
     return data
+
+
+def _cell_fingerprint(cell: types.CellType, depth: int) -> list[Any]:
+    """What a function's cell holds, or "unchecked" for an object that has no fingerprint
+    (a memoizing decorator's dict): inference relies on what a closure cell holds only
+    through a cell edge (a function or class it read there), which an entry records as a
+    guard of its own, so nothing else about such an object was relied on."""
+    try:
+        return fingerprint(_cell_contents(cell), depth)
+    except NotStorable:
+        return ["unchecked"]
 
 
 def _cell_contents(cell: types.CellType) -> Any:
@@ -144,6 +157,8 @@ def _matches(data: Any, live: Any) -> bool:
     tag = data[0]
     if tag == "missing":
         return live is MISSING
+    if tag == "unchecked":
+        return True
     if tag == "value":
         stored = decode(data[1])
         return type(live) is type(stored) and _same_value(live, stored)

@@ -253,3 +253,17 @@ def test_a_function_reading_an_object_a_class_attribute_holds_is_loaded(
     assert other_class["built"] >= 1
     assert any("the class of attribute" in why for why in other_class["ignored"]), \
         other_class["ignored"]
+
+
+def test_a_caller_of_a_memoized_function_is_loaded(workspace: dict[str, Path]) -> None:
+    # functools.wraps gives the wrapper the function's name, so a module names it; its cells
+    # hold the memo dict (which no other process can check, and nothing relied on) and fib
+    _edit(workspace, "def fib(n):",
+          "import functools\n\ndef memoize(fn):\n    memo = {}\n\n"
+          "    @functools.wraps(fn)\n    def wrapper(n):\n        if n not in memo:\n"
+          "            memo[n] = fn(n)\n        return memo[n]\n    return wrapper\n\n"
+          "@memoize\ndef fib(n):")
+    cold = _run(workspace)
+    warm = _run(workspace)
+    assert warm["ignored"] == [], warm["ignored"]
+    assert warm["loaded"] >= 2 and warm["built"] < cold["built"], (cold, warm)
