@@ -9,6 +9,11 @@ looks up the *function* behind the bound method, so the table is keyed by long-l
          else %m(args) if type(%m) is BuiltinMethodType      # sites whose name no overlay takes
          else @dispatch[%m](args)
 
+With the C method lookup (``splice/runtime/_methods.c``) it is one expression instead,
+``@Methods(obj, 'name')(args)``; where a fast local holds the receiver and nothing between
+the lookup and the call can rebind it, ``@Methods(obj, 'name')(obj, args)`` (the lookup's
+``receiver_first`` twin: a method found on the class is called with no method object).
+
 The pass rewrites the scope itself and the nested scopes that run as part of it
 (comprehensions, generator expressions, class bodies). Nested functions and lambdas are left
 alone: ``splice.ir.assemble.restore_nested_code`` gives them back their original code
@@ -46,10 +51,12 @@ from splice.ir.nodes import (
     Pos,
     Region,
     Stmt,
+    Store,
     Temp,
     Try,
     Var,
     Walrus,
+    walk_block,
 )
 from splice.ir.tools import definitions, locations, redefined, use_counts
 from splice.keys import ClassSet, hashed_by_identity
@@ -205,7 +212,7 @@ def _route_scope(ir: FunctionIR, table: Any, overlay_method_names: frozenset[str
                                                 or _is_receiver(ir, method.obj, defs)):
             # one expression, so also where code must stay one
             assert isinstance(func, Temp)
-            _through_methods(ir, scope, stmt, defs[func], method, site_methods, private)
+            _through_methods(ir, scope, stmt, defs[func], method, site_methods, private, defs)
             continue
         if method is not None and not compact:
             # (the method form reads the bound method several times: not in expression-only
@@ -390,10 +397,20 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
     other: Any = op
     if methods is not None:
         lookups, private = methods
+        passed: list[Stmt] = []
+        arguments = list(call.op.args)
+        if adjacent and isinstance(receiver, Var) and _fast_local(ir, receiver):
+            # no statement between the lookup and the call: the local is read again and
+            # passed first (``_through_methods``)
+            lookups = lookups.receiver_first
+            again = ir.new_temp()
+            where = attribute_position(pos, op.name)
+            passed.append(Assign((again,), Load(Var(receiver.name, where)), where))
+            arguments.insert(0, again)
         other = Call(Const(lookups, pos), [receiver, Const(mangle(private, op.name), pos)], [])
-        method_form = [Assign(call.results, Call(lookup.results[0], list(call.op.args),
-                                                 list(call.op.keywords)),
-                              placed)]
+        method_form = [*passed, Assign(call.results, Call(lookup.results[0], arguments,
+                                                          list(call.op.keywords)),
+                                       placed)]
         pos = attribute_position(pos, op.name)
     assert method_form is not None
     method = ir.new_temp()
@@ -560,17 +577,76 @@ def _keyed_first(ir: FunctionIR, callee: Operand, keyed: Stmt, unkeyed: Stmt, po
 
 
 def _through_methods(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign,
-                     method: GetAttr, methods: Any, private: str | None) -> None:
+                     method: GetAttr, methods: Any, private: str | None,
+                     defs: dict[Temp, Assign]) -> None:
     """``r = obj.m(args)`` as ``f = @methods(obj, 'm'); r = f(args)``: the method is looked
     up where CPython looks it up, as ``LOAD_METHOD`` does, and ``f`` holds the receiver
     the lookup saw (the arguments may rebind its name: ``x.m(x := y)``) until the call
     returns, as CPython's stack does (splice/runtime/_methods.c)."""
     assert isinstance(call.op, Call)
     pos = lookup.pos
+    receiver = _local_receiver(ir, scope, lookup, call, method.obj, defs)
+    if receiver is not None:
+        # ``@methods.receiver_first(obj, 'm')(obj, args)``: a Python method found on the
+        # class is its entry, called with the receiver as CPython's ``CALL`` passes it
+        # after ``LOAD_METHOD``, without a method object made and unpacked for each call
+        methods = methods.receiver_first
+        again = ir.new_temp()
+        # at the lookup's position: a second line there would be a second line event
+        where = attribute_position(pos, method.name)
+        scope.insert_after(lookup, [Assign((again,), Load(Var(receiver.name, where)), where)])
+        call.op.args = [again, *call.op.args]
     lookup.op = Call(Const(methods, pos), [method.obj, Const(mangle(private, method.name), pos)],
                      [])
     lookup.pos = attribute_position(pos, method.name)
     call.pos = call_position(call.pos, pos, method, call.op, ir.module_imports)
+
+
+def _local_receiver(ir: FunctionIR, scope: _Scope, lookup: Assign, call: Assign,
+                    obj: Operand, defs: dict[Temp, Assign]) -> Var | None:
+    """The variable that holds the receiver of a method call, when reading it again at the
+    call gives the object the lookup saw: a fast local of the function (no cell, which
+    another scope could rebind between the reads) that nothing between the lookup and the
+    call can bind (no ``:=`` of it, no comprehension, whose ``:=`` binds it from 3.12);
+    else None."""
+    if isinstance(obj, Temp):
+        definition = defs.get(obj)
+        if definition is None or not isinstance(definition.op, Load):
+            return None
+        obj = definition.op.var
+    if not isinstance(obj, Var) or not _fast_local(ir, obj):
+        return None
+    name = obj.name
+    block = scope.block_of.get(id(call))
+    if block is None or scope.block_of.get(id(lookup)) is not block:
+        return None
+    start, end = _index(block, lookup), _index(block, call)
+    if start < 0 or end < start:
+        return None
+    for stmt in walk_block(block[start + 1:end]):
+        if isinstance(stmt, Store) and stmt.var.name == name:
+            return None
+        if isinstance(stmt, Assign) and (
+                isinstance(stmt.op, MakeComprehension)
+                or isinstance(stmt.op, Walrus) and stmt.op.var.name == name):
+            return None
+    return obj
+
+
+def _fast_local(ir: FunctionIR, var: Var) -> bool:
+    """Whether ``var`` is a fast local of the function ``ir`` was lowered from (not a
+    cell, which another scope could rebind, and not a name of a comprehension or class body
+    run as part of it)."""
+    code = getattr(ir.function, "__code__", None)
+    name = var.name
+    return ir.kind in ("function", "lambda") and isinstance(code, types.CodeType) and \
+        name in code.co_varnames and name not in code.co_cellvars and \
+        name not in code.co_freevars and name not in ir.globals
+
+
+def _index(block: list[Stmt], stmt: Stmt) -> int:
+    """Where ``stmt`` (that very object) is in ``block``, or -1."""
+    return next((i for i, item in enumerate(block) if item is stmt), -1)
 
 
 def _module_or_class(ir: FunctionIR, obj: Operand, defs: dict[Temp, Assign]) -> bool:

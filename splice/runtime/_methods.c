@@ -28,6 +28,16 @@
    natively (a hidden local would keep it until overwritten). The method object costs an
    allocation per call, which ``LOAD_METHOD`` avoids.
 
+   ``methods.receiver_first`` is the same lookup for a receiver that a fast local holds
+   (``self.m(x)``): generated code reads the local again after the lookup and passes it
+   first, ``methods.receiver_first(obj, "m")(obj, *args)``, and a Python function's entry
+   or a C method descriptor found on the class is returned as itself: the call is then the
+   one ``LOAD_METHOD``'s stack makes, with no method object. Anything else is bound to it
+   through ``PassOver`` (called as ``pass_over(callee, obj, *args)``, it calls
+   ``callee(*args)``). The compiler uses it only where nothing between the two reads can
+   rebind the local (splice/compiler/route_calls.py); since the local holds the receiver
+   anyway, the second read keeps nothing alive that the caller's frame does not.
+
    ``methods(callee)`` is the table's entry for ``callee`` (resolved when missing, on
    every call when ``callee`` cannot be a key; for a Python bound method, its function's
    entry bound to the same object), bound through ``SkipFirst`` to ``callee``
@@ -70,6 +80,8 @@ typedef struct {
     PyObject *last_name;  /* the name ``direct_builtin`` answered for last, or NULL */
     int last_direct;      /* its answer */
     vectorcallfunc vectorcall;
+    int receiver_first;   /* what it returns is called with the receiver first */
+    PyObject *twin;       /* the ``receiver_first`` lookup of the same table, or NULL */
 } Methods;
 
 /* 1 when ``callee`` is a builtin method bound to an object other than a module, whose name
@@ -120,6 +132,14 @@ slow_entry(Methods *m, PyObject *callee)
 static PyObject *
 entry_of(Methods *m, PyObject *callee)   /* new reference */
 {
+    /* a Python function (the common case: a method found on its class) is no builtin
+       method and is hashed by identity: straight to the table */
+    if (PyFunction_Check(callee)) {
+        PyObject *entry = PyDict_GetItemWithError(m->fast, callee);
+        if (entry != NULL) { Py_INCREF(entry); return entry; }
+        if (PyErr_Occurred()) return NULL;
+        return slow_entry(m, callee);
+    }
     /* first: a builtin method bound to an object is never in the table */
     int direct = direct_builtin(m, callee);
     if (direct < 0) return NULL;
@@ -204,6 +224,44 @@ held_by_the_call(PyObject *entry, PyObject *callee)
     return bound;
 }
 
+/* ``PassOver``: one object, called as ``pass_over(callee, receiver, *args, **kwargs)``,
+   calls ``callee(*args, **kwargs)``. Bound as a method to ``callee``, it is what a lookup
+   with ``receiver_first`` returns for anything but a function or method descriptor found
+   on the class: the call keeps ``callee`` on the caller's stack until it returns. */
+static PyObject *
+pass_over_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                     PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 2) {
+        PyErr_SetString(PyExc_TypeError, "splice: PassOver takes a callee and a receiver");
+        return NULL;
+    }
+    return PyObject_Vectorcall(args[0], args + 2, (size_t)(nargs - 2), kwnames);
+}
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+} PassOver;
+
+static PyTypeObject PassOverType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._methods.PassOver",
+    .tp_basicsize = sizeof(PassOver),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(PassOver, vectorcall),
+    .tp_call = PyVectorcall_Call,
+};
+
+static PassOver pass_over = {
+    PyObject_HEAD_INIT(&PassOverType)
+    .vectorcall = pass_over_vectorcall,
+};
+#define PASS_OVER ((PyObject *)&pass_over)
+
+static PyObject *method_of(Methods *m, PyObject *obj, PyObject *name, int *takes_receiver);
+
 static PyObject *
 methods_vectorcall(Methods *m, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -231,14 +289,30 @@ methods_vectorcall(Methods *m, PyObject *const *args, size_t nargsf, PyObject *k
                         "splice: method lookup takes (receiver, name) or (callee)");
         return NULL;
     }
-    PyObject *obj = args[0];
+    int takes_receiver = 0;
+    PyObject *found = method_of(m, args[0], args[1], &takes_receiver);
+    if (found == NULL || !m->receiver_first || takes_receiver) return found;
+    /* called as ``found(obj, *args)``: ``PassOver`` bound to what to call lets the
+       receiver go by */
+    PyObject *over = PyMethod_New(PASS_OVER, found);
+    Py_DECREF(found);
+    return over;
+}
+
+/* What ``methods(obj, name)`` returns. With ``receiver_first`` set (``m``'s twin), a
+   Python function's entry or a C method descriptor found on the class is returned as
+   itself, to be called with ``obj`` first (``*takes_receiver`` set): no method object. */
+static PyObject *
+method_of(Methods *m, PyObject *obj, PyObject *name, int *takes_receiver)
+{
+    PyObject *const args[2] = {obj, name};
     PyObject *meth = NULL;
     int unbound = _PyObject_GetMethod(obj, args[1], &meth);
     if (meth == NULL) return NULL;
     /* whether an overlay or an intercept takes the name (every name, without a set of
        them): asked of builtin methods alone, the only ones whose way depends on it */
     int routed = 0;
-    if ((unbound && !PyFunction_Check(meth)) || PyCFunction_Check(meth)) {
+    if (!PyFunction_Check(meth) && (unbound || PyCFunction_Check(meth))) {
         routed = m->routed == NULL ? 1 : PySet_Contains(m->routed, args[1]);
         if (routed < 0) { Py_DECREF(meth); return NULL; }
     }
@@ -292,6 +366,10 @@ methods_vectorcall(Methods *m, PyObject *const *args, size_t nargsf, PyObject *k
         Py_DECREF(meth);
         return bound;
     }
+    if (m->receiver_first) {
+        *takes_receiver = 1;
+        return target;
+    }
     PyObject *bound = PyMethod_New(target, self);
     Py_DECREF(target);
     return bound;
@@ -303,6 +381,7 @@ methods_traverse(Methods *m, visitproc visit, void *arg)
     Py_VISIT(m->fast);
     Py_VISIT(m->slow);
     Py_VISIT(m->routed);
+    Py_VISIT(m->twin);
     return 0;
 }
 
@@ -313,6 +392,7 @@ methods_clear(Methods *m)
     Py_CLEAR(m->slow);
     Py_CLEAR(m->routed);
     Py_CLEAR(m->last_name);
+    Py_CLEAR(m->twin);
     return 0;
 }
 
@@ -343,6 +423,32 @@ methods_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)m;
 }
 
+static PyTypeObject MethodsType;
+
+/* ``methods.receiver_first``: the same lookup, for calls that pass the receiver again,
+   first: ``methods.receiver_first(obj, 'm')(obj, *args)`` (one per table, made once) */
+static PyObject *
+methods_receiver_first(Methods *m, void *closure)
+{
+    if (m->receiver_first) return Py_NewRef(m);
+    if (m->twin == NULL) {
+        Methods *twin = (Methods *)MethodsType.tp_alloc(&MethodsType, 0);
+        if (twin == NULL) return NULL;
+        twin->fast = Py_NewRef(m->fast);
+        twin->slow = Py_NewRef(m->slow);
+        twin->routed = Py_XNewRef(m->routed);
+        twin->vectorcall = (vectorcallfunc)methods_vectorcall;
+        twin->receiver_first = 1;
+        m->twin = (PyObject *)twin;
+    }
+    return Py_NewRef(m->twin);
+}
+
+static PyGetSetDef methods_getset[] = {
+    {"receiver_first", (getter)methods_receiver_first, NULL, NULL, NULL},
+    {NULL},
+};
+
 static PyTypeObject MethodsType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "splice.runtime._methods.Methods",
@@ -354,6 +460,7 @@ static PyTypeObject MethodsType = {
     .tp_traverse = (traverseproc)methods_traverse,
     .tp_clear = (inquiry)methods_clear,
     .tp_new = methods_new,
+    .tp_getset = methods_getset,
 };
 
 /* ``WeakKey(fn, callback)``: a weak reference to ``fn`` that a dict takes for ``fn``
@@ -389,6 +496,7 @@ PyInit__methods(void)
 {
     if (PyType_Ready(&MethodsType) < 0) return NULL;
     if (PyType_Ready(&SkipFirstType) < 0) return NULL;
+    if (PyType_Ready(&PassOverType) < 0) return NULL;
     WeakKeyType.tp_base = &_PyWeakref_RefType;
     /* the base's hash (the referent's, cached) with our comparison: set explicitly, as
        a type defining tp_richcompare alone inherits no tp_hash */

@@ -8,6 +8,9 @@ class Methods:
 
     def __init__(self, fast: dict[Any, Any], slow: Callable[[Any], Any],
                  routed: frozenset[str] | None = None, /) -> None: ...
+    @property
+    def receiver_first(self) -> Methods:
+        """The same lookup, for calls that pass the receiver again, first."""
     @overload
     def __call__(self, callee: object, /) -> Callable[..., Any]: ...
     @overload

@@ -4,7 +4,8 @@ comparisons and class statements. ``hookless_code.json`` holds the code generate
 ``hookless_sample`` before that work (main at b5134be, the same at e8cac15), regenerated
 for the changes meant to alter hookless code since (calls of globals through inline-cache
 sites, builtin methods of displays called as natively, one receiver test for a method
-call whose arguments need no statements); regenerate it only for such a
+call whose arguments need no statements, a local receiver passed again to the method
+found on its class); regenerate it only for such a
 change (``python -m tests.runtime.test_hookless_code`` records it)."""
 
 from __future__ import annotations

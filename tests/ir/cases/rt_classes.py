@@ -545,3 +545,61 @@ class Rec2:
 def method_attribute_chains(cls):
     o = cls()
     return o.chain(), o.augmented()
+
+
+class Looked:
+    """Every way a method lookup on a local receiver can find its callee."""
+
+    def plain(self, x):
+        return ("plain", x)
+
+    @classmethod
+    def klass(cls, x):
+        return ("klass", cls.__name__, x)
+
+    @staticmethod
+    def static(x):
+        return ("static", x)
+
+    @property
+    def prop(self):
+        return lambda x: ("prop", x)
+
+    def __getattr__(self, name):
+        if name == "dynamic":
+            return lambda x: ("dynamic", x)
+        raise AttributeError(name)
+
+
+class Callback:
+    def __call__(self, x):
+        return ("called", x)
+
+
+@case()
+def method_calls_on_local_receivers():
+    o = Looked()
+    o.own = lambda x: ("own", x)
+    o.obj = Callback()
+    o.builtin = len
+    out = [o.plain(1), o.klass(2), o.static(3), o.prop(4), o.dynamic(5), o.own(6),
+           o.obj(7), o.builtin("abc"), o.__class__.__name__, o.__repr__() != ""]
+    xs = []
+    xs.append(1)
+    s = "a,b"
+    out.append(s.split(","))
+    # the arguments rebind the receiver's name: the call keeps the receiver it looked up
+    other = Looked()
+    other.plain = lambda x: ("rebound", x)
+    out.append(o.plain((o := other)))
+    out.append(o.plain(8))
+    try:
+        o.missing(9)
+    except AttributeError as exc:
+        out.append(("missing", str(exc)))
+    try:
+        o.plain()
+    except TypeError as exc:
+        out.append(("arguments", str(exc)))
+    return out, xs
+
