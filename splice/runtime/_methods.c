@@ -38,6 +38,12 @@
    rebind the local (splice/compiler/route_calls.py); since the local holds the receiver
    anyway, the second read keeps nothing alive that the caller's frame does not.
 
+   A callable object of a Python class whose ``__call__`` is a Python function
+   (``spline(t)``, ``table["cb"](x)``) gets its entry here, as
+   ``Context.callable_object`` makes it (``objects(entry of __call__, obj)``, a
+   ``SlotCall``), when the table's context intercepts nothing and ``__call__`` has an
+   entry already: no Python frame of splice's per call.
+
    ``methods(callee)`` is the table's entry for ``callee`` (resolved when missing, on
    every call when ``callee`` cannot be a key; for a Python bound method, its function's
    entry bound to the same object), bound through ``SkipFirst`` to ``callee``
@@ -80,6 +86,7 @@ typedef struct {
     PyObject *last_name;  /* the name ``direct_builtin`` answered for last, or NULL */
     int last_direct;      /* its answer */
     vectorcallfunc vectorcall;
+    PyObject *objects;    /* objects(entry, obj): a callable object's entry, or NULL */
     int receiver_first;   /* what it returns is called with the receiver first */
     PyObject *twin;       /* the ``receiver_first`` lookup of the same table, or NULL */
 } Methods;
@@ -129,6 +136,31 @@ slow_entry(Methods *m, PyObject *callee)
     return entry;
 }
 
+static PyObject *CALL_NAME;  /* "__call__", interned */
+
+/* The entry of a callable object whose class is a Python class with a Python ``__call__``
+   (found on its MRO as the type's call slot finds it), for a table whose context
+   intercepts nothing: ``objects(entry of __call__, callee)``, what
+   ``Context.callable_object`` makes, without its Python frames. NULL, without an error,
+   for other callees and when ``__call__`` has no entry yet (the Python path makes it). */
+static PyObject *
+callable_object(Methods *m, PyObject *callee)
+{
+    PyTypeObject *kind = Py_TYPE(callee);
+    if (m->objects == NULL || !PyType_HasFeature(kind, Py_TPFLAGS_HEAPTYPE) ||
+            PyType_Check(callee))
+        return NULL;
+    PyObject *call = _PyType_Lookup(kind, CALL_NAME);  /* borrowed */
+    if (call == NULL || !PyFunction_Check(call)) return NULL;
+    PyObject *entry = PyDict_GetItemWithError(m->fast, call);
+    if (entry == NULL) return NULL;
+    Py_INCREF(entry);
+    PyObject *const args[2] = {entry, callee};
+    PyObject *made = PyObject_Vectorcall(m->objects, args, 2, NULL);
+    Py_DECREF(entry);
+    return made;
+}
+
 static PyObject *
 entry_of(Methods *m, PyObject *callee)   /* new reference */
 {
@@ -140,6 +172,8 @@ entry_of(Methods *m, PyObject *callee)   /* new reference */
         if (PyErr_Occurred()) return NULL;
         return slow_entry(m, callee);
     }
+    PyObject *object_entry = callable_object(m, callee);
+    if (object_entry != NULL || PyErr_Occurred()) return object_entry;
     /* first: a builtin method bound to an object is never in the table */
     int direct = direct_builtin(m, callee);
     if (direct < 0) return NULL;
@@ -382,6 +416,7 @@ methods_traverse(Methods *m, visitproc visit, void *arg)
     Py_VISIT(m->slow);
     Py_VISIT(m->routed);
     Py_VISIT(m->twin);
+    Py_VISIT(m->objects);
     return 0;
 }
 
@@ -393,6 +428,7 @@ methods_clear(Methods *m)
     Py_CLEAR(m->routed);
     Py_CLEAR(m->last_name);
     Py_CLEAR(m->twin);
+    Py_CLEAR(m->objects);
     return 0;
 }
 
@@ -407,8 +443,9 @@ methods_dealloc(Methods *m)
 static PyObject *
 methods_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *fast, *slow, *routed = Py_None;
-    if (!PyArg_ParseTuple(args, "O!O|O:Methods", &PyDict_Type, &fast, &slow, &routed))
+    PyObject *fast, *slow, *routed = Py_None, *objects = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O|OO:Methods", &PyDict_Type, &fast, &slow, &routed,
+                          &objects))
         return NULL;
     if (routed != Py_None && !PyFrozenSet_Check(routed)) {
         PyErr_SetString(PyExc_TypeError, "Methods: routed must be a frozenset or None");
@@ -419,6 +456,7 @@ methods_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Py_INCREF(fast); m->fast = fast;
     Py_INCREF(slow); m->slow = slow;
     if (routed != Py_None) { Py_INCREF(routed); m->routed = routed; }
+    if (objects != Py_None) { Py_INCREF(objects); m->objects = objects; }
     m->vectorcall = (vectorcallfunc)methods_vectorcall;
     return (PyObject *)m;
 }
@@ -437,6 +475,7 @@ methods_receiver_first(Methods *m, void *closure)
         twin->fast = Py_NewRef(m->fast);
         twin->slow = Py_NewRef(m->slow);
         twin->routed = Py_XNewRef(m->routed);
+        twin->objects = Py_XNewRef(m->objects);
         twin->vectorcall = (vectorcallfunc)methods_vectorcall;
         twin->receiver_first = 1;
         m->twin = (PyObject *)twin;
@@ -497,6 +536,8 @@ PyInit__methods(void)
     if (PyType_Ready(&MethodsType) < 0) return NULL;
     if (PyType_Ready(&SkipFirstType) < 0) return NULL;
     if (PyType_Ready(&PassOverType) < 0) return NULL;
+    CALL_NAME = PyUnicode_InternFromString("__call__");
+    if (CALL_NAME == NULL) return NULL;
     WeakKeyType.tp_base = &_PyWeakref_RefType;
     /* the base's hash (the referent's, cached) with our comparison: set explicitly, as
        a type defining tp_richcompare alone inherits no tp_hash */

@@ -7,7 +7,8 @@ class Methods:
     (splice/runtime/_methods.c)."""
 
     def __init__(self, fast: dict[Any, Any], slow: Callable[[Any], Any],
-                 routed: frozenset[str] | None = None, /) -> None: ...
+                 routed: frozenset[str] | None = None,
+                 objects: Callable[[Any, Any], Any] | None = None, /) -> None: ...
     @property
     def receiver_first(self) -> Methods:
         """The same lookup, for calls that pass the receiver again, first."""

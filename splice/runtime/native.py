@@ -42,7 +42,7 @@ try:
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
     HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = HELD_CALL = None
 
-METHODS: Callable[[dict[Any, Any], Callable[[Any], Any], frozenset[str] | None], Any] | None
+METHODS: Callable[[dict[Any, Any], Callable[[Any], Any], frozenset[str] | None, Any], Any] | None
 try:
     from splice.runtime._methods import Methods as METHODS
 except ImportError:  # built without a compiler: method calls take the Python form

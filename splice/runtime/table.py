@@ -77,7 +77,7 @@ class DispatchTable(dict[Any, Any]):
         #: method lookups without a bound method (splice/runtime/_methods.c; None when the
         #: extension is not built: the Python form of method calls)
         self.methods = None if native.METHODS is None else \
-            native.METHODS(self.fast, self.slow_entry, None)
+            native.METHODS(self.fast, self.slow_entry, None, None)
         #: the same lookups for method calls that pass no callable an overlay would enter
         #: (``xs.sort()`` without ``key=``): their builtin methods are their own entries
         self.methods_without_callbacks = self.methods
@@ -89,11 +89,15 @@ class DispatchTable(dict[Any, Any]):
         unless its name is in ``routed`` (as ``__missing__`` does): for contexts without
         per-call hooks. ``methods_without_callbacks`` does the same for the names of
         ``routed`` outside ``callback_free`` (names routed only for a callable the call
-        may pass)."""
+        may pass). When the context intercepts nothing, the C lookup also makes the entry
+        of a callable object whose class's ``__call__`` is a Python function with an entry
+        (what ``Context.callable_object`` makes: ``SLOT_CALL(entry, obj)``) itself."""
         if native.METHODS is not None:
-            self.methods = native.METHODS(self.fast, self.slow_entry, routed)
+            objects = native.SLOT_CALL if not self.context.intercepts else None
+            self.methods = native.METHODS(self.fast, self.slow_entry, routed, objects)
             self.methods_without_callbacks = self.methods if not callback_free & routed \
-                else native.METHODS(self.fast, self.slow_entry, routed - callback_free)
+                else native.METHODS(self.fast, self.slow_entry, routed - callback_free,
+                                    objects)
 
     def unkept_entry(self, callee: Any) -> Any:
         """The entry of a callee the table never keeps (the entry would keep it alive),

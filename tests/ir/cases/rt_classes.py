@@ -603,3 +603,26 @@ def method_calls_on_local_receivers():
         out.append(("arguments", str(exc)))
     return out, xs
 
+
+@case()
+def callable_objects_called():
+    cb = Callback()
+    table = {"cb": cb}
+    out = [cb(1), table["cb"](2), [Callback()][0](3)]
+
+    class Late:
+        pass
+
+    late = Late()
+    try:
+        late(4)
+    except TypeError as exc:
+        out.append(str(exc))
+    Late.__call__ = lambda self, x: ("late", x)
+    out.append(late(5))
+    del Late.__call__
+    try:
+        late(6)
+    except TypeError as exc:
+        out.append(str(exc))
+    return out
