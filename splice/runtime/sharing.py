@@ -85,6 +85,12 @@ def context_objects(context: Context) -> dict[int, Path]:
         add(path, part)
         for name, value in vars(part).items():
             add((*path, name), value)
+    for name in ("methods", "methods_without_callbacks"):
+        # a method lookup's twin for calls passing the receiver again (made once per
+        # lookup: ``splice/runtime/_methods.c``)
+        twin = getattr(getattr(context.table, name, None), "receiver_first", None)
+        if twin is not None:
+            add(("table", name, "receiver_first"), twin)
     for index, plugin in enumerate(context.plugins):
         add(("plugins", index), plugin)
         for name, value in vars(plugin).items():
