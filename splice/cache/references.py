@@ -104,11 +104,32 @@ def _reference(value: Any) -> list[str]:
         elif isinstance(owner, type):  # ``object.__new__``
             module = owner.__module__
             qualname = f"{owner.__qualname__}.{value.__name__}"
-    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+    if not isinstance(module, str) or not isinstance(qualname, str):
         raise NotStorable(f"{value!r} is not reachable by a module and a qualified name")
-    if _lookup(module, qualname) is not value:
-        raise NotStorable(f"{module}.{qualname} is not {value!r}")
+    try:
+        found = None if "<" in qualname else _lookup(module, qualname)
+    except NotStorable:
+        found = None
+    if found is not value:
+        # bound in its module under another name: a decorator's wrapper without
+        # functools.wraps (``fib = memoize(fib)``), a C class exported under an alias
+        # (``_json.make_encoder`` is the class ``_json.Encoder``)
+        alias = _alias(module, value)
+        if alias is None:
+            raise NotStorable(f"{value!r} is not reachable by a module and a qualified name")
+        return [module, alias]
     return [module, qualname]
+
+
+def _alias(module: str, value: Any) -> str | None:
+    """A global name of the imported module ``module`` bound to ``value`` itself."""
+    namespace = getattr(sys.modules.get(module), "__dict__", None)
+    if not isinstance(namespace, dict):
+        return None
+    for name, bound in list(namespace.items()):
+        if bound is value and type(name) is str and name.isidentifier():
+            return name
+    return None
 
 
 def reference_of(value: Any) -> list[str]:

@@ -59,3 +59,25 @@ def test_an_edge_the_loader_cannot_find_is_refused_when_written() -> None:
     with pytest.raises(NotStorable, match="no module names"):
         findable(local)
     assert findable(json.dumps)[0] == "function"
+
+
+def _make_wrapper() -> Any:
+    def wrapper() -> int:
+        return 1
+    return wrapper
+
+
+#: a function whose qualified name (``_make_wrapper.<locals>.wrapper``) names nothing, bound
+#: at module level under another name
+aliased_wrapper = _make_wrapper()
+
+
+def test_an_object_bound_in_its_module_under_another_name_round_trips() -> None:
+    import json.encoder
+
+    for value in (aliased_wrapper, json.encoder.c_make_encoder):
+        if value is None:  # (json without its C accelerator)
+            continue
+        data = json.loads(json.dumps(encode(value)))
+        assert decode(data) is value
+    assert encode(aliased_wrapper)[-1] == "aliased_wrapper"
