@@ -167,8 +167,23 @@ def shape_of(value: Any) -> Any:
     return type(value)
 
 
+def _shape_found(value: Any) -> Any:
+    """The shape of what a lookup found (``MISSING`` if it found nothing)."""
+    return MISSING if value is MISSING else shape_of(value)
+
+
+class _ShapeGuard(Guard):
+    """A guard comparing the shape of what its lookup finds (``current``) with the one
+    expected, not the object."""
+
+    __slots__ = ()
+
+    def holds(self) -> bool:
+        return bool(self.current() == self.expected)
+
+
 @dataclass(eq=False, slots=True)
-class GlobalShapeGuard(Guard):
+class GlobalShapeGuard(_ShapeGuard):
     """``namespace[name]`` still holds a value of the class (the shape, for a short tuple)
     it held: inference typed the global by its class, not its identity, so rebinding it to
     another object of that class (``planner = Planner()`` at the start of each run) keeps
@@ -181,14 +196,10 @@ class GlobalShapeGuard(Guard):
     @classmethod
     def now(cls, namespace: dict[str, Any], name: str) -> GlobalShapeGuard:
         """A guard expecting the current binding's shape."""
-        return cls(namespace, name, shape_of(lookup_global(namespace, name)))
+        return cls(namespace, name, _shape_found(lookup_global(namespace, name)))
 
     def current(self) -> Any:
-        value = lookup_global(self.namespace, self.name)
-        return MISSING if value is MISSING else shape_of(value)
-
-    def holds(self) -> bool:
-        return bool(self.current() == self.expected)
+        return _shape_found(lookup_global(self.namespace, self.name))
 
     def describe(self) -> str:
         module = self.namespace.get("__name__", "?")
@@ -239,7 +250,7 @@ class AttributeGuard(Guard):
 
 
 @dataclass(eq=False, slots=True)
-class AttributeShapeGuard(Guard):
+class AttributeShapeGuard(_ShapeGuard):
     """Looking ``name`` up on the class ``owner``'s MRO still finds a value of the class
     (the shape, for a short tuple) it found: inference typed the class attribute by its
     class (``splice.infer``'s "attribute class" edge), as ``GlobalShapeGuard`` a global."""
@@ -251,15 +262,10 @@ class AttributeShapeGuard(Guard):
     @classmethod
     def now(cls, owner: Any, name: str) -> AttributeShapeGuard:
         """A guard expecting the current binding's shape."""
-        value = lookup_class(owner, name)
-        return cls(owner, name, MISSING if value is MISSING else shape_of(value))
+        return cls(owner, name, _shape_found(lookup_class(owner, name)))
 
     def current(self) -> Any:
-        value = lookup_class(self.owner, self.name)
-        return MISSING if value is MISSING else shape_of(value)
-
-    def holds(self) -> bool:
-        return bool(self.current() == self.expected)
+        return _shape_found(lookup_class(self.owner, self.name))
 
     def describe(self) -> str:
         return f"the class of attribute " \

@@ -222,10 +222,7 @@ def found(data: Any) -> Any:
     if tag == "function":
         return find(data)
     if tag == "module":
-        module = sys.modules.get(data[1])
-        if module is None:
-            raise NotStorable(f"module {data[1]} is not imported")
-        return module
+        return imported_module(data[1])
     if tag == "ref":
         return decode(data[1])
     if tag == "value":
@@ -245,12 +242,18 @@ def module_of(namespace: dict[str, Any]) -> str:
     return name  # type: ignore[return-value]
 
 
-def namespace_of(name: Any) -> dict[str, Any]:
-    """The namespace of the imported module ``name`` (``NotStorable`` if not imported)."""
+def imported_module(name: Any) -> Any:
+    """The imported module ``name`` (``NotStorable`` if it is not imported)."""
     module = sys.modules.get(name) if isinstance(name, str) else None
     if module is None:
         raise NotStorable(f"module {name!r} is not imported")
-    return module.__dict__
+    return module
+
+
+def namespace_of(name: Any) -> dict[str, Any]:
+    """The namespace of the imported module ``name`` (``NotStorable`` if not imported)."""
+    namespace: dict[str, Any] = imported_module(name).__dict__
+    return namespace
 
 
 def _shape(shape: Any) -> Any:

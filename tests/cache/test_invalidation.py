@@ -204,16 +204,23 @@ class CountsTypedBuilds(splice.Plugin):
         return ir
 
 
+def _builds_per_run(plugin: CountsTypedBuilds, main: Any, runs: int = 4) -> list[int]:
+    """How many instances each of ``runs`` runs of ``main(5)`` built, each run's result
+    checked against native."""
+    builds = []
+    for _ in range(runs):
+        plugin.built = 0
+        assert plugin.run(main, 5) == main(5)
+        builds.append(plugin.built)
+    return builds
+
+
 def test_a_global_rebound_to_a_new_object_each_run_builds_once(tmp_path: Path) -> None:
     # issue 15's storm: a program that rebinds a module global at the start of every run
     # (planner = Planner()) rebuilt every instance that read it, on every run
     module = load_text(tmp_path, "per_run", PER_RUN)
     plugin = CountsTypedBuilds()
-    builds = []
-    for _ in range(4):
-        plugin.built = 0
-        assert plugin.run(module.main, 5) == module.main(5)
-        builds.append(plugin.built)
+    builds = _builds_per_run(plugin, module.main)
     assert builds[0] > 0 and builds[1:] == [0, 0, 0], builds
     # another class, or a tuple of other shape: rebuilt, and still right
     module.LIMITS = (3.5, 4.5)
@@ -253,11 +260,7 @@ def test_a_class_attribute_rebound_to_a_new_object_each_run_builds_once(
     # typed it by its class, so another object of that class keeps the instances
     module = load_text(tmp_path, "per_run_class_attribute", PER_RUN_CLASS_ATTRIBUTE)
     plugin = CountsTypedBuilds()
-    builds = []
-    for _ in range(4):
-        plugin.built = 0
-        assert plugin.run(module.main, 5) == module.main(5)
-        builds.append(plugin.built)
+    builds = _builds_per_run(plugin, module.main)
     assert builds[0] > 0 and builds[1:] == [0, 0, 0], builds
     # an object of another class: rebuilt, and still right
     module.Planner.current = 7
