@@ -114,11 +114,11 @@ def defaults_of(fn: types.FunctionType) -> tuple[Any, ...]:
     defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
     if not defaults and not kwdefaults:
         return ((), ())  # (without loading inference: a loaded instance checks this)
-    from splice.infer.objects import _object_abstract
+    from splice.infer.lattice import object_abstract
 
     kwdefaults = kwdefaults or {}
-    return (tuple(_object_abstract(d) for d in defaults or ()),
-            tuple((name, _object_abstract(kwdefaults[name])) for name in sorted(kwdefaults)))
+    return (tuple(object_abstract(d) for d in defaults or ()),
+            tuple((name, object_abstract(kwdefaults[name])) for name in sorted(kwdefaults)))
 
 
 #: in ``CodeInstance.cells``: the cell holds the function itself (a recursive closure)

@@ -912,3 +912,22 @@ def abstract(t: object) -> Abstract:
 def const_float_ok(value: float) -> bool:
     """True for floats worth constant-folding (finite)."""
     return math.isfinite(value)
+
+
+def is_definition(value: object) -> bool:
+    """A function, class, module or builtin function: an object inference knows by
+    identity."""
+    return isinstance(value, (types.FunctionType, type, types.ModuleType,
+                              types.BuiltinFunctionType))
+
+
+def object_abstract(value: object) -> Abstract:
+    """The abstract value of a known object (a constant, a default, a global's value).
+    Here, with the lattice, so a loaded instance checks its function's defaults without
+    loading inference."""
+    if is_value_constant(value) or is_definition(value) or isinstance(
+            value, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+        return Const(value)
+    if isinstance(value, tuple) and type(value) is tuple and len(value) <= 16:
+        return PartialTuple(object_abstract(v) for v in value)
+    return Exact(type(value))

@@ -34,8 +34,10 @@ from splice.infer.lattice import (
     Exact,
     PartialTuple,
     Sub,
+    is_definition,
     is_value_constant,
     join,
+    object_abstract,
 )
 from splice.ir import nodes as N
 from splice.ir.tools import scopes
@@ -78,19 +80,8 @@ def _class_of_object(value: object) -> Abstract:
     return Exact(type(value))
 
 
-def _is_definition(value: object) -> bool:
-    return isinstance(value, (types.FunctionType, type, types.ModuleType,
-                              types.BuiltinFunctionType))
-
-
-def _object_abstract(value: object) -> Abstract:
-    """The abstract value of a known object (a constant, a default, a global's value)."""
-    if is_value_constant(value) or _is_definition(value) or isinstance(
-            value, (types.MethodDescriptorType, types.WrapperDescriptorType)):
-        return Const(value)
-    if isinstance(value, tuple) and type(value) is tuple and len(value) <= 16:
-        return PartialTuple(_object_abstract(v) for v in value)
-    return Exact(type(value))
+_is_definition = is_definition
+_object_abstract = object_abstract
 
 
 def _is_python_class(cls: type) -> bool:
