@@ -239,10 +239,11 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
     """Put a use-site check around each call whose callee a ``typed`` hook replaced by a
     constant (``TypedCall.callee = replacement``): the replacement runs where the program
     would call the callee inference resolved, with arguments of the abstract values the
-    hook saw; else the program's call runs. A replacement that cannot be checked there (the
-    program calls a name, not a computed value, or the call is in code that must stay one
-    expression) is undone. ``argtypes``: the instance's (its entry checks them). Returns
-    one line per call."""
+    hook saw; else the program's call runs. The value called is a computed one (an
+    attribute, a call's result) or a name (a local, a cell, a global), read by the check and
+    again by the program's call. A replacement in code that must stay one expression (an
+    ``except`` clause's type, a ``match`` guard) cannot be checked there and is undone.
+    ``argtypes``: the instance's (its entry checks them). Returns one line per call."""
     from splice.compiler.route_calls import expression_statements
 
     done: list[str] = []
@@ -254,20 +255,26 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
         op = stmt.op
         assert isinstance(op, Call) and isinstance(op.func, Const)
         pos = stmt.pos
-        # the called operand as this IR has it (a hook may have copied the IR)
-        called = temps.get(func.id) if isinstance(func, Temp) else None
+        # the called operand as this IR has it (a hook may have copied the IR): a value
+        # computed before (an attribute, a call's result) or a name (a local, a cell, a
+        # global: read by the test, then again by the generic call, with nothing of the
+        # program's run in between)
+        called: Temp | Var | None = temps.get(func.id) if isinstance(func, Temp) else \
+            func if isinstance(func, Var) else None
         if called is None or id(stmt) in expression_only:
             op.func, op.callee = func, callee
             done.append(f"line {pos.lineno}: replacement of {_name(callee)} undone (it "
                         "cannot be checked where it is called)")
             continue
-        # the generic call through a copy made in its own branch: the dispatch-table
-        # lookup that routing puts right after the callee is computed stays there too
-        again = ir.new_temp()
-        call = Call(again, list(op.args), list(op.keywords))
+        call = Call(called, list(op.args), list(op.keywords))
         call.callee = callee
-        generic: list[Stmt] = [Assign((again,), Copy(called), pos),
-                               Assign(stmt.results, call, pos)]
+        generic: list[Stmt] = [Assign(stmt.results, call, pos)]
+        if isinstance(called, Temp):
+            # the generic call through a copy made in its own branch: the dispatch-table
+            # lookup that routing puts right after the callee is computed stays there too
+            again = ir.new_temp()
+            call.func = again
+            generic.insert(0, Assign((again,), Copy(called), pos))
         tests: list[tuple[Operand, L.Abstract]] = []
         if callee is not None:
             tests.append((called, L.Const(callee)))

@@ -63,7 +63,11 @@ class FastMath(Plugin):
             id(original): (original, replacement)
             for original, replacement in replacements.items()}
         self._replacement_ids = frozenset(id(r) for _, r in self.replacements.values())
+        #: the rewrites this plugin's hooks made, as ``optimized`` found them (after splice
+        #: checked them, or undid one it cannot check); the statements ``typed`` replaced
+        #: the callee of, until then
         self._rewrites: list[Rewrite] = []
+        self._replaced: set[int] = set()
 
     def cache_token(self) -> Hashable:
         """The mapping (by identity: a tuple compares functions by ``is``) and
@@ -93,16 +97,30 @@ class FastMath(Plugin):
                 continue
             if not all(t <= exactly_float for t in call.arg_types):
                 continue
-            replacement = found[1]
-            call.callee = replacement
-            self._rewrites.append(Rewrite(
-                ir.qualname, call.stmt.pos.lineno, _name(callee), _name(replacement)))
+            call.callee = found[1]
+            self._replaced.add(call.stmt.id)
+
+    def optimized(self, ir: FunctionIR) -> None:
+        """Record the rewrites of ``typed`` that hold after splice's checks (a replacement
+        it cannot check where the call is made is undone before this hook)."""
+        if not self._replaced:
+            return
+        from splice.ir.tools import locations
+        from splice.ir.typed_tools import typed_calls
+
+        originals = {id(r): o for o, r in self.replacements.values()}
+        for call in typed_calls(ir):
+            original = originals.get(id(call.callee))
+            if original is not None and call.stmt.id in self._replaced:
+                self._rewrites.append(Rewrite(ir.qualname, call.stmt.pos.lineno,
+                                              _name(original), _name(call.callee)))
+        self._replaced.difference_update(loc.stmt.id for loc in locations(ir))
 
     @property
     def rewrites(self) -> list[Rewrite]:
-        """Every call rewritten: by this plugin's ``typed`` hook, and in the instances its
-        context took from what an equally configured ``FastMath`` built (their typed IR
-        holds the replacements: docs/cache.md)."""
+        """Every call rewritten: by this plugin's hooks (those that hold after splice's
+        checks), and in the instances its context took from what an equally configured
+        ``FastMath`` built (their optimised IR holds the replacements: docs/cache.md)."""
         found = list(self._rewrites)
         from splice.ir.typed_tools import typed_calls
 
@@ -110,11 +128,11 @@ class FastMath(Plugin):
         for ci in self.context.instances:
             if ci.origin == "built":
                 continue
-            typed = ci.typed
-            for call in typed_calls(typed):
+            optimized = ci.optimized
+            for call in typed_calls(optimized):
                 original = originals.get(id(call.callee))
                 if original is not None:
-                    found.append(Rewrite(typed.qualname, call.stmt.pos.lineno,
+                    found.append(Rewrite(optimized.qualname, call.stmt.pos.lineno,
                                          _name(original), _name(call.callee)))
         return found
 

@@ -155,3 +155,44 @@ def make_cell_program():
 
 def cell_rebound(x):
     return make_cell_program()(x)
+
+
+def rebind_callers_local(name, value):
+    # (writes through to the caller's frame on 3.13, PEP 667; on 3.11 and 3.12 the write
+    # goes to a snapshot, natively and under splice alike)
+    import sys
+
+    sys._getframe(1).f_locals[name] = value
+
+
+def local_callee(x):
+    # the replaced call's callee is a local, read where it is called
+    # (arguments that are names: the IR then calls the name itself, read at the call)
+    sine = math.sin
+    y = x * 0.5
+    first = sine(y)
+    rebind_callers_local("sine", abs)
+    second = sine(y)
+    return first, second
+
+
+def set_cell(fn, name, value):
+    # (by the cell object: a nonlocal store would be seen by inference, which then relies
+    # on nothing the cell holds)
+    fn.__closure__[fn.__code__.co_freevars.index(name)].cell_contents = value
+
+
+def make_cell_callee_program():
+    sine = math.sin
+
+    def cell_callee(x):
+        # the replaced call's callee is a closure cell, rebound by a callee
+        first = sine(x * 0.5)
+        set_cell(cell_callee, "sine", abs)
+        second = sine(x * 0.5)
+        return first, second
+    return cell_callee
+
+
+def cell_callee(x):
+    return make_cell_callee_program()(x)

@@ -138,3 +138,32 @@ def test_world_age_checks_when_the_call_starts(world_age: bool) -> None:
     finally:
         math.sin = rebinder.original  # type: ignore[assignment]
     assert fm.run(single, 0.5) == cheap_sin(0.5)
+
+
+def local_callee(x):  # type: ignore[no-untyped-def]
+    sine = math.sin
+    return sine(x)
+
+
+def in_a_match_guard(x):  # type: ignore[no-untyped-def]
+    match x:
+        case float() if math.sin(x) > 0.25:  # (a guard is one expression: no check fits)
+            return "positive"
+    return "other"
+
+
+def test_a_callee_held_by_a_local_is_replaced_behind_a_check() -> None:
+    fm = plugin()
+    assert fm.run(local_callee, 0.5) == cheap_sin(0.5)
+    assert [(r.function, r.original) for r in fm.rewrites] == [("local_callee", "math.sin")]
+    assert plugin().run(local_callee, 2) == math.sin(2)  # not a float: the program's call
+
+
+def test_a_replacement_splice_undoes_is_not_reported() -> None:
+    fm = plugin()
+    # natively sin(0.5) = 0.48 > 0.25; cheap_sin would make it 1000.48, the same answer,
+    # so the report is what tells the two apart
+    assert fm.run(in_a_match_guard, 0.5) == in_a_match_guard(0.5)
+    (instance,) = [ci for ci in fm.context.instances if ci.argtypes]
+    assert any("undone" in line for line in instance.optimizations), instance.optimizations
+    assert fm.rewrites == []
