@@ -1,7 +1,8 @@
 /* Calls under a context without a frame of splice's on the program's stack: per-call hooks
    (``Hooked``), class instantiation (``Instantiator``), a specializing entry's choice of
    code (``Chosen``), implicit-call protocols written as generators (``Driven``) and
-   calls through a type's call slot: constructors, callable objects (``SlotCall``). Each guards the C stack (_cstack.h).
+   calls through a type's call slot: constructors (``Constructor``; ``SlotCall`` without
+   it), callable objects (``SlotCall``). Each guards the C stack (_cstack.h).
 
    ``Hooked(fn, target, prehooks, posthooks, overdub, continuation, pending, anywhere,
    failed)`` is what the dispatch table gives for ``fn`` under a context with per-call
@@ -1028,6 +1029,151 @@ static PyTypeObject SlotCallType = {
     .tp_new = slot_call_new,
 };
 
+/* ``Constructor(cls, init, entry, changed)``: a class's entry under a context without
+   per-call hooks, when ``cls`` instantiates as ``object.__new__`` then a Python ``__init__``
+   (splice/runtime/constructors.py's ``eligible_init``). A call does what ``type.__call__``
+   does for such a class, with ``init``'s entry (``entry``, its transformed code) in place of
+   ``init``: ``obj = cls.__new__`` through the class's ``tp_new`` slot (``object.__new__``:
+   the abstract-class error is CPython's own), then ``entry(obj, *args, **kwargs)``, the
+   caller's arguments passed as they are (argument errors name ``__init__`` and are raised
+   before its frame exists, as natively), ``__init__`` returning anything but None the same
+   TypeError, and ``obj`` returned. Nothing else runs: no frame of splice's, no sentinel
+   defaults, no line of the ``def`` seen by a tracer.
+
+   Before that it checks, in C, that the class still instantiates that way: its metaclass
+   is the one seen when the entry was made and still calls through ``type.__call__``'s
+   slot, its ``tp_new`` slot is ``object.__new__``'s (the slot, not the attribute: a
+   ``__new__`` assigned and deleted again leaves a Python-level slot, which this sees), its
+   ``tp_init`` slot is the one seen and ``__init__`` found on its MRO (as the slot finds
+   it) is still ``init``. If not, ``changed()`` (the context drops this entry and makes the
+   class's entry anew) gives what to call instead, which this calls with the caller's
+   arguments: the instantiation then runs under the context as it would have from the start.
+
+   The call spends the recursion unit ``type.__call__`` spends (``counted_call``), behind
+   the C stack guard. Holds ``cls``, ``init`` and ``entry`` (what the class holds anyway,
+   and the transformed copy sharing ``init``'s cells). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *cls;
+    PyObject *init;
+    PyObject *entry;
+    PyObject *changed;
+    PyTypeObject *meta;
+    initproc tp_init;
+    vectorcallfunc vectorcall;
+} Constructor;
+
+static PyObject *empty_tuple;
+
+static PyObject *
+constructor_vectorcall(Constructor *c, PyObject *const *args, size_t nargsf,
+                       PyObject *kwnames)
+{
+    if (splice_check_stack() < 0) return NULL;
+    PyTypeObject *cls = (PyTypeObject *)c->cls;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (Py_TYPE(cls) != c->meta || c->meta->tp_call != PyType_Type.tp_call ||
+            cls->tp_new != PyBaseObject_Type.tp_new || cls->tp_init != c->tp_init ||
+            _PyType_Lookup(cls, str_init) != c->init) {
+        PyObject *instead = PyObject_CallNoArgs(c->changed);
+        if (instead == NULL) return NULL;
+        PyObject *made = PyObject_Vectorcall(instead, args, nargs, kwnames);
+        Py_DECREF(instead);
+        return made;
+    }
+    PyObject *obj = cls->tp_new(cls, empty_tuple, NULL);
+    if (obj == NULL) return NULL;
+    PyObject *result = counted_call(c->entry, obj, args, nargs, kwnames);
+    if (result == NULL) { Py_DECREF(obj); return NULL; }
+    if (result != Py_None) {
+        PyErr_Format(PyExc_TypeError, "__init__() should return None, not '%.200s'",
+                     Py_TYPE(result)->tp_name);
+        Py_DECREF(result); Py_DECREF(obj);
+        return NULL;
+    }
+    Py_DECREF(result);
+    return obj;
+}
+
+static int
+constructor_traverse(Constructor *c, visitproc visit, void *arg)
+{
+    Py_VISIT(c->cls); Py_VISIT(c->init); Py_VISIT(c->entry); Py_VISIT(c->changed);
+    Py_VISIT(c->meta);
+    return 0;
+}
+
+static int
+constructor_clear(Constructor *c)
+{
+    Py_CLEAR(c->cls); Py_CLEAR(c->init); Py_CLEAR(c->entry); Py_CLEAR(c->changed);
+    Py_CLEAR(c->meta);
+    return 0;
+}
+
+static void
+constructor_dealloc(Constructor *c)
+{
+    PyObject_GC_UnTrack(c);
+    constructor_clear(c);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+static PyObject *
+constructor_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *cls, *init, *entry, *changed;
+    if (!PyArg_ParseTuple(args, "O!O!OO:Constructor", &PyType_Type, &cls, &PyFunction_Type,
+                          &init, &entry, &changed))
+        return NULL;
+    Constructor *c = (Constructor *)type->tp_alloc(type, 0);
+    if (c == NULL) return NULL;
+    c->cls = Py_NewRef(cls);
+    c->init = Py_NewRef(init);
+    c->entry = Py_NewRef(entry);
+    c->changed = Py_NewRef(changed);
+    c->meta = (PyTypeObject *)Py_NewRef((PyObject *)Py_TYPE(cls));
+    c->tp_init = ((PyTypeObject *)cls)->tp_init;
+    c->vectorcall = (vectorcallfunc)constructor_vectorcall;
+    return (PyObject *)c;
+}
+
+static PyObject *
+constructor_get(Constructor *c, void *which)
+{
+    PyObject *value = which == NULL ? c->cls : which == (void *)1 ? c->init : c->entry;
+    return Py_NewRef(value);
+}
+
+static PyObject *
+constructor_get_attribute(Constructor *c, void *name)
+{
+    return PyObject_GetAttrString(c->cls, (const char *)name);
+}
+
+static PyGetSetDef constructor_getset[] = {
+    {"cls", (getter)constructor_get, NULL, "the class it instantiates", NULL},
+    {"init", (getter)constructor_get, NULL, "the class's __init__ it relies on", (void *)1},
+    {"entry", (getter)constructor_get, NULL, "what runs in place of __init__", (void *)2},
+    {"__name__", (getter)constructor_get_attribute, NULL, "the class's", "__name__"},
+    {"__qualname__", (getter)constructor_get_attribute, NULL, "the class's", "__qualname__"},
+    {NULL},
+};
+
+static PyTypeObject ConstructorType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._hooks.Constructor",
+    .tp_basicsize = sizeof(Constructor),
+    .tp_dealloc = (destructor)constructor_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Constructor, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)constructor_traverse,
+    .tp_clear = (inquiry)constructor_clear,
+    .tp_getset = constructor_getset,
+    .tp_new = constructor_new,
+};
+
 /* ``Driven(plan)``: a protocol written as a generator, run with no frame of its own on the
    stack while the code it reaches runs (splice/runtime/implicit.py's operators, truth,
    subscripts, formatting). A call makes the generator ``plan(*args, **kwargs)`` and steps
@@ -1332,7 +1478,9 @@ PyInit__hooks(void)
     if (str_throw == NULL || str_value == NULL) return NULL;
     if (PyType_Ready(&HookedType) < 0 || PyType_Ready(&InstantiatorType) < 0 ||
         PyType_Ready(&ChosenType) < 0 || PyType_Ready(&DrivenType) < 0 ||
-        PyType_Ready(&SlotCallType) < 0) return NULL;
+        PyType_Ready(&SlotCallType) < 0 || PyType_Ready(&ConstructorType) < 0) return NULL;
+    empty_tuple = PyTuple_New(0);
+    if (empty_tuple == NULL) return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     Py_INCREF(&HookedType);
@@ -1343,6 +1491,9 @@ PyInit__hooks(void)
     if (PyModule_AddObject(mod, "Chosen", (PyObject *)&ChosenType) < 0) return NULL;
     Py_INCREF(&DrivenType);
     if (PyModule_AddObject(mod, "Driven", (PyObject *)&DrivenType) < 0) return NULL;
+    Py_INCREF(&ConstructorType);
+    if (PyModule_AddObject(mod, "Constructor", (PyObject *)&ConstructorType) < 0)
+        return NULL;
     Py_INCREF(&SlotCallType);
     if (PyModule_AddObject(mod, "SlotCall", (PyObject *)&SlotCallType) < 0)
         return NULL;

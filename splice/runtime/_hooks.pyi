@@ -79,3 +79,19 @@ def watch_compiles(record: Callable[[Any, str | bytes], object], /) -> None:
 def held_call(entry: Callable[..., Any], callee: Any, /, *args: Any, **kwargs: Any) -> Any:
     """``entry(*args, **kwargs)``, with ``callee`` held on the caller's stack until the
     call returns (splice/runtime/_hooks.c)."""
+
+
+class Constructor:
+    """A class's entry: ``type.__call__``'s steps with ``entry`` in place of ``init``,
+    after checking in C that the class still instantiates that way; else ``changed()``
+    gives what to call instead (splice/runtime/_hooks.c)."""
+
+    cls: type
+    init: Any
+    entry: Any
+    __name__: str
+    __qualname__: str
+
+    def __init__(self, cls: type, init: Any, entry: Any, changed: Callable[[], Any], /
+                 ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

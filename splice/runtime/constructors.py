@@ -1,7 +1,15 @@
 """Instantiation without a splice frame, the run-time half: which classes get a constructor
 (``eligible_init``), a class's entry (``constructor_for``) and the arguments a constructor
-hands back to the general instantiation when its class changed (``reconstruct``). The
-constructor itself, and why it is sound, is ``splice.compiler.constructors``.
+hands back to the general instantiation when its class changed (``reconstruct``).
+
+With splice/runtime/_hooks.c built, a class's entry is a ``Constructor`` (C): it checks
+the class's slots (metaclass, ``tp_new``, ``tp_init``) and the ``__init__`` its MRO gives,
+makes the object through ``tp_new`` and calls ``__init__``'s entry with the caller's
+arguments, which is ``type.__call__``'s own sequence for a class that passed
+``eligible_init`` (sound for as long as the checks hold, and they are made on every call).
+Without it, ``__init__``'s code is compiled as the constructor, which makes those checks
+and the object itself (``splice.compiler.constructors``, which says why that is sound), and
+a ``functools.partial`` binds its spec.
 """
 
 from __future__ import annotations
@@ -15,14 +23,19 @@ from typing import Any
 from splice.compiler.sentinels import CO_GENERATOR_LIKE, INIT, Sentinel
 from splice.pristine import BUILTINS
 from splice.runtime.dunders import special
-from splice.runtime.native import SLOT_CALL
+from splice.runtime.native import CONSTRUCTOR, SLOT_CALL
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["CONSTRUCTOR_ENTRY", "constructor_for", "eligible_init", "reconstruct"]
+__all__ = ["COMPILED_ENTRY", "CONSTRUCTOR_ENTRIES", "CONSTRUCTOR_ENTRY", "constructor_for",
+           "eligible_init", "reconstruct"]
 
-CONSTRUCTOR_ENTRY: Any = SLOT_CALL if SLOT_CALL is not None else functools.partial
-"""The class of a constructor's entry (``func`` and ``args`` as a partial's)."""
+COMPILED_ENTRY: Any = SLOT_CALL if SLOT_CALL is not None else functools.partial
+"""The class of a compiled constructor's entry (``func`` and ``args`` as a partial's)."""
+CONSTRUCTOR_ENTRY: Any = CONSTRUCTOR if CONSTRUCTOR is not None else COMPILED_ENTRY
+"""The class of a constructor's entry: the C ``Constructor`` when built."""
+CONSTRUCTOR_ENTRIES: tuple[Any, ...] = (CONSTRUCTOR_ENTRY, COMPILED_ENTRY)
+"""Either kind (the compiled form also runs with the C extension when asked for)."""
 
 _HEAPTYPE = 1 << 9
 _ABSTRACT = 1 << 20
@@ -98,7 +111,7 @@ def constructor_for(constructor: types.FunctionType, cls: type, init: types.Func
     """The entry of ``cls``: ``constructor`` (made for ``init``) with its spec bound (in C,
     counted in the recursion limit as ``type.__call__`` is, when built)."""
     spec = (cls, defaults or (), init, type(cls), kwdefaults or {})
-    return CONSTRUCTOR_ENTRY(constructor, spec)
+    return COMPILED_ENTRY(constructor, spec)
 
 
 def reconstruct(spec: tuple[Any, ...], positional: tuple[Any, ...], varargs: tuple[Any, ...],

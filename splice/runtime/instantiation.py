@@ -4,9 +4,11 @@ A class whose ``__new__`` and ``__init__`` are C code runs as itself. Otherwise,
 runs ``type.__call__``'s steps with its Python ``__new__``/``__init__`` entered under the
 context, driven from C so that no frame of splice's stands between the caller and
 ``__init__`` (``splice.runtime.dunders.drive``; the common case in C, ``INSTANTIATOR``).
-Without per-call hooks or typed stages, an ``__init__`` is compiled as a *constructor*
-instead: C code makes the instance and calls the transformed ``__init__`` directly, and
-falls back to the steps when it finds the class changed (``splice.runtime.constructors``).
+Without per-call hooks or typed stages, a class gets a *constructor* instead: C code
+(``CONSTRUCTOR``) that checks the class's slots, makes the instance and calls the
+``__init__``'s entry directly, and asks for the class's entry anew when it finds the class
+changed; without the C extension, ``__init__`` compiled as a constructor
+(``splice.runtime.constructors``).
 A metaclass ``__call__`` in Python is entered as the class's call.
 """
 
@@ -21,6 +23,7 @@ from splice.compiler.sentinels import sentinel_defaults
 from splice.errors import UnsupportedError
 from splice.ir.compiled import CompiledCode, instantiate
 from splice.pristine import BUILTINS
+from splice.runtime import native
 from splice.runtime.compiling import Compiling
 from splice.runtime.constructors import constructor_for, eligible_init, reconstruct
 from splice.runtime.context_fields import is_splice_code
@@ -69,6 +72,11 @@ class Instantiating(Compiling):
         if init is None or init in self.intercepts or is_splice_code(init) or \
                 self.decide(init) != self.plugins:
             return None
+        if native.CONSTRUCTOR is not None:
+            entry = self.table[init]
+            # the table is watched: a change of ``init``'s code or defaults drops this entry
+            self.table.constructed_by(init, cls)
+            return native.CONSTRUCTOR(cls, init, entry, functools.partial(self._changed, cls))
         compiled = self.constructors.get(init, self._build_constructor)
         if isinstance(compiled, UnsupportedError):
             return None
@@ -80,6 +88,12 @@ class Instantiating(Compiling):
         self.table.constructed_by(init, cls)
         self._record(init, True, "transformed")
         return constructor_for(constructor, cls, init, defaults, kwdefaults)
+
+    def _changed(self, cls: type) -> Any:
+        """A ``Constructor`` found its class changed: drop the class's entry and give the
+        one made for it now, which the constructor calls with its caller's arguments."""
+        self.table.forget(cls)
+        return self.table[cls]
 
     def _reinstantiate(self, spec: tuple[Any, ...], positional: tuple[Any, ...],
                        varargs: tuple[Any, ...], keywords: dict[str, Any],

@@ -6,9 +6,14 @@ without a compiler, and the pure-Python form it documents runs instead (docs/run
 * ``INSTANTIATOR`` (``_hooks.Instantiator``): instantiation of a class under a context.
 * ``CHOSEN`` (``_hooks.Chosen``): a callee chosen per call (a specializing entry's code
   instance) called with no frame of the chooser's.
+* ``CONSTRUCTOR`` (``_hooks.Constructor``): a class's entry that checks in C that the
+  class still instantiates as when it was made, then makes the object and calls its
+  ``__init__``'s entry, as ``type.__call__`` does (else ``__init__`` compiled as a
+  constructor, ``splice.compiler.constructors``, called through ``SLOT_CALL``).
 * ``SLOT_CALL`` (``_hooks.SlotCall``): ``fn(first, *args)`` as a type's call slot runs it:
-  a class's entry calling its constructor, counted as ``type.__call__`` counts (else a
-  ``functools.partial``), and a callable object's entry (else a bound method).
+  a class's entry calling its compiled constructor without ``CONSTRUCTOR``, counted as
+  ``type.__call__`` counts (else a ``functools.partial``), and a callable object's entry
+  (else a bound method).
 * ``METHODS`` (``_methods.Methods``): method calls without a bound method.
 * ``HELD_CALL`` (``_hooks.held_call``): a call of an entry that keeps the callee on the
   caller's stack until it returns, so entries may hold nested functions weakly (else
@@ -26,21 +31,24 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["CHOSEN", "HELD_CALL", "HOOKED", "INSTANTIATOR", "METHODS", "RUN_CALL", "SLOT_CALL"]
+__all__ = ["CHOSEN", "CONSTRUCTOR", "HELD_CALL", "HOOKED", "INSTANTIATOR", "METHODS", "RUN_CALL",
+           "SLOT_CALL"]
 
 HOOKED: Callable[..., Any] | None
 INSTANTIATOR: Callable[..., Any] | None
 CHOSEN: Callable[..., Any] | None
 SLOT_CALL: Callable[..., Any] | None
 HELD_CALL: Callable[..., Any] | None
+CONSTRUCTOR: Callable[..., Any] | None
 try:
     from splice.runtime._hooks import Chosen as CHOSEN
+    from splice.runtime._hooks import Constructor as CONSTRUCTOR
     from splice.runtime._hooks import Hooked as HOOKED
     from splice.runtime._hooks import Instantiator as INSTANTIATOR
     from splice.runtime._hooks import SlotCall as SLOT_CALL
     from splice.runtime._hooks import held_call as HELD_CALL
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
-    HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = HELD_CALL = None
+    HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = HELD_CALL = CONSTRUCTOR = None
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any], frozenset[str] | None, Any], Any] | None
 try:

@@ -24,7 +24,7 @@ from splice.compiler.reporting import reporting
 from splice.keys import ClassSet, hashed_by_identity
 from splice.pristine import BUILTINS
 from splice.runtime import native
-from splice.runtime.constructors import CONSTRUCTOR_ENTRY
+from splice.runtime.constructors import COMPILED_ENTRY
 from splice.runtime.sites import Site
 from splice.runtime.weakkeys import WeakKey, holds_weakly, is_nested
 
@@ -327,7 +327,7 @@ def _references_held(entry: Any, callee: Any) -> int:
     held = 2
     if entry is callee:
         held += 2
-    if type(entry) is CONSTRUCTOR_ENTRY:  # a constructor: its spec holds the class
+    if type(entry) is COMPILED_ENTRY:  # a compiled constructor: its spec holds the class
         for arg in entry.args:
             held += arg is callee or (type(arg) is tuple and any(a is callee for a in arg))
     # hooks in C hold what they wrap
@@ -336,6 +336,8 @@ def _references_held(entry: Any, callee: Any) -> int:
             (entry.continuation is callee)
     # and the class they make
     if native.INSTANTIATOR is not None and type(entry) is native.INSTANTIATOR:
+        held += entry.cls is callee
+    if native.CONSTRUCTOR is not None and type(entry) is native.CONSTRUCTOR:
         held += entry.cls is callee
     # a specializing entry's callee
     if native.CHOSEN is not None and type(entry) is native.CHOSEN:

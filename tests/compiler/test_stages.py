@@ -123,7 +123,13 @@ def test_verification_names_the_stage_that_broke_the_ir() -> None:
         run_stages(state)
 
 
-def test_constructors_are_a_finish_of_the_same_pipeline() -> None:
+def test_constructors_are_a_finish_of_the_same_pipeline(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    # the compiled constructor (the form without splice/runtime/_hooks.c's ``Constructor``)
+    from splice.runtime import native
+
+    monkeypatch.setattr(native, "CONSTRUCTOR", None)
+
     class Point:
         def __init__(self, x: int, y: int = 2) -> None:
             self.x, self.y = x, y
