@@ -62,6 +62,15 @@
    as the table's ``__missing__`` would return it after a raised ``KeyError`` and two
    Python calls.
 
+   The entry of a Python function is looked up in the table once per function while the
+   table is unchanged: ``entries`` (below) keeps the last ones found, borrowed, each with
+   the table's version when it was read; any change of the table (an entry made, dropped
+   or replaced) gives it a version it never had, so a kept entry is used only while the
+   table still holds it, and the function, which the table holds or keys weakly (and drops
+   when it dies), is alive. It keeps nothing alive. A method-wrapper bound to an object
+   (``super().__init__`` of a class whose base is ``object``) whose name no overlay or
+   intercept takes is its own entry here too, as ``_bound_builtin_entry`` would answer.
+
    Optional: splice falls back to the Python form of method calls (splice/runtime/
    callsites.py) when this module is not built. Version-specific: from 3.13 the
    declaration of _PyObject_GetMethod (still exported) left the public headers. */
@@ -77,6 +86,19 @@
 PyAPI_FUNC(int) _PyObject_GetMethod(PyObject *obj, PyObject *name, PyObject **method);
 #endif
 
+/* The entries of Python functions found last, one per slot (chosen by the function's
+   address): borrowed references, each valid while the table is unchanged since it was
+   read (its ``ma_version_tag``, which CPython changes on every mutation of the dict, to a
+   value the dict never had before). A function in the table is held by it (or keyed
+   weakly, and removed from it when it dies, before its memory can be reused), so a slot
+   whose version is the table's current one names a live function and its live entry. */
+#define ENTRY_WAYS 128
+typedef struct {
+    PyObject *fn;
+    PyObject *entry;
+    uint64_t version;
+} EntrySlot;
+
 /* Method lookup of one dispatch table: lookup(obj, name) -> what to call with (obj, *args) */
 typedef struct {
     PyObject_HEAD
@@ -89,7 +111,23 @@ typedef struct {
     PyObject *objects;    /* objects(entry, obj): a callable object's entry, or NULL */
     int receiver_first;   /* what it returns is called with the receiver first */
     PyObject *twin;       /* the ``receiver_first`` lookup of the same table, or NULL */
+    EntrySlot entries[ENTRY_WAYS];  /* borrowed: see EntrySlot */
 } Methods;
+
+/* the table's version: deprecated as a public field from 3.12, still changed on every
+   mutation of the dict up to 3.13 (it carries the dict watchers' bits with the counter) */
+static inline uint64_t
+table_version(PyObject *fast)
+{
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+    return ((PyDictObject *)fast)->ma_version_tag;
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+}
 
 /* 1 when ``callee`` is a builtin method bound to an object other than a module, whose name
    no overlay or intercept takes: its own entry; 0 when not; -1 on error. The answer for
@@ -110,6 +148,31 @@ direct_builtin(Methods *m, PyObject *callee)
     Py_XSETREF(m->last_name, text);
     m->last_direct = !routed;
     return m->last_direct;
+}
+
+static PyTypeObject *method_wrapper_type;  /* type((0).__add__), read at import */
+static PyObject *SELF_NAME, *NAME_NAME;   /* "__self__", "__name__", interned */
+
+/* 1 when ``callee`` is a method-wrapper (a slot wrapper bound to an object, as
+   ``super().__init__`` gives ``object.__init__`` bound) bound to an object other than a
+   module, whose name no overlay or intercept takes: its own entry, as the table's
+   ``_bound_builtin_entry`` answers, without a raised KeyError and its Python frames (which
+   ``super().__init__()`` of a class whose base is ``object`` paid on every call); 0 when
+   not; -1 on error. Its ``__self__`` and ``__name__`` are C getters: no Python code. */
+static int
+direct_wrapper(Methods *m, PyObject *callee)
+{
+    if (m->routed == NULL || !Py_IS_TYPE(callee, method_wrapper_type)) return 0;
+    PyObject *self = PyObject_GetAttr(callee, SELF_NAME);
+    if (self == NULL) return -1;
+    int module = PyModule_Check(self) && Py_IS_TYPE(self, &PyModule_Type);
+    Py_DECREF(self);
+    if (module) return 0;
+    PyObject *name = PyObject_GetAttr(callee, NAME_NAME);
+    if (name == NULL) return -1;
+    int routed = PySet_Contains(m->routed, name);
+    Py_DECREF(name);
+    return routed < 0 ? -1 : !routed;
 }
 
 /* 1 when hashing ``callee`` runs no Python code (its class keeps an identity hash: the
@@ -167,8 +230,18 @@ entry_of(Methods *m, PyObject *callee)   /* new reference */
     /* a Python function (the common case: a method found on its class) is no builtin
        method and is hashed by identity: straight to the table */
     if (PyFunction_Check(callee)) {
+        /* (the version read before the lookup: a mutation during it invalidates the slot) */
+        uint64_t version = table_version(m->fast);
+        EntrySlot *slot = &m->entries[((uintptr_t)callee >> 4) % ENTRY_WAYS];
+        if (slot->fn == callee && slot->version == version)
+            return Py_NewRef(slot->entry);
         PyObject *entry = PyDict_GetItemWithError(m->fast, callee);
-        if (entry != NULL) { Py_INCREF(entry); return entry; }
+        if (entry != NULL) {
+            slot->fn = callee;
+            slot->entry = entry;
+            slot->version = version;
+            return Py_NewRef(entry);
+        }
         if (PyErr_Occurred()) return NULL;
         return slow_entry(m, callee);
     }
@@ -176,6 +249,9 @@ entry_of(Methods *m, PyObject *callee)   /* new reference */
     if (object_entry != NULL || PyErr_Occurred()) return object_entry;
     /* first: a builtin method bound to an object is never in the table */
     int direct = direct_builtin(m, callee);
+    if (direct < 0) return NULL;
+    if (direct) { Py_INCREF(callee); return callee; }
+    direct = direct_wrapper(m, callee);
     if (direct < 0) return NULL;
     if (direct) { Py_INCREF(callee); return callee; }
     if (!hashed_by_identity(callee)) return slow_entry(m, callee);
@@ -538,6 +614,16 @@ PyInit__methods(void)
     if (PyType_Ready(&PassOverType) < 0) return NULL;
     CALL_NAME = PyUnicode_InternFromString("__call__");
     if (CALL_NAME == NULL) return NULL;
+    SELF_NAME = PyUnicode_InternFromString("__self__");
+    NAME_NAME = PyUnicode_InternFromString("__name__");
+    if (SELF_NAME == NULL || NAME_NAME == NULL) return NULL;
+    PyObject *zero = PyLong_FromLong(0);
+    if (zero == NULL) return NULL;
+    PyObject *wrapper = PyObject_GetAttrString(zero, "__add__");
+    Py_DECREF(zero);
+    if (wrapper == NULL) return NULL;
+    method_wrapper_type = Py_TYPE(wrapper);  /* a static type: never freed */
+    Py_DECREF(wrapper);
     WeakKeyType.tp_base = &_PyWeakref_RefType;
     /* the base's hash (the referent's, cached) with our comparison: set explicitly, as
        a type defining tp_richcompare alone inherits no tp_hash */

@@ -194,8 +194,9 @@ class DispatchTable(dict[Any, Any]):
         splice/keys.py)."""
         kind = type(callee)
         if kind is _BuiltinMethodType or kind is _MethodWrapperType:
-            # (``super().__init__()`` comes here on every call: answered before the checks
-            # that cannot match it)
+            # (``super().__init__()`` comes here on every call without the C lookup, which
+            # answers a method-wrapper itself: answered before the checks that cannot
+            # match it)
             entry = self._bound_builtin_entry(callee, kind)
             if entry is not None:
                 return entry

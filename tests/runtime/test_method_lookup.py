@@ -591,3 +591,62 @@ def test_methods_whose_names_an_overlay_takes(form: str) -> None:
         assert any(type(value).__name__ == "Methods" for value in source)
         code = plugin.context.table[overlaid_names].__code__
         assert "__func__" not in code.co_names
+
+
+# ------------------------------------- the C lookup's entry cache and method-wrappers
+
+class Redefined:
+    def value(self) -> str:
+        return "first"
+
+
+def _second(self: Any) -> str:
+    return "second"
+
+
+def calls_across_a_code_swap() -> list[str]:
+    """The same function object called at one site before and after its ``__code__`` is
+    replaced: the table drops its entry, and the lookup's cache of entries (keyed by the
+    function, valid while the table is unchanged) must not give the old one."""
+    obj = Redefined()
+    saved = Redefined.value.__code__
+    out = []
+    try:
+        for i in range(6):
+            if i == 3:
+                Redefined.value.__code__ = _second.__code__
+            out.append(obj.value())
+    finally:
+        Redefined.value.__code__ = saved
+    return out
+
+
+def test_an_entry_dropped_by_the_table_is_not_called_again(form: str) -> None:
+    native_result = calls_across_a_code_swap()
+    assert native_result == ["first"] * 3 + ["second"] * 3
+    assert Identity().run(calls_across_a_code_swap) == native_result
+
+
+class WithObjectBase:
+    def __init__(self) -> None:
+        super().__init__()
+        self.ready = True
+
+
+def make_with_object_base(n: int) -> list[bool]:
+    return [WithObjectBase().ready for _ in range(n)]
+
+
+def test_super_init_of_object_is_its_own_entry(form: str) -> None:
+    """``super().__init__`` of a class whose base is ``object`` is a method-wrapper bound
+    to the instance: the C lookup gives it as its own entry (the table's Python
+    ``_slow_entry`` answered it on every call)."""
+    plugin = Identity()
+    assert plugin.run(make_with_object_base, 3) == make_with_object_base(3)
+    table = plugin.context.table
+    if form == "c":
+        wrapper = object().__init__
+        assert table.methods(wrapper) is wrapper
+        # bound to a module, it takes the table's way, which gives the same
+        module_wrapper = math.__init__  # type: ignore[misc]
+        assert table.methods(module_wrapper) == module_wrapper
