@@ -235,7 +235,8 @@ def callees_of(ir: FunctionIR) -> Callees:
 
 
 def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
-                           argtypes: tuple[Any, ...]) -> list[str]:
+                           argtypes: tuple[Any, ...], *, speculated_only: bool = False
+                           ) -> list[str]:
     """Put a use-site check around each call whose callee a ``typed`` hook replaced by a
     constant (``TypedCall.callee = replacement``): the replacement runs where the program
     would call the callee inference resolved, with arguments of the abstract values the
@@ -251,9 +252,13 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
     checks.proven = proven_classes(ir, argtypes)
     temps = {t.id: t for loc in locations(ir) if isinstance(loc.stmt, Assign)
              for t in loc.stmt.results}
-    for loc, stmt, func, callee in _replaced(ir, before):
+    for loc, stmt, func, resolved, expected in _replaced(ir, before):
+        if speculated_only and expected is None:
+            continue
         op = stmt.op
         assert isinstance(op, Call) and isinstance(op.func, Const)
+        op.callee = op.func.value  # (what the fast path calls)
+        callee = resolved if expected is None else expected
         pos = stmt.pos
         # the called operand as this IR has it (a hook may have copied the IR): a value
         # computed before (an attribute, a call's result) or a name (a local, a cell, a
@@ -261,13 +266,16 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
         # program's run in between)
         called: Temp | Var | None = temps.get(func.id) if isinstance(func, Temp) else \
             func if isinstance(func, Var) else None
-        if called is None or id(stmt) in expression_only:
-            op.func, op.callee = func, callee
+        if called is None or id(stmt) in expression_only or (
+                expected is not None and not isinstance(L.Const(expected), L.Const)):
+            # (the last: a speculation on an object the lattice does not hold, a class
+            # whose metaclass does not hash as type does, which no check could test)
+            op.func, op.callee = func, resolved
             done.append(f"line {pos.lineno}: replacement of {_name(callee)} undone (it "
                         "cannot be checked where it is called)")
             continue
         call = Call(called, list(op.args), list(op.keywords))
-        call.callee = callee
+        call.callee = resolved
         generic: list[Stmt] = [Assign(stmt.results, call, pos)]
         if isinstance(called, Temp):
             # the generic call through a copy made in its own branch: the dispatch-table
@@ -291,17 +299,21 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
 def world_age_callees(ir: FunctionIR, before: Callees) -> list[str]:
     """One line per call whose callee a ``typed`` hook replaced by a constant, for a
     plugin with ``world_age``: no use-site check (the instance's guards, checked when
-    the call starts, cover what the hooks saw)."""
+    the call starts, cover what the hooks saw). Speculations are left out: they are
+    checked where they are made (``guard_replaced_callees(..., speculated_only=True)``)."""
     return [f"line {stmt.pos.lineno}: {_name(stmt.op.func.value)} instead of "
             f"{_name(callee)}, checked when the call starts (world age)"
-            for _, stmt, _, callee in _replaced(ir, before)
-            if isinstance(stmt.op, Call) and isinstance(stmt.op.func, Const)]
+            for _, stmt, _, callee, expected in _replaced(ir, before)
+            if expected is None and isinstance(stmt.op, Call)
+            and isinstance(stmt.op.func, Const)]
 
 
-def _replaced(ir: FunctionIR, before: Callees) -> list[tuple[Any, Assign, Any, Any]]:
+def _replaced(ir: FunctionIR, before: Callees
+              ) -> list[tuple[Any, Assign, Any, Any, Any]]:
     """(location, call statement, the callee operand before the hooks, the callee
-    inference resolved) for each call whose callee a ``typed`` hook replaced by a
-    constant; a list, so that its statements can be replaced while it is walked."""
+    inference resolved, the callee a speculation expects or None) for each call whose
+    callee a ``typed`` hook replaced by a constant; a list, so that its statements can be
+    replaced while it is walked."""
     found = []
     for loc in list(locations(ir)):
         stmt = loc.stmt
@@ -312,9 +324,13 @@ def _replaced(ir: FunctionIR, before: Callees) -> list[tuple[Any, Assign, Any, A
         if original is None or not isinstance(op.func, Const):
             continue
         func, callee = original
+        if op.callee is not None and op.callee is not op.func.value:
+            # speculated (``TypedCall.speculate``): the callee the replacement expects
+            found.append((loc, stmt, func, callee, op.callee))
+            continue
         if op.func.value is callee or (isinstance(func, Const) and func.value is callee):
             continue  # not replaced
-        found.append((loc, stmt, func, callee))
+        found.append((loc, stmt, func, callee, None))
     return found
 
 

@@ -197,7 +197,8 @@ def _typed(state: CompileState) -> None:
     before = callees_of(inferred)
     state.ir = hooks.run_stage("typed", inferred, state.fn)
     if any(getattr(plugin, "world_age", False) for plugin in hooks.plugins):
-        state.replaced = world_age_callees(state.ir, before)
+        state.replaced = world_age_callees(state.ir, before) + guard_replaced_callees(
+            state.ir, before, state.checks, state.argtypes, speculated_only=True)
     else:
         state.replaced = guard_replaced_callees(state.ir, before, state.checks,
                                                 state.argtypes)

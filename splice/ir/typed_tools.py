@@ -69,6 +69,20 @@ class TypedCall(CallSite):
         if hasattr(self.op, "callee"):
             self.op.callee = value
 
+    def speculate(self, expected: Any, replacement: Any) -> None:
+        """Call ``replacement`` instead where the value called turns out to be ``expected``
+        (for a callee inference did not resolve: a function taken from a container, a
+        parameter), else the call as the program wrote it. Compiled as a check at the call
+        (``callee is expected`` and the arguments' types as inferred), also under world
+        age: no guard at the instance's entry covers a value computed while it runs."""
+        if not isinstance(self.op, Call):
+            raise TypeError(f"speculate on a {type(self.op).__name__}: only a call's "
+                            "callee can be replaced")
+        self.op.func = ConstOperand(replacement, self.stmt.pos)
+        # (a callee other than the constant called: what the replacement expects, read by
+        # the checks, splice.compiler.checks, which then make it the replacement)
+        self.op.callee = expected
+
     @property
     def arg_types(self) -> list[Abstract]:
         """The abstract value of each positional argument (``Any`` for ``*args``)."""
