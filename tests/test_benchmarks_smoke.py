@@ -36,3 +36,16 @@ def test_intercept_call_benchmark_runs() -> None:
     assert rows == ["native", "dynamic scope, method *args, **kwargs",
                     "dynamic scope, method (x)", "transformed, method *args, **kwargs",
                     "transformed, method (x)", "mock.patch, wrapper *args, **kwargs"]
+
+
+def test_fastmath_lists_benchmark_runs(tmp_path: Path) -> None:
+    out = tmp_path / "fastmath_lists.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "fastmath_lists.py"), "--quick",
+         "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(out.read_text())
+    # the list-held floats' sqrt is rewritten only by speculation (results equal by_hand's)
+    assert len(results["rewrites"]) == 1 and "math.sqrt" in results["rewrites"][0]
+    assert set(results["ratios"]) == {"speculate/hand", "speculate_world_age/hand",
+                                      "proof_only/hand", "hand/hand_native"}

@@ -59,6 +59,7 @@ from splice.ir.nodes import (
     Var,
 )
 from splice.ir.tools import locations
+from splice.ir.typed_tools import Speculation
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -258,7 +259,8 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
         op = stmt.op
         assert isinstance(op, Call) and isinstance(op.func, Const)
         op.callee = op.func.value  # (what the fast path calls)
-        callee = resolved if expected is None else expected
+        callee = resolved if expected is None else expected.expected
+        argtypes_expected = None if expected is None else expected.argtypes
         pos = stmt.pos
         # the called operand as this IR has it (a hook may have copied the IR): a value
         # computed before (an attribute, a call's result) or a name (a local, a cell, a
@@ -267,9 +269,13 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
         called: Temp | Var | None = temps.get(func.id) if isinstance(func, Temp) else \
             func if isinstance(func, Var) else None
         if called is None or id(stmt) in expression_only or (
-                expected is not None and not isinstance(L.Const(expected), L.Const)):
-            # (the last: a speculation on an object the lattice does not hold, a class
-            # whose metaclass does not hash as type does, which no check could test)
+                expected is not None and not isinstance(L.Const(callee), L.Const)) or (
+                argtypes_expected is not None and any(
+                    isinstance(a, Const) and type(a.value) is not cls
+                    for a, cls in zip(op.args, argtypes_expected, strict=True))):
+            # (the last two: a speculation on an object the lattice does not hold, a
+            # class whose metaclass does not hash as type does, which no check could
+            # test; a literal argument of another class than the speculation's)
             op.func, op.callee = func, resolved
             done.append(f"line {pos.lineno}: replacement of {_name(callee)} undone (it "
                         "cannot be checked where it is called)")
@@ -286,7 +292,12 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
         tests: list[tuple[Operand, L.Abstract]] = []
         if callee is not None:
             tests.append((called, L.Const(callee)))
-        tests.extend((a, _type_of(a)) for a in op.args if isinstance(a, (Temp, Const)))
+        if argtypes_expected is not None:  # (one class per positional argument)
+            tests.extend((a, L.Exact(cls)) for a, cls in zip(op.args, argtypes_expected,
+                                                                strict=True)
+                         if isinstance(a, (Temp, Var, Const)))
+        else:
+            tests.extend((a, _type_of(a)) for a in op.args if isinstance(a, (Temp, Const)))
         tests.extend((k.value, _type_of(k.value)) for k in op.keywords
                      if k.name is not None and isinstance(k.value, (Temp, Const)))
         index = loc.block.index(stmt)
@@ -309,12 +320,12 @@ def world_age_callees(ir: FunctionIR, before: Callees) -> list[str]:
 
 
 def _replaced(ir: FunctionIR, before: Callees
-              ) -> list[tuple[Any, Assign, Any, Any, Any]]:
+              ) -> list[tuple[Any, Assign, Any, Any, Speculation | None]]:
     """(location, call statement, the callee operand before the hooks, the callee
     inference resolved, the callee a speculation expects or None) for each call whose
     callee a ``typed`` hook replaced by a constant; a list, so that its statements can be
     replaced while it is walked."""
-    found = []
+    found: list[tuple[Any, Assign, Any, Any, Speculation | None]] = []
     for loc in list(locations(ir)):
         stmt = loc.stmt
         if not isinstance(stmt, Assign) or not isinstance(stmt.op, Call):
@@ -324,8 +335,8 @@ def _replaced(ir: FunctionIR, before: Callees
         if original is None or not isinstance(op.func, Const):
             continue
         func, callee = original
-        if op.callee is not None and op.callee is not op.func.value:
-            # speculated (``TypedCall.speculate``): the callee the replacement expects
+        if type(op.callee) is Speculation:
+            # speculated (``TypedCall.speculate``): what the replacement expects
             found.append((loc, stmt, func, callee, op.callee))
             continue
         if op.func.value is callee or (isinstance(func, Const) and func.value is callee):

@@ -19,6 +19,7 @@ instance.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from splice.infer.lattice import ANY, Abstract, Const, abstract
@@ -29,7 +30,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["TypedCall", "match_calls", "type_of", "typed_calls"]
+__all__ = ["Speculation", "TypedCall", "match_calls", "type_of", "typed_calls"]
 
 
 def type_of(operand: Any) -> Abstract:
@@ -45,6 +46,15 @@ def type_of(operand: Any) -> Abstract:
     return ANY
 
 
+@dataclass(frozen=True)
+class Speculation:
+    """What a ``typed`` hook's speculated replacement expects (``TypedCall.speculate``):
+    the callee, and the exact class of each positional argument (None: as inferred)."""
+
+    expected: Any
+    argtypes: tuple[type, ...] | None
+
+
 class TypedCall(CallSite):
     """A call statement with its types: ``%r = call f(a, b, k=c)``. What it shares with
     ``splice.ir.tools.CallSite`` (the statement, its op, arguments) comes from there; the
@@ -58,6 +68,8 @@ class TypedCall(CallSite):
     def callee(self) -> Any:
         """The object called, if inference resolved it (None if not)."""
         resolved = getattr(self.op, "callee", None)
+        if type(resolved) is Speculation:
+            return resolved.expected
         if resolved is not None:
             return resolved
         func = type_of(self.op.func)
@@ -69,19 +81,23 @@ class TypedCall(CallSite):
         if hasattr(self.op, "callee"):
             self.op.callee = value
 
-    def speculate(self, expected: Any, replacement: Any) -> None:
+    def speculate(self, expected: Any, replacement: Any,
+                  argtypes: tuple[type, ...] | None = None) -> None:
         """Call ``replacement`` instead where the value called turns out to be ``expected``
-        (for a callee inference did not resolve: a function taken from a container, a
-        parameter), else the call as the program wrote it. Compiled as a check at the call
-        (``callee is expected`` and the arguments' types as inferred), also under world
-        age: no guard at the instance's entry covers a value computed while it runs."""
-        if not isinstance(self.op, Call):
-            raise TypeError(f"speculate on a {type(self.op).__name__}: only a call's "
-                            "callee can be replaced")
+        and each positional argument is of exactly the class ``argtypes`` names for it
+        (None: of the abstract value inference gave it), else the call as the program
+        wrote it. For what inference did not resolve: a callee taken from a container or
+        a parameter, arguments read from a list. Compiled as a check at the call, also
+        under world age (no guard at the instance's entry covers a value computed while
+        it runs)."""
+        if argtypes is not None and (len(argtypes) != len(self.op.args) or not all(
+                isinstance(t, type) for t in argtypes)):
+            raise TypeError(f"speculate: argtypes must name one class per positional "
+                            f"argument ({len(self.op.args)}), got {argtypes!r}")
         self.op.func = ConstOperand(replacement, self.stmt.pos)
-        # (a callee other than the constant called: what the replacement expects, read by
-        # the checks, splice.compiler.checks, which then make it the replacement)
-        self.op.callee = expected
+        # (read by the checks, splice.compiler.checks, which then make the callee the
+        # replacement)
+        self.op.callee = Speculation(expected, argtypes)
 
     @property
     def arg_types(self) -> list[Abstract]:

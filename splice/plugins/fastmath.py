@@ -17,9 +17,12 @@ world age does (see ``splice.Plugin.world_age``).
 The rewrite happens in the ``typed`` stage: a call is rewritten only when inference
 resolved its callee to a mapped function and inferred *every* positional argument to be
 exactly ``float`` (so never for ``int | float``, ``Any``, a float subclass, or calls with
-``*args`` or keywords). The replacements themselves are never entered under the plugin
-(``recurse``), so a replacement may call the original (for a range reduction, say) without
-being rewritten into calling itself.
+``*args`` or keywords). ``FastMath(..., speculate=True)`` also rewrites a call whose
+arguments may each be a float (``Any``, ``int | float``: numbers read from lists, attributes
+inference does not know), behind a check at the call that each one is exactly a float
+(``splice.ir.typed_tools.TypedCall.speculate``; under world age too). The replacements
+themselves are never entered under the plugin (``recurse``), so a replacement may call the
+original (for a range reduction, say) without being rewritten into calling itself.
 """
 
 from __future__ import annotations
@@ -54,10 +57,13 @@ class FastMath(Plugin):
     is inferred ``float``. ``rewrites`` lists what was rewritten."""
 
     def __init__(self, replacements: Mapping[Callable[..., Any], Callable[..., Any]], *,
-                 world_age: bool = False) -> None:
+                 world_age: bool = False, speculate: bool = False) -> None:
         #: True: a call keeps the definitions it started with (``splice.Plugin.world_age``):
         #: the replacements are checked when the call starts, not at each use
         self.world_age = world_age
+        #: True: also rewrite calls whose arguments may be floats (read from a list, an
+        #: attribute inference does not know), checking at the call that each one is
+        self.speculate = speculate
         # by identity: a callable's own ``__eq__``/``__hash__`` must not decide
         self.replacements: dict[int, tuple[Callable[..., Any], Callable[..., Any]]] = {
             id(original): (original, replacement)
@@ -70,9 +76,9 @@ class FastMath(Plugin):
         self._replaced: set[int] = set()
 
     def cache_token(self) -> Hashable:
-        """The mapping (by identity: a tuple compares functions by ``is``) and
-        ``world_age``: what ``typed`` and ``recurse`` read. (``rewrites`` is a record.)"""
-        return (tuple(self.replacements.values()), self.world_age)
+        """The mapping (by identity: a tuple compares functions by ``is``), ``world_age``
+        and ``speculate``: what ``typed`` and ``recurse`` read. (``rewrites`` is a record.)"""
+        return (tuple(self.replacements.values()), self.world_age, self.speculate)
 
     def recurse(self, fn: Callable[..., Any]) -> bool:
         """Every function is entered except the replacements (they stay as written)."""
@@ -80,7 +86,8 @@ class FastMath(Plugin):
 
     def typed(self, ir: FunctionIR) -> None:
         """Rewrite ``f(x, ...)`` to ``replacement(x, ...)`` where ``f`` is mapped and every
-        argument is inferred exactly ``float``."""
+        argument is inferred exactly ``float`` (with ``speculate``: or may be one, checked
+        at the call)."""
         # (loaded here: a run whose instances come from the cache runs no hook)
         from splice.infer.lattice import Exact
         from splice.ir.typed_tools import typed_calls
@@ -95,9 +102,13 @@ class FastMath(Plugin):
                 continue
             if not call.simple or not call.args:
                 continue
-            if not all(t <= exactly_float for t in call.arg_types):
+            types = call.arg_types
+            if all(t <= exactly_float for t in types):
+                call.callee = found[1]
+            elif self.speculate and all(exactly_float <= t for t in types):
+                call.speculate(callee, found[1], (float,) * len(types))
+            else:
                 continue
-            call.callee = found[1]
             self._replaced.add(call.stmt.id)
 
     def optimized(self, ir: FunctionIR) -> None:

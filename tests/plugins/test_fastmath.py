@@ -167,3 +167,38 @@ def test_a_replacement_splice_undoes_is_not_reported() -> None:
     (instance,) = [ci for ci in fm.context.instances if ci.argtypes]
     assert any("undone" in line for line in instance.optimizations), instance.optimizations
     assert fm.rewrites == []
+
+
+def from_list(values):  # type: ignore[no-untyped-def]
+    total = 0.0
+    for v in values:
+        total = total + math.sqrt(v)  # (the elements' class is not inferred: Any)
+    return total
+
+
+@pytest.mark.parametrize("world_age", [False, True], ids=["default", "world_age"])
+def test_speculate_rewrites_list_held_floats_behind_a_check(world_age: bool) -> None:
+    seen: list[Any] = []
+
+    def recording_sqrt(x):  # type: ignore[no-untyped-def]
+        seen.append(x)
+        return cheap_sqrt(x)
+
+    proof_only = FastMath({math.sqrt: recording_sqrt}, world_age=world_age)
+    assert proof_only.run(from_list, [4.0, 9.0]) == 5.0 and seen == []
+    assert proof_only.rewrites == []
+    fm = FastMath({math.sqrt: recording_sqrt}, world_age=world_age, speculate=True)
+    assert fm.run(from_list, [4.0, 9.0]) == 5.0 and seen == [4.0, 9.0]
+    assert {(r.function, r.original) for r in fm.rewrites} == {("from_list", "math.sqrt")}
+    seen.clear()
+    # an int, a float subclass, a string: the program's own call (and its TypeError)
+    assert fm.run(from_list, [4, 9.0]) == from_list([4, 9.0]) and seen == [9.0]
+
+    class Real(float):
+        pass
+
+    assert fm.run(from_list, [Real(4.0)]) == 2.0 and seen == [9.0]
+    with pytest.raises(TypeError, match="must be real number, not str"):
+        fm.run(from_list, ["4"])
+    assert seen == [9.0]
+    assert fm.cache_token() != proof_only.cache_token()
