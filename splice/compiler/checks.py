@@ -245,7 +245,10 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
     attribute, a call's result) or a name (a local, a cell, a global), read by the check and
     again by the program's call. A replacement in code that must stay one expression (an
     ``except`` clause's type, a ``match`` guard) cannot be checked there and is undone.
-    ``argtypes``: the instance's (its entry checks them). Returns one line per call."""
+    ``argtypes``: the instance's (its entry checks them). ``speculated_only`` (under world
+    age): only the speculations (``TypedCall.speculate``), the callee checked only where
+    inference did not resolve it (the instance's entry guards cover what it resolved).
+    Returns one line per call."""
     from splice.compiler.route_calls import expression_statements
 
     done: list[str] = []
@@ -290,7 +293,10 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
             call.func = again
             generic.insert(0, Assign((again,), Copy(called), pos))
         tests: list[tuple[Operand, L.Abstract]] = []
-        if callee is not None:
+        # (under world age, a callee inference resolved is covered by the instance's entry
+        # guards, as for a replacement that is not speculated: only what inference did not
+        # resolve is checked here)
+        if callee is not None and not (speculated_only and callee is resolved):
             tests.append((called, L.Const(callee)))
         if argtypes_expected is not None:  # (one class per positional argument)
             tests.extend((a, L.Exact(cls)) for a, cls in zip(op.args, argtypes_expected,

@@ -202,3 +202,20 @@ def test_speculate_rewrites_list_held_floats_behind_a_check(world_age: bool) -> 
         fm.run(from_list, ["4"])
     assert seen == [9.0]
     assert fm.cache_token() != proof_only.cache_token()
+
+
+@pytest.mark.parametrize("world_age", [False, True], ids=["default", "world_age"])
+def test_a_speculation_checks_a_resolved_callee_only_in_the_default_mode(
+        world_age: bool) -> None:
+    from splice.ir.nodes import Compare, Const
+    from splice.ir.tools import walk
+
+    fm = FastMath({math.sqrt: cheap_sqrt}, world_age=world_age, speculate=True)
+    ci = splice.compile(fm, from_list, list)
+    compares = [stmt.op for stmt in walk(ci.optimized)
+                if isinstance(getattr(stmt, "op", None), Compare)]
+    callee_checks = [c for c in compares if any(
+        isinstance(o, Const) and o.value is math.sqrt for o in (c.left, c.right))]
+    # (under world age the entry guards cover math.sqrt; the element is checked in both)
+    assert len(callee_checks) == (0 if world_age else 1)
+    assert splice.invoke(ci, [4.0, 9.0]) == 5.0
