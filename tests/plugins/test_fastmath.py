@@ -219,3 +219,35 @@ def test_a_speculation_checks_a_resolved_callee_only_in_the_default_mode(
     # (under world age the entry guards cover math.sqrt; the element is checked in both)
     assert len(callee_checks) == (0 if world_age else 1)
     assert splice.invoke(ci, [4.0, 9.0]) == 5.0
+
+
+def get_sin():  # type: ignore[no-untyped-def]
+    return math.sin
+
+
+def through_a_getter(x):  # type: ignore[no-untyped-def]
+    f = get_sin()
+    return f(x)
+
+
+class Operation:
+    def __init__(self) -> None:
+        self.op = math.sin
+
+    def apply(self, x):  # type: ignore[no-untyped-def]
+        return self.op(x)
+
+
+def through_an_attribute(x):  # type: ignore[no-untyped-def]
+    return Operation().apply(x)
+
+
+@pytest.mark.parametrize("program", [local_callee, through_a_getter, through_an_attribute])
+@pytest.mark.parametrize("x", [0.5, 2])
+def test_replacements_through_dynamic_dispatch(program: Any, x: Any) -> None:
+    # issue 15's forms: `f = get_sin(); f(x)`, `self.op(x)`: replaced behind a check of the
+    # value called and of the argument, else the program's call
+    fm = plugin()
+    expected = cheap_sin(x) if type(x) is float else math.sin(x)
+    assert fm.run(program, x) == expected
+    assert bool(fm.rewrites) == (type(x) is float)
