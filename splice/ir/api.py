@@ -32,8 +32,10 @@ def lower(fn: object) -> FunctionIR:
 
 
 def generate(ir: FunctionIR, *, renest: bool = True) -> str:
-    """The Python source splice generates for ``ir``."""
-    node = generate_function(ir, GenContext(renest=renest), display=True)
+    """The Python source splice generates for ``ir`` (a comprehension whose body a pass
+    made statements, as routing does, is shown as the nested function compiled for it)."""
+    node = generate_function(ir, GenContext(renest=renest, comprehension_functions=True),
+                             display=True)
     fix_locations(node, ir.pos)
     return ast.unparse(node)
 

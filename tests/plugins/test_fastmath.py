@@ -251,3 +251,18 @@ def test_replacements_through_dynamic_dispatch(program: Any, x: Any) -> None:
     expected = cheap_sin(x) if type(x) is float else math.sin(x)
     assert fm.run(program, x) == expected
     assert bool(fm.rewrites) == (type(x) is float)
+
+
+def pairs_of(values):  # type: ignore[no-untyped-def]
+    # (the comprehension's routed calls of range and len need statements: compiled as a
+    # nested function, which the listing must show too)
+    pairs = [(values[i], values[j]) for i in range(len(values))
+             for j in range(i + 1, len(values))]
+    return sum(math.sqrt(a * b) for a, b in pairs)
+
+
+def test_the_listing_of_an_instance_with_a_rewritten_comprehension() -> None:
+    ci = splice.compile(plugin(), pairs_of, list)
+    source = ci.routed_source
+    assert "def " in source and "for i in" in source
+    assert splice.invoke(ci, [1.0, 4.0, 9.0]) == pairs_of([1.0, 4.0, 9.0])
