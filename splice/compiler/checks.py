@@ -54,6 +54,7 @@ from splice.ir.nodes import (
     Operand,
     Pos,
     Region,
+    Starred,
     Stmt,
     Temp,
     Var,
@@ -272,13 +273,8 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
         called: Temp | Var | None = temps.get(func.id) if isinstance(func, Temp) else \
             func if isinstance(func, Var) else None
         if called is None or id(stmt) in expression_only or (
-                expected is not None and not isinstance(L.Const(callee), L.Const)) or (
-                argtypes_expected is not None and any(
-                    isinstance(a, Const) and type(a.value) is not cls
-                    for a, cls in zip(op.args, argtypes_expected, strict=True))):
-            # (the last two: a speculation on an object the lattice does not hold, a
-            # class whose metaclass does not hash as type does, which no check could
-            # test; a literal argument of another class than the speculation's)
+                expected is not None and not _checkable(callee, op.args,
+                                                        argtypes_expected)):
             op.func, op.callee = func, resolved
             done.append(f"line {pos.lineno}: replacement of {_name(callee)} undone (it "
                         "cannot be checked where it is called)")
@@ -299,9 +295,10 @@ def guard_replaced_callees(ir: FunctionIR, before: Callees, checks: Checks,
         if callee is not None and not (speculated_only and callee is resolved):
             tests.append((called, L.Const(callee)))
         if argtypes_expected is not None:  # (one class per positional argument)
+            # (each a value: _checkable above)
             tests.extend((a, L.Exact(cls)) for a, cls in zip(op.args, argtypes_expected,
                                                                 strict=True)
-                         if isinstance(a, (Temp, Var, Const)))
+                         if not isinstance(a, Starred))
         else:
             tests.extend((a, _type_of(a)) for a in op.args if isinstance(a, (Temp, Const)))
         tests.extend((k.value, _type_of(k.value)) for k in op.keywords
@@ -349,6 +346,20 @@ def _replaced(ir: FunctionIR, before: Callees
             continue  # not replaced
         found.append((loc, stmt, func, callee, None))
     return found
+
+
+def _checkable(callee: object, args: list[Any], classes: tuple[type, ...] | None) -> bool:
+    """Whether a check can test what a speculation expects: not an object or a class the
+    lattice does not hold (a class whose metaclass does not hash as ``type`` does), and,
+    with classes for the arguments, each argument a value (not ``*x``) and a literal of
+    that very class."""
+    if not isinstance(L.Const(callee), L.Const):
+        return False
+    if classes is None:
+        return True
+    return all(isinstance(L.Exact(cls), L.Exact) and isinstance(a, (Temp, Var, Const)) and
+               (not isinstance(a, Const) or type(a.value) is cls)
+               for a, cls in zip(args, classes, strict=True))
 
 
 def _type_of(operand: Operand) -> L.Abstract:

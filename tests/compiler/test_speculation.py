@@ -94,3 +94,64 @@ def test_the_check_is_listed_with_the_instance(plugin: splice.Plugin) -> None:
     lines = [line for ci in plugin.context.instances for line in ci.optimizations]
     assert any("fast_sin instead of sin, checked where it is called" in line
                for line in lines), lines
+
+
+class EqualsAll(type):
+    # a metaclass with __eq__ alone: its classes do not hash, so no check can test them
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Odd(metaclass=EqualsAll):
+    pass
+
+
+def sin_of_literal():  # type: ignore[no-untyped-def]
+    return math.sin(1)
+
+
+def sin_of_starred(values):  # type: ignore[no-untyped-def]
+    return math.sin(*values)
+
+
+def sin_of_value(x):  # type: ignore[no-untyped-def]
+    return math.sin(x)
+
+
+class SpeculatingClasses(splice.Plugin):
+    """Speculates that every call of ``math.sin`` has an argument of ``self.cls``."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def recurse(self, fn: Any) -> bool:
+        return fn is not fast_sin  # (it calls math.sin itself)
+
+    def typed(self, ir: Any) -> None:
+        for call in typed_calls(ir):
+            if call.callee is math.sin:
+                call.speculate(math.sin, fast_sin, (self.cls,))
+
+
+@pytest.mark.parametrize(("program", "args", "cls"), [
+    (sin_of_literal, (), float),        # a literal int: never a float
+    (sin_of_starred, ([0.5],), float),  # *values: no one value to check
+    (sin_of_value, (0.5,), Odd),        # a class no check can test
+], ids=["literal", "starred", "unhashable_class"])
+def test_a_speculation_no_check_can_test_is_undone(program: Any, args: tuple[Any, ...],
+                                                    cls: type) -> None:
+    CALLS.clear()
+    plugin = SpeculatingClasses(cls)
+    assert plugin.run(program, *args) == program(*args)
+    assert CALLS == []
+    lines = [line for ci in plugin.context.instances for line in ci.optimizations]
+    assert any("replacement of sin undone" in line for line in lines), lines
+
+
+def test_a_speculation_on_argument_classes_checks_each_argument() -> None:
+    CALLS.clear()
+    plugin = SpeculatingClasses(float)
+    assert plugin.run(sin_of_value, 0.5) == math.sin(0.5) and CALLS == [0.5]
+    assert plugin.run(sin_of_value, 1) == math.sin(1) and CALLS == [0.5]
