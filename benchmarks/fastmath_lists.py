@@ -27,12 +27,13 @@ import argparse
 import json
 import math
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fastmath import measure  # noqa: E402
 
 import splice  # noqa: E402
 from splice.plugins import FastMath  # noqa: E402
@@ -137,12 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         name: (lambda ci=ci: splice.invoke(ci, make_bodies(), dt, n))
         for name, ci in instances.items()}
     configs["hand_native"] = lambda: by_hand(make_bodies(), dt, n)
-    times: dict[str, list[float]] = {name: [] for name in configs}
-    for _ in range(rounds):
-        for name, run in configs.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
+    times = measure(configs, rounds)
     best = {name: min(values) for name, values in times.items()}
     ratios = {f"{name}/hand": best[name] / best["hand"]
               for name in ("speculate", "speculate_world_age", "proof_only")}

@@ -117,14 +117,8 @@ class FastMath(Plugin):
         if not self._replaced:
             return
         from splice.ir.tools import locations
-        from splice.ir.typed_tools import typed_calls
 
-        originals = {id(r): o for o, r in self.replacements.values()}
-        for call in typed_calls(ir):
-            original = originals.get(id(call.callee))
-            if original is not None and call.stmt.id in self._replaced:
-                self._rewrites.append(Rewrite(ir.qualname, call.stmt.pos.lineno,
-                                              _name(original), _name(call.callee)))
+        self._rewrites.extend(self._rewrites_in(ir, self._replaced))
         self._replaced.difference_update(loc.stmt.id for loc in locations(ir))
 
     @property
@@ -133,19 +127,21 @@ class FastMath(Plugin):
         checks), and in the instances its context took from what an equally configured
         ``FastMath`` built (their optimised IR holds the replacements: docs/cache.md)."""
         found = list(self._rewrites)
+        for ci in self.context.instances:
+            if ci.origin != "built":
+                found.extend(self._rewrites_in(ci.optimized))
+        return found
+
+    def _rewrites_in(self, ir: FunctionIR, among: set[int] | None = None) -> list[Rewrite]:
+        """The calls of optimised ``ir`` that call a replacement (``among``: only those
+        statements)."""
         from splice.ir.typed_tools import typed_calls
 
         originals = {id(r): o for o, r in self.replacements.values()}
-        for ci in self.context.instances:
-            if ci.origin == "built":
-                continue
-            optimized = ci.optimized
-            for call in typed_calls(optimized):
-                original = originals.get(id(call.callee))
-                if original is not None:
-                    found.append(Rewrite(optimized.qualname, call.stmt.pos.lineno,
-                                         _name(original), _name(call.callee)))
-        return found
+        return [Rewrite(ir.qualname, call.stmt.pos.lineno, _name(original), _name(call.callee))
+                for call in typed_calls(ir)
+                if (original := originals.get(id(call.callee))) is not None
+                and (among is None or call.stmt.id in among)]
 
 
 def _name(fn: Any) -> str:
