@@ -154,3 +154,16 @@ COMMAND_SOURCE_IN_LINECACHE: bool = VERSION >= (3, 13)
 the program show its source lines (from 3.13; earlier versions show none).
 ``splice run -c`` does the same where the interpreter does, so its tracebacks equal
 ``python -c``'s."""
+
+
+REPL_INPUT_IN_LINECACHE: bool = VERSION >= (3, 13)
+"""Whether the interactive interpreter puts each statement typed at its prompt in
+``linecache`` (from 3.13), so that functions typed there have a source text.
+
+3.13's C loop (``PyRun_InteractiveLoop``, Python/pythonrun.c) compiles each statement as
+``<stdin>-N`` and registers its text with ``linecache._register_code``; the new REPL
+(``_pyrepl``, "What's New In Python 3.13", a better interactive interpreter) names them
+``<python-input-N>`` and does the same. 3.11 and 3.12 compile every statement as
+``<stdin>``, keep no text and raise no ``compile`` audit event for it: splice reads such
+statements back from readline's history or a redirected stdin file
+(``splice.ir.repl_sources``)."""

@@ -3,8 +3,10 @@
 Source comes from ``linecache`` (so functions from IPython cells and other registered
 sources work), or, for code made by ``exec``/``eval`` from a string (a dataclass's
 ``__init__``, a namedtuple's ``__new__``, ``python -c``), from the text recorded when it
-was compiled (``splice.exec_sources``); the whole text is parsed once and indexed by
-name and first line.
+was compiled (``splice.exec_sources``), or, for a function typed at the prompt of 3.11 or
+3.12, from the statement read back from readline's history or a redirected stdin file and
+verified there against its code (``splice.ir.repl_sources``); the whole text is parsed
+once and indexed by name and first line.
 
 A code object is matched to its exact definition or refused (``UnsupportedError``: the
 function then runs natively), never guessed. Name, first line and parameter names do not
@@ -83,6 +85,7 @@ from splice.compat import RETURN_CONST_UNLOCATED, ast_conversion
 from splice.errors import UnsupportedError
 from splice.exec_sources import BY_VALUE_FILENAME, EXEC_SOURCES, command_text
 from splice.ir.functions import describe
+from splice.ir.repl_sources import NotRecorded, at_prompt, typed_text
 from splice.ir.stand_ins import original_of
 from splice.pristine import BUILTINS
 
@@ -443,6 +446,13 @@ def _parse(filename: str, module_globals: dict[str, object], fn: types.FunctionT
             text = "".join(lines)
         elif filename == "<string>":
             text = command_text()  # a function of the python -c program
+        elif at_prompt(code := original_of(fn.__code__)):
+            # typed at the prompt of 3.11/3.12: read back from readline's history, verified
+            try:
+                text = typed_text(code)
+            except NotRecorded as exc:
+                raise UnsupportedError(describe(fn), exc.reason, filename) from None
+            EXEC_SOURCES.record(code, text)
     if text is None:
         raise UnsupportedError(
             describe(fn),
