@@ -245,13 +245,13 @@ class _Routing:
         types = self.attribute_types
         if isinstance(op, GetAttr) and stmt.id not in self.native_attributes:
             args = [op.obj, name(op.name)]
-            return [op.obj], attributes.get, args, types, attributes.readable
+            return [op.obj], attributes.get, args, types, attributes.read_check
         if isinstance(op, SetAttr):
             args = [op.value, op.obj, name(op.name)]
-            return [op.obj], attributes.set, args, types, attributes.writable
+            return [op.obj], attributes.set, args, types, attributes.write_check
         if isinstance(op, DelAttr):
             args = [op.obj, name(op.name)]
-            return [op.obj], attributes.delete, args, types, attributes.deletable
+            return [op.obj], attributes.delete, args, types, attributes.delete_check
         native = self.native
         if isinstance(op, BinOp):
             return ([op.left, op.right], implicit.binary,

@@ -54,6 +54,27 @@
 #define SPLICE_COUNT_INSTANTIATION 0
 #endif
 
+/* From 3.13 on, natively an instantiation the interpreter has specialised (a class with a
+   Python ``__init__`` and ``object.__new__``: ``CALL_ALLOC_AND_ENTER_INIT``) runs ``__init__``
+   below a shim frame, which spends a unit of the Python frames' limit besides
+   ``__init__``'s own; splice's constructor entries, which call ``__init__`` from C, spend it
+   too (``splice_spend_py_units``). */
+#if PY_VERSION_HEX >= 0x030D0000
+#define SPLICE_INIT_SHIM_UNITS 1
+#else
+#define SPLICE_INIT_SHIM_UNITS 0
+#endif
+
+static inline void
+splice_spend_py_units(int units)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    if (units) PyThreadState_Get()->py_recursion_remaining -= units;
+#else
+    (void)units;
+#endif
+}
+
 #ifdef SPLICE_STACK_BOUNDS
 static _Thread_local char *splice_stack_margin;  /* below this: RecursionError */
 static _Thread_local char *splice_stack_half;    /* below this: no budget given back */
@@ -141,7 +162,8 @@ splice_leave_call(int units)
 }
 
 /* Python code of splice's or a plugin's that runs beside the program, not inside it (a
-   prehook or posthook, the table resolving a callee): while it runs it gets
+   prehook or posthook, the table resolving a callee, an implicit call's protocol between
+   its steps, the check before an attribute access): while it runs it gets
    ``SPLICE_OWN_UNITS`` units of the recursion limit on top of what the program has left, so
    running it at the program's deepest point does not bring the program's RecursionError
    earlier than natively. It still stops at a limit, that many units deeper (3.11: the one

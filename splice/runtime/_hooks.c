@@ -428,6 +428,16 @@ counted_call(PyObject *fn, PyObject *first, PyObject *const *args, Py_ssize_t na
     return result;
 }
 
+/* The Python units the interpreter's own instantiation of ``kind`` spends below
+   ``__init__``'s frame (_cstack.h): where it would specialise the call (``object.__new__``,
+   no keywords). */
+static inline int
+init_shim_units(PyTypeObject *kind, PyObject *kwnames)
+{
+    return kind->tp_new == PyBaseObject_Type.tp_new && kwnames == NULL ?
+        SPLICE_INIT_SHIM_UNITS : 0;
+}
+
 static PyObject *
 instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nargsf,
                         PyObject *kwnames)
@@ -480,7 +490,10 @@ instantiator_vectorcall_body(Instantiator *in, PyObject *const *args, size_t nar
     PyObject *entry = PyObject_GetItem(in->table, init);
     Py_DECREF(init);
     if (entry == NULL) { Py_DECREF(obj); return NULL; }
+    int shim = init_shim_units(kind, kwnames);
+    splice_spend_py_units(shim);
     PyObject *result = counted_call(entry, obj, args, nargs, kwnames);
+    splice_spend_py_units(-shim);
     Py_DECREF(entry);
     if (result == NULL) { Py_DECREF(obj); return NULL; }
     if (result != Py_None) {
@@ -1049,8 +1062,9 @@ static PyTypeObject SlotCallType = {
    class's entry anew) gives what to call instead, which this calls with the caller's
    arguments: the instantiation then runs under the context as it would have from the start.
 
-   The call spends the recursion unit ``type.__call__`` spends (``counted_call``), behind
-   the C stack guard. Holds ``cls``, ``init`` and ``entry`` (what the class holds anyway,
+   The call spends the recursion unit ``type.__call__`` spends (``counted_call``), and on
+   3.13 the Python unit of the interpreter's shim frame (_cstack.h), behind the C stack
+   guard. Holds ``cls``, ``init`` and ``entry`` (what the class holds anyway,
    and the transformed copy sharing ``init``'s cells). */
 typedef struct {
     PyObject_HEAD
@@ -1083,7 +1097,10 @@ constructor_vectorcall(Constructor *c, PyObject *const *args, size_t nargsf,
     }
     PyObject *obj = cls->tp_new(cls, empty_tuple, NULL);
     if (obj == NULL) return NULL;
+    int shim = init_shim_units(cls, kwnames);
+    splice_spend_py_units(shim);
     PyObject *result = counted_call(c->entry, obj, args, nargs, kwnames);
+    splice_spend_py_units(-shim);
     if (result == NULL) { Py_DECREF(obj); return NULL; }
     if (result != Py_None) {
         PyErr_Format(PyExc_TypeError, "__init__() should return None, not '%.200s'",
@@ -1211,7 +1228,12 @@ call_step(PyObject *step)
 static PyObject *
 driven_vectorcall_body(Driven *d, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
+    /* the protocol's own frames run beside the program, with units of their own
+       (_cstack.h); the steps are the program's calls and spend the program's. (Making the
+       generator starts its frame too: it runs to its first instruction.) */
+    splice_own_units(1);
     PyObject *gen = PyObject_Vectorcall(d->plan, args, nargsf, kwnames);
+    splice_own_units(-1);
     if (gen == NULL) return NULL;
     if (!PyGen_Check(gen)) {
         Py_DECREF(gen);
@@ -1220,7 +1242,9 @@ driven_vectorcall_body(Driven *d, PyObject *const *args, size_t nargsf, PyObject
     }
     PyObject *item = NULL;                 /* the step yielded, or the value returned */
     PyObject *thrown = NULL, *thrown_tb = NULL;  /* the step's error thrown in, its tb */
+    splice_own_units(1);
     PySendResult how = PyIter_Send(gen, Py_None, &item);
+    splice_own_units(-1);
     while (how == PYGEN_NEXT) {
         PyObject *result = call_step(item);
         Py_DECREF(item);
@@ -1228,7 +1252,9 @@ driven_vectorcall_body(Driven *d, PyObject *const *args, size_t nargsf, PyObject
         Py_CLEAR(thrown);
         Py_CLEAR(thrown_tb);
         if (result != NULL) {
+            splice_own_units(1);
             how = PyIter_Send(gen, result, &item);
+            splice_own_units(-1);
             Py_DECREF(result);
             continue;
         }
@@ -1239,7 +1265,9 @@ driven_vectorcall_body(Driven *d, PyObject *const *args, size_t nargsf, PyObject
         if (thrown == NULL) { how = PYGEN_ERROR; break; }
         if (tb != NULL) PyException_SetTraceback(thrown, tb);
         thrown_tb = tb;  /* owned */
+        splice_own_units(1);
         item = PyObject_CallMethodOneArg(gen, str_throw, thrown);
+        splice_own_units(-1);
         if (item != NULL) {
             how = PYGEN_NEXT;
         } else if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
@@ -1351,6 +1379,101 @@ static PyTypeObject DrivenType = {
     .tp_clear = (inquiry)driven_clear,
     .tp_getset = driven_getset,
     .tp_new = driven_new,
+};
+
+/* ``Beside(fn)``: ``fn(*args, **kwargs)`` for a function of splice's that the program's
+   code calls where native code runs only C (whether an attribute access runs Python code:
+   splice/runtime/attributes.py), with units of the recursion limit of its own
+   (_cstack.h): its frames are not the program's, so at the program's deepest point it does
+   not bring the program's RecursionError earlier than natively. For functions that call
+   no code of the program's (their units would be given to it too). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn;
+    vectorcallfunc vectorcall;
+} Beside;
+
+static PyObject *
+beside_vectorcall(Beside *b, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    splice_own_units(1);
+    PyObject *result = PyObject_Vectorcall(b->fn, args, nargsf, kwnames);
+    splice_own_units(-1);
+    return result;
+}
+
+static int
+beside_traverse(Beside *b, visitproc visit, void *arg)
+{
+    Py_VISIT(b->fn);
+    return 0;
+}
+
+static int
+beside_clear(Beside *b)
+{
+    Py_CLEAR(b->fn);
+    return 0;
+}
+
+static void
+beside_dealloc(Beside *b)
+{
+    PyObject_GC_UnTrack(b);
+    beside_clear(b);
+    Py_TYPE(b)->tp_free((PyObject *)b);
+}
+
+static PyObject *
+beside_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *fn;
+    if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Beside(fn) takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O:Beside", &fn)) return NULL;
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "Beside(fn): fn must be callable");
+        return NULL;
+    }
+    Beside *b = (Beside *)type->tp_alloc(type, 0);
+    if (b == NULL) return NULL;
+    b->fn = Py_NewRef(fn);
+    b->vectorcall = (vectorcallfunc)beside_vectorcall;
+    return (PyObject *)b;
+}
+
+static PyObject *
+beside_get_fn(Beside *b, void *closure)
+{
+    return Py_NewRef(b->fn);
+}
+
+static PyObject *
+beside_repr(Beside *b)
+{
+    return PyUnicode_FromFormat("<splice beside %R>", b->fn);
+}
+
+static PyGetSetDef beside_getset[] = {
+    {"fn", (getter)beside_get_fn, NULL, "the function called", NULL},
+    {NULL},
+};
+
+static PyTypeObject BesideType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._hooks.Beside",
+    .tp_basicsize = sizeof(Beside),
+    .tp_dealloc = (destructor)beside_dealloc,
+    .tp_repr = (reprfunc)beside_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Beside, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)beside_traverse,
+    .tp_clear = (inquiry)beside_clear,
+    .tp_getset = beside_getset,
+    .tp_new = beside_new,
 };
 
 /* ``watch_compiles(record)``: an audit hook (installed once; audit hooks cannot be removed)
@@ -1478,7 +1601,8 @@ PyInit__hooks(void)
     if (str_throw == NULL || str_value == NULL) return NULL;
     if (PyType_Ready(&HookedType) < 0 || PyType_Ready(&InstantiatorType) < 0 ||
         PyType_Ready(&ChosenType) < 0 || PyType_Ready(&DrivenType) < 0 ||
-        PyType_Ready(&SlotCallType) < 0 || PyType_Ready(&ConstructorType) < 0) return NULL;
+        PyType_Ready(&SlotCallType) < 0 || PyType_Ready(&ConstructorType) < 0 ||
+        PyType_Ready(&BesideType) < 0) return NULL;
     empty_tuple = PyTuple_New(0);
     if (empty_tuple == NULL) return NULL;
     PyObject *mod = PyModule_Create(&module);
@@ -1491,6 +1615,8 @@ PyInit__hooks(void)
     if (PyModule_AddObject(mod, "Chosen", (PyObject *)&ChosenType) < 0) return NULL;
     Py_INCREF(&DrivenType);
     if (PyModule_AddObject(mod, "Driven", (PyObject *)&DrivenType) < 0) return NULL;
+    Py_INCREF(&BesideType);
+    if (PyModule_AddObject(mod, "Beside", (PyObject *)&BesideType) < 0) return NULL;
     Py_INCREF(&ConstructorType);
     if (PyModule_AddObject(mod, "Constructor", (PyObject *)&ConstructorType) < 0)
         return NULL;

@@ -59,6 +59,16 @@ class Driven:
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
+class Beside:
+    """``fn(*args, **kwargs)`` with units of the recursion limit of its own: a function of
+    splice's called by the program's code (splice/runtime/_hooks.c)."""
+
+    fn: Callable[..., Any]
+
+    def __init__(self, fn: Callable[..., Any], /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
 class SlotCall:
     """``fn(first, *args, **kwargs)`` as CPython calls a type's call slot: the recursion
     unit ``type.__call__`` spends, the caller's arguments kept on its stack

@@ -48,6 +48,7 @@ from splice.runtime.dunders import (
     mro_of,
     type_dict,
 )
+from splice.runtime.native import BESIDE
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -130,6 +131,10 @@ _SETTERS.update({type.__dict__["__setattr__"]: _TYPE, type.__dict__["__delattr__
 _CACHE_LIMIT = 4096
 
 
+def _beside(check: Callable[[Any, str], bool]) -> Callable[[Any, str], bool]:
+    return check if BESIDE is None else BESIDE(check)
+
+
 def _behaviour(table: dict[Any, str], found: Any) -> str | None:
     """How the slot wrapper ``found`` behaves (None: not one splice models)."""
     return table.get(found) if type(found) is _WrapperDescriptorType else None
@@ -178,6 +183,12 @@ class Attributes(Dunders):
         self._slots: dict[type, tuple[Any, Any, Any]] = {}
         for name in self.DRIVEN:
             setattr(self, name, drive(getattr(self, f"{name}_steps")))
+        # the checks generated code makes before an access, where natively only C code runs:
+        # with recursion units of their own (``native.BESIDE``), so that their frames do not
+        # bring the program's RecursionError earlier; they call none of the program's code
+        self.read_check = _beside(self.readable)
+        self.write_check = _beside(self.writable)
+        self.delete_check = _beside(self.deletable)
 
     # -------------------------------------------------------------------------- reading
 

@@ -18,6 +18,9 @@ without a compiler, and the pure-Python form it documents runs instead (docs/run
 * ``HELD_CALL`` (``_hooks.held_call``): a call of an entry that keeps the callee on the
   caller's stack until it returns, so entries may hold nested functions weakly (else
   entries hold them, and the table keys them strongly).
+* ``BESIDE`` (``_hooks.Beside``): a function of splice's that the program's code calls
+  (whether an attribute access runs Python code) run with recursion units of its own, so
+  its frames do not count against the program's recursion limit (else called as it is).
 * ``RUN_CALL`` (``_recurse.RunCall``): ``Plugin.run`` with no frame of splice's on the
   program's stack (else the Python method, two frames).
 """
@@ -31,8 +34,8 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["CHOSEN", "CONSTRUCTOR", "HELD_CALL", "HOOKED", "INSTANTIATOR", "METHODS", "RUN_CALL",
-           "SLOT_CALL"]
+__all__ = ["BESIDE", "CHOSEN", "CONSTRUCTOR", "HELD_CALL", "HOOKED", "INSTANTIATOR", "METHODS",
+           "RUN_CALL", "SLOT_CALL"]
 
 HOOKED: Callable[..., Any] | None
 INSTANTIATOR: Callable[..., Any] | None
@@ -40,7 +43,9 @@ CHOSEN: Callable[..., Any] | None
 SLOT_CALL: Callable[..., Any] | None
 HELD_CALL: Callable[..., Any] | None
 CONSTRUCTOR: Callable[..., Any] | None
+BESIDE: Callable[[Callable[..., Any]], Callable[..., Any]] | None
 try:
+    from splice.runtime._hooks import Beside as BESIDE
     from splice.runtime._hooks import Chosen as CHOSEN
     from splice.runtime._hooks import Constructor as CONSTRUCTOR
     from splice.runtime._hooks import Hooked as HOOKED
@@ -48,7 +53,7 @@ try:
     from splice.runtime._hooks import SlotCall as SLOT_CALL
     from splice.runtime._hooks import held_call as HELD_CALL
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
-    HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = HELD_CALL = CONSTRUCTOR = None
+    HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = HELD_CALL = CONSTRUCTOR = BESIDE = None
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any], frozenset[str] | None, Any], Any] | None
 try:
