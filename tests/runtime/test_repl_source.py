@@ -40,7 +40,7 @@ from splice.compat import REPL_INPUT_IN_LINECACHE, VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: the session typed at the prompt; the lines after ``#`` name what the label checks
+#: the session typed at the prompt (each check's label names what it covers)
 SESSION = '''\
 from tests.runtime.repl_session import check
 def f(x):
