@@ -13,6 +13,8 @@ With the C method lookup (``splice/runtime/_methods.c``) it is one expression in
 ``@Methods(obj, 'name')(args)``; where a fast local holds the receiver and nothing between
 the lookup and the call can rebind it, ``@Methods(obj, 'name')(obj, args)`` (the lookup's
 ``receiver_first`` twin: a method found on the class is called with no method object).
+``@Methods`` is the lookup as a builtin function (``Methods.builtin``), whose calls
+CPython specialises.
 
 The pass rewrites the scope itself and the nested scopes that run as part of it
 (comprehensions, generator expressions, class bodies). Nested functions and lambdas are left
@@ -407,7 +409,8 @@ def _with_builtin_receiver(ir: FunctionIR, scope: _Scope, call: Assign, lookup: 
             where = attribute_position(pos, op.name)
             passed.append(Assign((again,), Load(Var(receiver.name, where)), where))
             arguments.insert(0, again)
-        other = Call(Const(lookups, pos), [receiver, Const(mangle(private, op.name), pos)], [])
+        other = Call(Const(_called(lookups), pos),
+                     [receiver, Const(mangle(private, op.name), pos)], [])
         method_form = [*passed, Assign(call.results, Call(lookup.results[0], arguments,
                                                           list(call.op.keywords)),
                                        placed)]
@@ -500,7 +503,7 @@ def _lookup(ir: FunctionIR, table: Any, callee: Operand, result: Temp, pos: Pos,
     ``slow_entry`` (``_keyed_first``). ``table.fast`` is an exact ``dict``, which CPython
     subscripts fastest; the ``try`` costs nothing when nothing is raised. ``plain``: one
     expression, the call alone."""
-    lookup = table.methods if table.methods is not None else table.slow_entry
+    lookup = _called(table.methods) if table.methods is not None else table.slow_entry
     unkeyed = Assign((result,), Call(Const(lookup, pos), [callee], []), pos)
     if plain or (isinstance(callee, Const) and not hashed_by_identity(callee.value)):
         # a call, not ``table[callee]``: subscripting hashes (a callable object's own
@@ -596,10 +599,16 @@ def _through_methods(ir: FunctionIR, scope: _Scope, call: Assign, lookup: Assign
         where = attribute_position(pos, method.name)
         scope.insert_after(lookup, [Assign((again,), Load(Var(receiver.name, where)), where)])
         call.op.args = [again, *call.op.args]
-    lookup.op = Call(Const(methods, pos), [method.obj, Const(mangle(private, method.name), pos)],
-                     [])
+    lookup.op = Call(Const(_called(methods), pos),
+                     [method.obj, Const(mangle(private, method.name), pos)], [])
     lookup.pos = attribute_position(pos, method.name)
     call.pos = call_position(call.pos, pos, method, call.op, ir.module_imports)
+
+
+def _called(methods: Any) -> Any:
+    """What generated code calls for the C method lookup ``methods``: the same lookup as a
+    builtin function (``methods.builtin``), whose calls CPython specialises."""
+    return methods.builtin
 
 
 def _local_receiver(ir: FunctionIR, scope: _Scope, lookup: Assign, call: Assign,

@@ -180,4 +180,145 @@ splice_own_units(int sign)
 #endif
 }
 
+/* ---------------------------------------------------------------------------------------
+   An instance's own attributes, read as ``_PyObject_GetMethod`` reads them but without its
+   calls (the method lookup's cache, splice/runtime/_methods.c). CPython keeps the
+   attributes of an instance of a class with a managed dict as values beside the class's
+   *shared keys* (``ht_cached_keys``: one keys table for the class's instances, which only
+   ever grows: no key is ever removed, a deleted attribute leaves its value NULL) until a
+   dict is made for the instance (``__dict__`` read, too many attributes, ...). The layouts
+   below are the interpreter's own (Include/internal/pycore_dict.h and pycore_object.h of
+   each version) in the default build; in a free-threaded build nothing is read
+   (``SPLICE_INSTANCE_READS`` 0: every lookup asks ``_PyObject_GetMethod``). */
+
+#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+#define SPLICE_INSTANCE_READS 1
+#else
+#define SPLICE_INSTANCE_READS 0
+#endif
+
+#define SPLICE_ABSENT 0    /* the instance has no attribute of that name */
+#define SPLICE_PRESENT 1   /* it has: ``*attr`` (a new reference) */
+#define SPLICE_UNKNOWN 2   /* not told here: ask ``_PyObject_GetMethod`` */
+
+#if SPLICE_INSTANCE_READS
+typedef struct {             /* struct _dictkeysobject, 3.11 to 3.13 (GIL build) */
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size;
+    uint8_t dk_log2_index_bytes;
+    uint8_t dk_kind;
+    uint32_t dk_version;
+    Py_ssize_t dk_usable;
+    Py_ssize_t dk_nentries;
+    char dk_indices[];
+} splice_dict_keys;
+
+typedef struct {             /* PyDictUnicodeEntry */
+    PyObject *me_key;
+    PyObject *me_value;
+} splice_unicode_entry;
+
+#define SPLICE_DICT_KEYS_SPLIT 2
+
+static inline splice_dict_keys *
+splice_shared_keys(PyTypeObject *tp)
+{
+    return (splice_dict_keys *)((PyHeapTypeObject *)tp)->ht_cached_keys;
+}
+
+/* the instance's values are beside ``keys``, still with ``nentries`` keys */
+static inline int
+splice_same_keys(PyTypeObject *tp, void *keys, Py_ssize_t nentries)
+{
+    return keys != NULL && splice_shared_keys(tp) == keys &&
+        ((splice_dict_keys *)keys)->dk_nentries == nentries;
+}
+#endif
+
+/* Whether the shared keys of ``tp`` (a class whose instances have a managed dict) lack
+   ``name`` (an exact str): 1, with ``*keys`` and ``*nentries`` for
+   ``splice_instance_attribute``; 0 when they hold it or the class has none. */
+static inline int
+splice_shared_keys_lack(PyTypeObject *tp, PyObject *name, void **keys, Py_ssize_t *nentries)
+{
+    *keys = NULL;
+    *nentries = 0;
+#if SPLICE_INSTANCE_READS
+    if (!PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE) ||
+            !PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT))
+        return 0;
+    splice_dict_keys *shared = splice_shared_keys(tp);
+    if (shared == NULL || shared->dk_kind != SPLICE_DICT_KEYS_SPLIT) return 0;
+    splice_unicode_entry *entries = (splice_unicode_entry *)(
+        shared->dk_indices + ((size_t)1 << shared->dk_log2_index_bytes));
+    Py_ssize_t count = shared->dk_nentries;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *key = entries[i].me_key;  /* exact str: a split table holds no other */
+        if (key == name) return 0;
+        if (key != NULL && PyUnicode_GET_LENGTH(key) == PyUnicode_GET_LENGTH(name) &&
+                PyUnicode_Compare(key, name) == 0)
+            return 0;
+    }
+    *keys = shared;
+    *nentries = count;
+    return 1;
+#else
+    (void)tp; (void)name;
+    return 0;
+#endif
+}
+
+/* ``obj``'s own attribute ``name``, looked up where and as ``_PyObject_GetMethod`` looks
+   it up once it has found a method on the class (whose ``tp_getattro`` is the generic
+   one): SPLICE_ABSENT, SPLICE_PRESENT (``*attr`` set), SPLICE_UNKNOWN, or -1 with an error
+   set (a dict's lookup may run a key's ``__eq__``, as natively). Values beside the shared
+   keys tell absent when the keys are still ``keys``, with the ``nentries`` seen lacking the
+   name (``splice_shared_keys_lack``: they only grow); a dict made for the instance is
+   looked up, as natively; an instance of a class without ``__dict__`` has no attributes of
+   its own. */
+static inline int
+splice_instance_attribute(PyObject *obj, PyObject *name, void *keys, Py_ssize_t nentries,
+                          PyObject **attr)
+{
+    *attr = NULL;
+#if SPLICE_INSTANCE_READS
+    PyTypeObject *tp = Py_TYPE(obj);
+    PyObject *dict;
+    if (!PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT))
+        return tp->tp_dictoffset == 0 ? SPLICE_ABSENT : SPLICE_UNKNOWN;
+#if PY_VERSION_HEX >= 0x030D0000
+    /* 3.13: values inline after the header (``valid`` their fourth byte) while the
+       instance's dict, if any, still uses them; then the dict, 3 words before */
+    if (PyType_HasFeature(tp, Py_TPFLAGS_INLINE_VALUES)) {
+        if (tp->tp_basicsize != sizeof(PyObject)) return SPLICE_UNKNOWN;
+        if (((uint8_t *)obj)[sizeof(PyObject) + 3])
+            return splice_same_keys(tp, keys, nentries) ? SPLICE_ABSENT : SPLICE_UNKNOWN;
+    }
+    dict = ((PyObject **)obj)[-3];
+#elif PY_VERSION_HEX >= 0x030C0000
+    /* 3.12: one word, 3 before the object: the values' address minus one (odd), or the
+       dict */
+    PyObject *either = ((PyObject **)obj)[-3];
+    if (((uintptr_t)either) & 1)
+        return splice_same_keys(tp, keys, nentries) ? SPLICE_ABSENT : SPLICE_UNKNOWN;
+    dict = either;
+#else
+    /* 3.11: the values 4 words before the object, the dict 3 before (at most one set) */
+    if (((void **)obj)[-4] != NULL)
+        return splice_same_keys(tp, keys, nentries) ? SPLICE_ABSENT : SPLICE_UNKNOWN;
+    dict = ((PyObject **)obj)[-3];
+#endif
+    if (dict == NULL) return SPLICE_ABSENT;
+    Py_INCREF(dict);
+    PyObject *found = PyDict_GetItemWithError(dict, name);
+    Py_XINCREF(found);
+    Py_DECREF(dict);
+    if (found != NULL) { *attr = found; return SPLICE_PRESENT; }
+    return PyErr_Occurred() ? -1 : SPLICE_ABSENT;
+#else
+    (void)obj; (void)name; (void)keys; (void)nentries;
+    return SPLICE_UNKNOWN;
+#endif
+}
+
 #endif

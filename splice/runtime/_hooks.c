@@ -1008,6 +1008,29 @@ slot_call_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)c;
 }
 
+static PyTypeObject SlotCallType;
+
+/* ``SlotCall(fn, first)`` called from C with two positional arguments (a callable
+   object's entry, made on each of its calls by the C method lookup, splice/runtime/
+   _methods.c): made without an argument tuple */
+static PyObject *
+slot_call_make(PyTypeObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+        PyErr_Format(PyExc_TypeError, "SlotCall() takes 2 positional arguments (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    SlotCall *c = PyObject_GC_New(SlotCall, &SlotCallType);
+    if (c == NULL) return NULL;
+    c->fn = Py_NewRef(args[0]);
+    c->first = Py_NewRef(args[1]);
+    c->vectorcall = (vectorcallfunc)slot_call_vectorcall;
+    PyObject_GC_Track(c);
+    return (PyObject *)c;
+}
+
 static PyObject *
 slot_call_get_func(SlotCall *c, void *closure)
 {
@@ -1040,6 +1063,7 @@ static PyTypeObject SlotCallType = {
     .tp_clear = (inquiry)slot_call_clear,
     .tp_getset = slot_call_getset,
     .tp_new = slot_call_new,
+    .tp_vectorcall = (vectorcallfunc)slot_call_make,
 };
 
 /* ``Constructor(cls, init, entry, changed)``: a class's entry under a context without

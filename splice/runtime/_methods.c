@@ -71,9 +71,32 @@
    (``super().__init__`` of a class whose base is ``object``) whose name no overlay or
    intercept takes is its own entry here too, as ``_bound_builtin_entry`` would answer.
 
-   Optional: splice falls back to the Python form of method calls (splice/runtime/
-   callsites.py) when this module is not built. Version-specific: from 3.13 the
-   declaration of _PyObject_GetMethod (still exported) left the public headers. */
+   What ``_PyObject_GetMethod`` finds for a class and a name is kept too (``LookupSlot``):
+   a Python function or a C method descriptor on the class, with the class's version tag,
+   which CPython changes whenever the class or one of its bases changes (an attribute set
+   or deleted, ``__getattribute__`` or ``__getattr__`` defined, its bases or MRO
+   replaced) and never gives another class. While the tag is the same, what the lookup
+   returns depends only on the receiver's own attributes, which are read where and as
+   ``_PyObject_GetMethod`` reads them (splice/runtime/_cstack.h,
+   ``splice_instance_attribute``: the instance's values beside its class's shared keys, seen
+   lacking the name, or the dict made for it, looked up as natively); anything else takes
+   ``_PyObject_GetMethod``. So the lookup of a method of an unchanged class on an instance
+   that does not shadow it costs a few comparisons, like ``LOAD_METHOD``'s specialised
+   forms; the slot keeps nothing alive (the class and what it found are compared and read
+   only while the receiver holds the class and the tag says its MRO still holds them) but
+   the name, a str.
+
+   Generated code calls ``methods.builtin``, the same lookup as a builtin function (a
+   ``METH_FASTCALL`` function bound to it, made once): CPython specialises calls of
+   builtin functions (3.11 ``PRECALL_NO_KW_BUILTIN_FAST``, 3.12 and 3.13
+   ``CALL_BUILTIN_FAST``), not calls of other C objects. Its name is ``Methods``, so
+   generated code reads ``@Methods(obj, 'm')`` as before, and sharing names it by its path
+   (splice/runtime/sharing.py).
+
+   Optional: splice falls back to the Python form of method calls (splice/compiler/
+   route_calls.py, ``_method_dispatch``) when this module is not built. Version-specific:
+   from 3.13 the declaration of _PyObject_GetMethod (still exported) left the public
+   headers; the instance reads are in _cstack.h. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -99,6 +122,31 @@ typedef struct {
     uint64_t version;
 } EntrySlot;
 
+/* What the lookup found last for a class and a name, one per slot (chosen by both
+   addresses): a Python function or a C method descriptor on the class, which
+   ``_PyObject_GetMethod`` returns unbound for any instance lacking the name (``found``,
+   borrowed: the class's MRO holds it while the class's version tag is ``version``, a tag
+   CPython changes on any change of the class or of its bases and never gives another
+   class), with the function's entry (borrowed, valid while the table is at
+   ``entry_version``, as ``EntrySlot``) and the shared keys seen lacking the name
+   (_cstack.h, ``splice_instance_attribute``). ``name`` is held (a str: its lifetime cannot
+   be seen); ``type`` is only compared with the receiver's class, which the receiver keeps
+   alive, before the version is read. */
+#define LOOKUP_WAYS 128
+#define FOUND_FUNCTION 1   /* a Python function: its entry is called */
+#define FOUND_C_METHOD 2   /* a C method descriptor whose name nothing routes: itself */
+typedef struct {
+    PyTypeObject *type;
+    unsigned int version;
+    int kind;
+    PyObject *name;
+    PyObject *found;
+    PyObject *entry;
+    uint64_t entry_version;
+    void *keys;
+    Py_ssize_t nentries;
+} LookupSlot;
+
 /* Method lookup of one dispatch table: lookup(obj, name) -> what to call with (obj, *args) */
 typedef struct {
     PyObject_HEAD
@@ -112,6 +160,8 @@ typedef struct {
     int receiver_first;   /* what it returns is called with the receiver first */
     PyObject *twin;       /* the ``receiver_first`` lookup of the same table, or NULL */
     EntrySlot entries[ENTRY_WAYS];  /* borrowed: see EntrySlot */
+    PyObject *builtin;    /* this lookup as a builtin function (``builtin``), or NULL */
+    LookupSlot lookups[LOOKUP_WAYS];
 } Methods;
 
 /* the table's version: deprecated as a public field from 3.12, still changed on every
@@ -152,6 +202,7 @@ direct_builtin(Methods *m, PyObject *callee)
 
 static PyTypeObject *method_wrapper_type;  /* type((0).__add__), read at import */
 static PyObject *SELF_NAME, *NAME_NAME;   /* "__self__", "__name__", interned */
+static PyObject *MODULE_NAME;  /* "splice.runtime._methods" */
 
 /* 1 when ``callee`` is a method-wrapper (a slot wrapper bound to an object, as
    ``super().__init__`` gives ``object.__init__`` bound) bound to an object other than a
@@ -215,8 +266,19 @@ callable_object(Methods *m, PyObject *callee)
         return NULL;
     PyObject *call = _PyType_Lookup(kind, CALL_NAME);  /* borrowed */
     if (call == NULL || !PyFunction_Check(call)) return NULL;
-    PyObject *entry = PyDict_GetItemWithError(m->fast, call);
-    if (entry == NULL) return NULL;
+    /* the entry kept for the function (``EntrySlot``), else the table's */
+    EntrySlot *kept = &m->entries[((uintptr_t)call >> 4) % ENTRY_WAYS];
+    uint64_t version = table_version(m->fast);
+    PyObject *entry;
+    if (kept->fn == call && kept->version == version) {
+        entry = kept->entry;
+    } else {
+        entry = PyDict_GetItemWithError(m->fast, call);
+        if (entry == NULL) return NULL;
+        kept->fn = call;
+        kept->entry = entry;
+        kept->version = version;
+    }
     Py_INCREF(entry);
     PyObject *const args[2] = {entry, callee};
     PyObject *made = PyObject_Vectorcall(m->objects, args, 2, NULL);
@@ -412,18 +474,96 @@ methods_vectorcall(Methods *m, PyObject *const *args, size_t nargsf, PyObject *k
 /* What ``methods(obj, name)`` returns. With ``receiver_first`` set (``m``'s twin), a
    Python function's entry or a C method descriptor found on the class is returned as
    itself, to be called with ``obj`` first (``*takes_receiver`` set): no method object. */
+static inline LookupSlot *
+lookup_slot(Methods *m, PyTypeObject *type, PyObject *name)
+{
+    uintptr_t way = (((uintptr_t)type >> 4) * 31u) ^ ((uintptr_t)name >> 4);
+    return &m->lookups[way % LOOKUP_WAYS];
+}
+
+/* ``_PyObject_GetMethod(obj, name, meth)``, and what it found kept in ``slot`` when it is a
+   Python function or a C method descriptor the class gives (not routed: a lookup
+   without a set of names routes every builtin method) that the instance lacked. Nothing
+   runs between the lookup and the slot's filling. */
+static int
+get_method(Methods *m, PyObject *obj, PyObject *name, LookupSlot *slot, PyObject **meth)
+{
+    int unbound = _PyObject_GetMethod(obj, name, meth);
+    if (*meth == NULL || !unbound) return unbound;
+    PyTypeObject *tp = Py_TYPE(obj);
+    if (tp->tp_getattro != PyObject_GenericGetAttr || !PyUnicode_CheckExact(name) ||
+            tp->tp_version_tag == 0 || _PyType_Lookup(tp, name) != *meth)
+        return unbound;
+    int kind = FOUND_FUNCTION;
+    if (!PyFunction_Check(*meth)) {
+        int routed = m->routed == NULL ? 1 : PySet_Contains(m->routed, name);
+        if (routed != 0) {
+            if (routed < 0) PyErr_Clear();  /* (a str in a frozenset of str: no error) */
+            return unbound;
+        }
+        kind = FOUND_C_METHOD;
+    }
+    void *keys;
+    Py_ssize_t nentries;
+    splice_shared_keys_lack(tp, name, &keys, &nentries);
+    slot->type = tp;
+    slot->version = tp->tp_version_tag;
+    slot->kind = kind;
+    Py_XSETREF(slot->name, Py_NewRef(name));
+    slot->found = *meth;
+    slot->keys = keys;
+    slot->nentries = nentries;
+    return unbound;
+}
+
 static PyObject *
 method_of(Methods *m, PyObject *obj, PyObject *name, int *takes_receiver)
 {
-    PyObject *const args[2] = {obj, name};
     PyObject *meth = NULL;
-    int unbound = _PyObject_GetMethod(obj, args[1], &meth);
+    int unbound;
+    PyTypeObject *tp = Py_TYPE(obj);
+    LookupSlot *slot = lookup_slot(m, tp, name);
+    if (slot->type == tp && slot->name == name && slot->version == tp->tp_version_tag) {
+        /* the class gives what it gave (its version tag is the same): what
+           ``_PyObject_GetMethod`` returns depends on the instance's own attributes alone */
+        int own = splice_instance_attribute(obj, name, slot->keys, slot->nentries, &meth);
+        if (own < 0) return NULL;
+        if (own == SPLICE_ABSENT) {
+            PyObject *target;
+            if (slot->kind == FOUND_FUNCTION) {
+                PyObject *fn = slot->found;
+                uint64_t version = table_version(m->fast);
+                EntrySlot *kept = &m->entries[((uintptr_t)fn >> 4) % ENTRY_WAYS];
+                if (kept->fn == fn && kept->version == version) {
+                    target = Py_NewRef(kept->entry);
+                } else {
+                    /* (held: resolving it runs Python code, which may change the class) */
+                    Py_INCREF(fn);
+                    target = entry_of(m, fn);
+                    Py_DECREF(fn);
+                    if (target == NULL) return NULL;
+                }
+            } else {
+                target = Py_NewRef(slot->found);
+            }
+            if (m->receiver_first) {
+                *takes_receiver = 1;
+                return target;
+            }
+            PyObject *bound = PyMethod_New(target, obj);
+            Py_DECREF(target);
+            return bound;
+        }
+        unbound = own == SPLICE_PRESENT ? 0 : get_method(m, obj, name, slot, &meth);
+    } else {
+        unbound = get_method(m, obj, name, slot, &meth);
+    }
     if (meth == NULL) return NULL;
     /* whether an overlay or an intercept takes the name (every name, without a set of
        them): asked of builtin methods alone, the only ones whose way depends on it */
     int routed = 0;
     if (!PyFunction_Check(meth) && (unbound || PyCFunction_Check(meth))) {
-        routed = m->routed == NULL ? 1 : PySet_Contains(m->routed, args[1]);
+        routed = m->routed == NULL ? 1 : PySet_Contains(m->routed, name);
         if (routed < 0) { Py_DECREF(meth); return NULL; }
     }
     if (unbound && routed && !PyFunction_Check(meth)) {
@@ -493,12 +633,14 @@ methods_traverse(Methods *m, visitproc visit, void *arg)
     Py_VISIT(m->routed);
     Py_VISIT(m->twin);
     Py_VISIT(m->objects);
+    Py_VISIT(m->builtin);
     return 0;
 }
 
 static int
 methods_clear(Methods *m)
 {
+    Py_CLEAR(m->builtin);
     Py_CLEAR(m->fast);
     Py_CLEAR(m->slow);
     Py_CLEAR(m->routed);
@@ -513,6 +655,7 @@ methods_dealloc(Methods *m)
 {
     PyObject_GC_UnTrack(m);
     methods_clear(m);
+    for (int i = 0; i < LOOKUP_WAYS; i++) Py_CLEAR(m->lookups[i].name);
     Py_TYPE(m)->tp_free((PyObject *)m);
 }
 
@@ -559,8 +702,43 @@ methods_receiver_first(Methods *m, void *closure)
     return Py_NewRef(m->twin);
 }
 
+/* ``methods.builtin``: the same lookup as a builtin function (METH_FASTCALL, bound to
+   ``methods``), one per lookup. Generated code calls this one: CPython specialises the
+   call of a builtin function (3.11 ``PRECALL_NO_KW_BUILTIN_FAST``, 3.12 and 3.13
+   ``CALL_BUILTIN_FAST``), calling it with no generic vectorcall and result check. Its name
+   is the lookup's (``@Methods`` in generated code). */
+static PyObject *
+methods_fastcall(Methods *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs == 2 && m->receiver_first) {  /* the common call: ``self.m(x)`` */
+        int takes_receiver = 0;
+        PyObject *found = method_of(m, args[0], args[1], &takes_receiver);
+        if (found == NULL || takes_receiver) return found;
+        PyObject *over = PyMethod_New(PASS_OVER, found);
+        Py_DECREF(found);
+        return over;
+    }
+    return methods_vectorcall(m, args, (size_t)nargs, NULL);
+}
+
+static PyMethodDef builtin_def = {
+    "Methods", (PyCFunction)(void (*)(void))methods_fastcall, METH_FASTCALL, NULL,
+};
+
+static PyObject *
+methods_builtin(Methods *m, void *closure)
+{
+    if (m->builtin == NULL) {
+        /* (its ``__module__`` is this module's: splice's own call, never routed) */
+        m->builtin = PyCFunction_NewEx(&builtin_def, (PyObject *)m, MODULE_NAME);
+        if (m->builtin == NULL) return NULL;
+    }
+    return Py_NewRef(m->builtin);
+}
+
 static PyGetSetDef methods_getset[] = {
     {"receiver_first", (getter)methods_receiver_first, NULL, NULL, NULL},
+    {"builtin", (getter)methods_builtin, NULL, NULL, NULL},
     {NULL},
 };
 
@@ -616,7 +794,8 @@ PyInit__methods(void)
     if (CALL_NAME == NULL) return NULL;
     SELF_NAME = PyUnicode_InternFromString("__self__");
     NAME_NAME = PyUnicode_InternFromString("__name__");
-    if (SELF_NAME == NULL || NAME_NAME == NULL) return NULL;
+    MODULE_NAME = PyUnicode_InternFromString("splice.runtime._methods");
+    if (SELF_NAME == NULL || NAME_NAME == NULL || MODULE_NAME == NULL) return NULL;
     PyObject *zero = PyLong_FromLong(0);
     if (zero == NULL) return NULL;
     PyObject *wrapper = PyObject_GetAttrString(zero, "__add__");

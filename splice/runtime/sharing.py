@@ -86,11 +86,15 @@ def context_objects(context: Context) -> dict[int, Path]:
         for name, value in vars(part).items():
             add((*path, name), value)
     for name in ("methods", "methods_without_callbacks"):
-        # a method lookup's twin for calls passing the receiver again (made once per
-        # lookup: ``splice/runtime/_methods.c``)
-        twin = getattr(getattr(context.table, name, None), "receiver_first", None)
+        # a method lookup's twin for calls passing the receiver again, and each one as the
+        # builtin function generated code calls (each made once per lookup:
+        # ``splice/runtime/_methods.c``)
+        lookup: Any = getattr(context.table, name, None)
+        twin = getattr(lookup, "receiver_first", None)
         if twin is not None:
             add(("table", name, "receiver_first"), twin)
+            add(("table", name, "builtin"), lookup.builtin)
+            add(("table", name, "receiver_first", "builtin"), twin.builtin)
     for index, plugin in enumerate(context.plugins):
         add(("plugins", index), plugin)
         for name, value in vars(plugin).items():

@@ -233,11 +233,18 @@ def test_methods_are_entered_under_the_plugin(form: str) -> None:
         assert name in entered, name
 
 
+def c_lookup(value: Any) -> bool:
+    """Whether a hidden cell's value is the C method lookup as generated code calls it
+    (``Methods.builtin``, a builtin function bound to the lookup)."""
+    return type(getattr(value, "__self__", None)).__name__ == "Methods" and \
+        getattr(value, "__name__", None) == "Methods"
+
+
 def test_generated_code_uses_the_form_chosen(form: str) -> None:
     plugin = both(method_kinds, Base(1), Derived(2))
     entry = plugin.context.table[method_kinds]
     cells = [c.cell_contents for c in entry.__closure__ or ()]
-    uses_c = any(type(value).__name__ == "Methods" for value in cells)
+    uses_c = any(c_lookup(value) for value in cells)
     assert uses_c is (form == "c")
 
 
@@ -588,7 +595,7 @@ def test_methods_whose_names_an_overlay_takes(form: str) -> None:
     assert plugin.seen == [1, 2, 3, 4, 6, 5]
     if form == "c":  # one C lookup per call, not the Python form of method calls
         source = [c.cell_contents for c in plugin.context.table[overlaid_names].__closure__]
-        assert any(type(value).__name__ == "Methods" for value in source)
+        assert any(c_lookup(value) for value in source)
         code = plugin.context.table[overlaid_names].__code__
         assert "__func__" not in code.co_names
 
@@ -650,3 +657,97 @@ def test_super_init_of_object_is_its_own_entry(form: str) -> None:
         # bound to a module, it takes the table's way, which gives the same
         module_wrapper = math.__init__  # type: ignore[misc]
         assert table.methods(module_wrapper) == module_wrapper
+
+
+class Keyed:
+    def m(self) -> str:
+        return "class"
+
+
+class KeyedChild(Keyed):
+    pass
+
+
+class NoDict:
+    __slots__ = ("x",)
+
+    def m(self) -> str:
+        return "class"
+
+
+class Bag(list):  # type: ignore[type-arg]
+    def m(self) -> str:
+        return "class"
+
+
+def calls_of_m(objs: list[Any]) -> list[Any]:
+    return [obj.m() for obj in objs] + [obj.m() for obj in objs]
+
+
+def each_change_seen() -> list[Any]:
+    """Method calls repeated (so the C lookup keeps what it found for a class and a name)
+    across every change that alters what ``obj.m`` is: an instance attribute of the name
+    (in the class's shared keys, in a dict made for the instance), deleted again; the
+    method replaced on the class and on a base; ``__getattribute__`` and ``__getattr__``
+    set on the class; a class without ``__dict__``; a subclass of ``list``."""
+    out: list[Any] = []
+    plain = [Keyed() for _ in range(3)]
+    out += calls_of_m(plain)
+    shadowed = Keyed()
+    shadowed.m = lambda: "instance"  # type: ignore[method-assign]  # a key of the shared keys
+    out += calls_of_m([*plain, shadowed, Keyed()])
+    del shadowed.m
+    out += calls_of_m([*plain, shadowed])
+    with_dict = Keyed()
+    vars(with_dict)  # a dict made for it
+    out += calls_of_m([with_dict, *plain])
+    with_dict.__dict__["m"] = lambda: "in its dict"
+    out += calls_of_m([with_dict, *plain])
+    many = Keyed()
+    for i in range(40):  # more attributes than shared keys take
+        setattr(many, f"a{i}", i)
+    out += calls_of_m([many, *plain])
+    many.m = lambda: "many"  # type: ignore[method-assign]
+    out += calls_of_m([many, *plain])
+    children = [KeyedChild() for _ in range(2)]
+    out += calls_of_m(children)
+    original = Keyed.m
+    try:
+        Keyed.m = lambda self: "replaced"  # type: ignore[method-assign]
+        out += calls_of_m([*plain, *children])
+        KeyedChild.m = lambda self: "child"  # type: ignore[method-assign]
+        out += calls_of_m([*plain, *children])
+        del KeyedChild.m
+        out += calls_of_m(children)
+        Keyed.__getattribute__ = lambda self, name: lambda: ("getattribute", name)  # type: ignore
+        out += calls_of_m(plain)
+        del Keyed.__getattribute__  # type: ignore[misc]
+        out += calls_of_m(plain)
+        del Keyed.m  # type: ignore[misc]
+        Keyed.__getattr__ = lambda self, name: lambda: ("getattr", name)  # type: ignore
+        out += calls_of_m(plain)
+        del Keyed.__getattr__  # type: ignore[attr-defined]
+    finally:
+        Keyed.m = original  # type: ignore[method-assign]
+    out += calls_of_m(plain)
+    slotted = [NoDict() for _ in range(2)]
+    out += calls_of_m(slotted)
+    saved = NoDict.m
+    try:
+        NoDict.m = lambda self: "replaced"  # type: ignore[method-assign]
+        out += calls_of_m(slotted)
+    finally:
+        NoDict.m = saved  # type: ignore[method-assign]
+    bags = [Bag(), Bag()]
+    out += calls_of_m(bags)
+    for bag in bags:
+        bag.append(1)
+    bags[0].append = lambda x: ("instance append", x)  # type: ignore[method-assign]
+    bags[1].m = lambda: "bag instance"  # type: ignore[method-assign]
+    out += calls_of_m(bags) + [bag.append(2) for bag in bags] + [list(bag) for bag in bags]
+    return out
+
+
+def test_each_change_is_seen_by_the_kept_lookups(form: str) -> None:
+    both(each_change_seen)
+    both(each_change_seen)  # with what the first run kept
