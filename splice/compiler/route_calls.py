@@ -10,8 +10,9 @@ looks up the *function* behind the bound method, so the table is keyed by long-l
          else @dispatch[%m](args)
 
 With the C method lookup (``splice/runtime/_methods.c``) it is one expression instead,
-``@Methods(obj, 'name')(args)``; where a fast local holds the receiver and nothing between
-the lookup and the call can rebind it, ``@Methods(obj, 'name')(obj, args)`` (the lookup's
+``@Methods(obj, 'name')(args)``; where a local that only the function rebinds (a fast
+local, or a cell no nested scope stores) holds the receiver and nothing between the lookup
+and the call can rebind it, ``@Methods(obj, 'name')(obj, args)`` (the lookup's
 ``receiver_first`` twin: a method found on the class is called with no method object).
 ``@Methods`` is the lookup as a builtin function (``Methods.builtin``), whose calls
 CPython specialises.
@@ -25,6 +26,7 @@ objects, so functions created under a context behave natively when called outsid
 from __future__ import annotations
 
 import ast
+import dis
 import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -614,8 +616,8 @@ def _called(methods: Any) -> Any:
 def _local_receiver(ir: FunctionIR, scope: _Scope, lookup: Assign, call: Assign,
                     obj: Operand, defs: dict[Temp, Assign]) -> Var | None:
     """The variable that holds the receiver of a method call, when reading it again at the
-    call gives the object the lookup saw: a fast local of the function (no cell, which
-    another scope could rebind between the reads) that nothing between the lookup and the
+    call gives the object the lookup saw: a local of the function that no other scope can
+    rebind between the reads (``_fast_local``) and that nothing between the lookup and the
     call can bind (no ``:=`` of it, no comprehension, whose ``:=`` binds it from 3.12);
     else None."""
     if isinstance(obj, Temp):
@@ -643,14 +645,37 @@ def _local_receiver(ir: FunctionIR, scope: _Scope, lookup: Assign, call: Assign,
 
 
 def _fast_local(ir: FunctionIR, var: Var) -> bool:
-    """Whether ``var`` is a fast local of the function ``ir`` was lowered from (not a
-    cell, which another scope could rebind, and not a name of a comprehension or class body
-    run as part of it)."""
+    """Whether ``var`` is a local of the function ``ir`` was lowered from that only the
+    function itself can rebind: a fast local, or a cell that no nested scope rebinds (no
+    ``nonlocal`` of it stores or deletes it: a method whose comprehension or closure reads
+    ``self``), and not a name of a comprehension or class body run as part of it."""
     code = getattr(ir.function, "__code__", None)
     name = var.name
-    return ir.kind in ("function", "lambda") and isinstance(code, types.CodeType) and \
-        name in code.co_varnames and name not in code.co_cellvars and \
-        name not in code.co_freevars and name not in ir.globals
+    if ir.kind not in ("function", "lambda") or not isinstance(code, types.CodeType) or \
+            name in code.co_freevars or name in ir.globals:
+        return False
+    if name in code.co_cellvars:
+        return not _rebound_inside(code, name)
+    return name in code.co_varnames
+
+
+#: the instructions by which a nested scope rebinds a variable of an enclosing one
+_REBINDING = frozenset({"STORE_DEREF", "DELETE_DEREF"})
+
+
+def _rebound_inside(code: types.CodeType, name: str) -> bool:
+    """Whether a scope nested in ``code`` (at any depth) may store or delete the free
+    variable ``name`` (conservatively: by that name, wherever it is free)."""
+    for const in code.co_consts:
+        if not isinstance(const, types.CodeType):
+            continue
+        if name in const.co_freevars and any(
+                instruction.opname in _REBINDING and instruction.argval == name
+                for instruction in dis.get_instructions(const)):
+            return True
+        if _rebound_inside(const, name):
+            return True
+    return False
 
 
 def _index(block: list[Stmt], stmt: Stmt) -> int:

@@ -751,3 +751,42 @@ def each_change_seen() -> list[Any]:
 def test_each_change_is_seen_by_the_kept_lookups(form: str) -> None:
     both(each_change_seen)
     both(each_change_seen)  # with what the first run kept
+
+
+class CellReceiver:
+    def __init__(self, x: int) -> None:
+        self.x = x
+
+    def m(self, y: int) -> tuple[int, int]:
+        return self.x, y
+
+    def read_by_a_closure(self, ys: list[int]) -> list[Any]:
+        # ``self`` is a cell (the comprehension, on 3.11, and the lambda read it): the
+        # call passes it again, as no nested scope can rebind it
+        scaled = [self.x * y for y in ys]
+        later = lambda: self.x  # noqa: E731
+        return [self.m(y) for y in scaled] + [self.m(later()), self.m(len(scaled))]
+
+    def rebound_by_a_closure(self, other: CellReceiver) -> Any:
+        def swap() -> int:
+            nonlocal self
+            self = other
+            return 7
+        return self.m(swap()), self.m(1)
+
+
+def test_a_receiver_in_a_cell_is_passed_again_unless_rebound(form: str) -> None:
+    both(lambda: CellReceiver(2).read_by_a_closure([1, 2, 3]))
+    both(lambda: CellReceiver(2).rebound_by_a_closure(CellReceiver(5)))
+    plugin = Identity()
+    plugin.run(CellReceiver(2).read_by_a_closure, [1])
+    plugin.run(CellReceiver(2).rebound_by_a_closure, CellReceiver(5))
+    if form == "c":
+        table = plugin.context.table
+        read = table[CellReceiver.read_by_a_closure]
+        rebound = table[CellReceiver.rebound_by_a_closure]
+        cells = [c.cell_contents for c in read.__closure__ or ()]
+        assert any(c_lookup(v) and v.__self__.receiver_first is v.__self__ for v in cells)
+        cells = [c.cell_contents for c in rebound.__closure__ or ()]
+        assert not any(c_lookup(v) and v.__self__.receiver_first is v.__self__
+                       for v in cells)
