@@ -10,9 +10,12 @@ and its first benchmark called ``k`` times in one process under valgrind's callg
 garbage collection before each call (as outside.py does), for two values of ``k``
 (``--runs``, default 2 and 6). The difference of the two instruction counts divided by the
 difference of the ``k``s is the instructions of one steady run: loading, compiling and
-the first runs cancel out. Reported: those per mode, and identity/native. Needs valgrind
-and pyperformance (``pip install --no-deps pyperformance``); takes about a minute a program
-(callgrind runs the program some 50 times slower).
+the first runs cancel out (``PYTHONHASHSEED=0``: with a random seed the counts moved by
+about 0.3% from one process to the next). Reported: those per mode, and identity/native.
+The counts include the collections before the calls, which ``outside.py`` does not time:
+they traverse splice's own objects too. Needs valgrind and pyperformance
+(``pip install --no-deps pyperformance``); takes about a minute a program (callgrind runs
+the program some 50 times slower).
 """
 
 from __future__ import annotations
@@ -44,8 +47,8 @@ def instructions(name: str, mode: str, runs: int) -> int:
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
          sys.executable, "-c", code],
-        capture_output=True, text=True, env={**os.environ, "SPLICE_CACHE": "0"},
-        check=False)
+        capture_output=True, text=True,
+        env={**os.environ, "SPLICE_CACHE": "0", "PYTHONHASHSEED": "0"}, check=False)
     found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
     if done.returncode != 0 or found is None:
         raise SystemExit(f"{name} {mode}: callgrind failed\n{done.stderr[-2000:]}")
