@@ -75,6 +75,111 @@ splice_spend_py_units(int units)
 #endif
 }
 
+/* ---------------------------------------------------------------------------------------
+   Handing a call's arguments over to the callee's frame.
+
+   Natively, when Python code calls a Python function, the interpreter moves the arguments
+   from the caller's value stack into the callee's frame: the frame holds the only
+   references the call made, so a parameter the callee deletes or rebinds frees its object
+   there (a file closed by its finaliser, a weak reference cleared, a ``*args`` tuple
+   freeing its items last to first). A C callable between the two (a specializing entry,
+   per-call hooks) is lent the caller's stack slots instead: they hold the arguments until
+   the call returns, and so would the interpreter frame made for the callee from C, which
+   takes references of its own.
+
+   ``splice_args_on_stack(entry, args, n)`` tells whether ``entry`` was called by the
+   interpreter's own CALL instruction of the frame running now, with ``args`` (``n``
+   arguments, keyword values included) being that frame's value stack slots: they lie in
+   its value stack, and the slot below them (3.12 on: below the NULL of a call without
+   ``self``) holds ``entry`` itself, the callable the instruction calls. Anything that
+   forwards a call's arguments (``functools.partial``, a bound method) sits in that slot
+   instead, or writes the receiver into it while it calls. Only then may ``entry`` take the
+   slots' references, leaving ``None`` in them (the instruction releases whatever the slots
+   hold after the call, and reads nothing else from them), and give them to the callee's
+   frame: ``_PyEval_Vector`` takes a reference to each argument before anything else runs
+   (3.11 to 3.13; with at most ``SPLICE_HAND_OVER_MAX`` arguments 3.13 allocates nothing
+   first), so releasing ours right before the call, without freeing an object whose count
+   reaches zero there, leaves the frame as the only holder, as natively. Only on the
+   versions whose layouts and calls are these (3.14's stack may hold borrowed references),
+   and not in a free-threaded build (its reference counts are split). */
+#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+#define SPLICE_HAND_OVER 1
+#define Py_BUILD_CORE 1
+#include "internal/pycore_frame.h"
+#undef Py_BUILD_CORE
+#else
+#define SPLICE_HAND_OVER 0
+#endif
+#define SPLICE_HAND_OVER_MAX 8
+
+static inline int
+splice_args_on_stack(PyObject *entry, PyObject *const *args, Py_ssize_t n)
+{
+#if SPLICE_HAND_OVER
+    if (n <= 0 || n > SPLICE_HAND_OVER_MAX) return 0;
+    PyThreadState *ts = PyThreadState_Get();
+#if PY_VERSION_HEX >= 0x030D0000
+    _PyInterpreterFrame *frame = ts->current_frame;
+    if (frame == NULL || !PyCode_Check(frame->f_executable)) return 0;
+    PyCodeObject *code = (PyCodeObject *)frame->f_executable;
+#else
+    _PyInterpreterFrame *frame = ts->cframe->current_frame;
+    if (frame == NULL) return 0;
+    PyCodeObject *code = frame->f_code;
+#endif
+    PyObject **base = frame->localsplus + code->co_nlocalsplus;
+    PyObject **start = (PyObject **)args;
+    if (start - 1 < base || start + n > base + code->co_stacksize) return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+    /* [callable, self or NULL, args...]: ``args`` starts at self when there is one */
+    return start[-1] == entry || (start[-1] == NULL && start - 2 >= base && start[-2] == entry);
+#else
+    /* [NULL or method, callable or self, args...] */
+    return start[-1] == entry;
+#endif
+#else
+    (void)entry; (void)args; (void)n;
+    return 0;
+#endif
+}
+
+/* Whether ``fn`` is a plain Python function, whose call from C makes its frame through
+   ``_PyEval_Vector``: its vectorcall is ``functions``', the interpreter's own that every
+   function gets (``_PyFunction_Vectorcall``, which 3.13 no longer exports: the caller reads
+   it from a function it made) */
+static inline int
+splice_frame_callee(PyObject *fn, vectorcallfunc functions)
+{
+#if SPLICE_HAND_OVER
+    return functions != NULL && PyFunction_Check(fn) && PyVectorcall_Function(fn) == functions
+        && (((PyCodeObject *)PyFunction_GET_CODE(fn))->co_flags & CO_OPTIMIZED);
+#else
+    (void)fn; (void)functions;
+    return 0;
+#endif
+}
+
+/* Take the ``n`` references of the caller's slots ``args`` into ``moved`` (``None`` left in
+   each slot), then release them so that the frame the next call makes holds them alone:
+   call ``fn`` with ``moved`` right after, nothing in between. */
+static inline void
+splice_take_slots(PyObject *const *args, Py_ssize_t n, PyObject **moved)
+{
+    PyObject **slots = (PyObject **)args;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        moved[i] = slots[i];
+        slots[i] = Py_NewRef(Py_None);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *obj = moved[i];
+#if PY_VERSION_HEX >= 0x030C0000
+        if (_Py_IsImmortal(obj)) continue;
+#endif
+        /* (a count reaching zero here is the callee frame's one as soon as it is made) */
+        Py_SET_REFCNT(obj, Py_REFCNT(obj) - 1);
+    }
+}
+
 #ifdef SPLICE_STACK_BOUNDS
 static _Thread_local char *splice_stack_margin;  /* below this: RecursionError */
 static _Thread_local char *splice_stack_half;    /* below this: no budget given back */

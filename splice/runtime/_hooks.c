@@ -11,7 +11,9 @@
 
    1. packs the arguments as the hooks see them (a tuple and a dict);
    2. calls each ``prehook(fn, args, kwargs)`` of ``prehooks`` (plugins, outermost first);
-   3. calls ``target(*args, **kwargs)``, or, with an ``overdub`` (the outermost plugin's
+   3. calls ``target(*args, **kwargs)`` (with no posthook and no overdub, and keywords the
+      prehooks left as passed, with the caller's own arguments, handed over to the callee's
+      frame as natively: ``call_handing_over``), or, with an ``overdub`` (the outermost plugin's
       bound method), pushes ``(fn, continuation)`` on this thread's ``pending.stack`` (and
       an item on ``anywhere``), calls ``overdub(fn, args, kwargs)`` and pops both, whatever
       happened;
@@ -98,6 +100,25 @@ hooked_callee(Hooked *h)
     PyObject *fn = callee_kept(h->fn, h->weak);
     if (fn == NULL) { Py_INCREF(h->target); fn = h->target; }
     return fn;
+}
+
+/* ``fn(*args)`` for a call ``entry`` received: the arguments handed over to ``fn``'s frame
+   when the interpreter's CALL made the call and ``fn`` is a Python function (_cstack.h:
+   a parameter the callee deletes then frees its object there, as natively), else lent as
+   they are */
+static vectorcallfunc function_vectorcall;  /* every Python function's (module init) */
+
+static PyObject *
+call_handing_over(PyObject *entry, PyObject *fn, PyObject *const *args, size_t nargsf,
+                  PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
+    if (!splice_frame_callee(fn, function_vectorcall) || !splice_args_on_stack(entry, args, n))
+        return PyObject_Vectorcall(fn, args, nargsf, kwnames);
+    PyObject *moved[SPLICE_HAND_OVER_MAX];
+    splice_take_slots(args, n, moved);
+    return PyObject_Vectorcall(fn, moved, (size_t)nargs, kwnames);
 }
 
 static PyObject *str_prehook, *str_posthook, *str_stack;
@@ -192,6 +213,23 @@ call_overdub(Hooked *h, PyObject *fn, PyObject *args, PyObject *kwargs)
     return result;
 }
 
+/* whether the hooks left ``kwargs`` as the call passed its keywords (``kwnames``, their
+   values ``values``): the same names, each bound to the same object */
+static int
+keywords_as_passed(PyObject *kwargs, PyObject *const *values, PyObject *kwnames)
+{
+    Py_ssize_t count = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (!PyDict_CheckExact(kwargs) || PyDict_GET_SIZE(kwargs) != count) return 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *value = PyDict_GetItemWithError(kwargs, PyTuple_GET_ITEM(kwnames, i));
+        if (value != values[i]) {
+            PyErr_Clear();  /* (a lookup error: then not as passed) */
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static PyObject *
 hooked_vectorcall_body(Hooked *h, PyObject *const *stack, size_t nargsf, PyObject *kwnames)
 {
@@ -216,6 +254,15 @@ hooked_vectorcall_body(Hooked *h, PyObject *const *stack, size_t nargsf, PyObjec
     PyObject *fn = hooked_callee(h);  /* held while the call runs */
     PyObject *pre[3] = {fn, args, kwargs};
     if (run_hooks(h, fn, h->prehooks, str_prehook, pre, 3) < 0) goto done;
+    if (h->overdub == Py_None && PyTuple_GET_SIZE(h->posthooks) == 0 &&
+            keywords_as_passed(kwargs, stack + nargs, kwnames)) {
+        /* nothing asks for the arguments after the call: the hooks' packing goes before
+           it, and the callee gets the caller's arguments as natively */
+        Py_CLEAR(args);
+        Py_CLEAR(kwargs);
+        result = call_handing_over((PyObject *)h, h->target, stack, nargsf, kwnames);
+        goto done;
+    }
     if (h->overdub != Py_None) {
         result = call_overdub(h, fn, args, kwargs);
     } else {
@@ -226,8 +273,8 @@ hooked_vectorcall_body(Hooked *h, PyObject *const *stack, size_t nargsf, PyObjec
     if (run_hooks(h, fn, h->posthooks, str_posthook, post, 4) < 0) Py_CLEAR(result);
 done:
     Py_DECREF(fn);
-    Py_DECREF(args);
-    Py_DECREF(kwargs);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
     return result;
 }
 
@@ -595,7 +642,8 @@ static PyTypeObject InstantiatorType = {
    the code instance for the arguments' classes; splice/program.py's top-level calls
    ``call(fn, *args)``, skip 1). ``choose`` has returned before the callee starts, so no
    frame of splice's is on the stack while it runs, and an error binding the arguments is
-   raised from the caller's line alone.
+   raised from the caller's line alone. The callee's frame is handed the caller's
+   arguments where CPython's own call would move them (``call_handing_over``).
 
    ``runners``, when given, is the specializing entry's own choice made before: a dict from
    the tuple of the positional arguments' exact classes to ``(instance, function, check)``.
@@ -764,7 +812,7 @@ chosen_vectorcall_body(Chosen *c, PyObject *const *args, size_t nargsf, PyObject
     if (c->runners != NULL && kwnames == NULL && c->skip == 0) {
         PyObject *target = chosen_before(c, args, nargs);
         if (target != NULL) {
-            PyObject *result = PyObject_Vectorcall(target, args, nargsf, NULL);
+            PyObject *result = call_handing_over((PyObject *)c, target, args, nargsf, NULL);
             Py_DECREF(target);
             return result;
         }
@@ -773,7 +821,7 @@ chosen_vectorcall_body(Chosen *c, PyObject *const *args, size_t nargsf, PyObject
     else if (c->generic != NULL && kwnames != NULL && c->skip == 0) {
         PyObject *target = chosen_generic(c);
         if (target != NULL) {
-            PyObject *result = PyObject_Vectorcall(target, args, nargsf, kwnames);
+            PyObject *result = call_handing_over((PyObject *)c, target, args, nargsf, kwnames);
             Py_DECREF(target);
             return result;
         }
@@ -786,7 +834,9 @@ chosen_vectorcall_body(Chosen *c, PyObject *const *args, size_t nargsf, PyObject
     }
     PyObject *target = PyObject_Vectorcall(c->choose, args, nargsf, kwnames);
     if (target == NULL) return NULL;
-    PyObject *result = PyObject_Vectorcall(target, args + c->skip, nargs - c->skip, kwnames);
+    PyObject *result = c->skip == 0 ?
+        call_handing_over((PyObject *)c, target, args, nargsf, kwnames) :
+        PyObject_Vectorcall(target, args + c->skip, nargs - c->skip, kwnames);
     Py_DECREF(target);
     return result;
 }
@@ -1629,6 +1679,14 @@ PyInit__hooks(void)
         PyType_Ready(&BesideType) < 0) return NULL;
     empty_tuple = PyTuple_New(0);
     if (empty_tuple == NULL) return NULL;
+    /* the vectorcall the interpreter gives every function, read from one */
+    PyObject *globals = PyDict_New();
+    if (globals == NULL) return NULL;
+    PyObject *sample = PyRun_String("lambda: None", Py_eval_input, globals, globals);
+    Py_DECREF(globals);
+    if (sample == NULL) return NULL;
+    if (PyFunction_Check(sample)) function_vectorcall = PyVectorcall_Function(sample);
+    Py_DECREF(sample);
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     Py_INCREF(&HookedType);
