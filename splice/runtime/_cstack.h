@@ -101,14 +101,19 @@ splice_spend_py_units(int units)
    first), so releasing ours right before the call, without freeing an object whose count
    reaches zero there, leaves the frame as the only holder, as natively. Only on the
    versions whose layouts and calls are these (3.14's stack may hold borrowed references),
-   and not in a free-threaded build (its reference counts are split). */
-#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+   not in a free-threaded build (its reference counts are split), and only where the
+   interpreter's internal headers are installed (they are with CPython's own install). */
+#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000 \
+    && defined(__has_include)
+#if __has_include("internal/pycore_frame.h")
 #define SPLICE_HAND_OVER 1
 #define Py_BUILD_CORE 1
 #include "internal/pycore_frame.h"
 #undef Py_BUILD_CORE
-#else
-#define SPLICE_HAND_OVER 0
+#endif
+#endif
+#ifndef SPLICE_HAND_OVER
+#define SPLICE_HAND_OVER 0  /* (no internal headers installed: arguments are lent) */
 #endif
 #define SPLICE_HAND_OVER_MAX 8
 

@@ -1699,6 +1699,9 @@ PyInit__hooks(void)
     if (PyModule_AddObject(mod, "Driven", (PyObject *)&DrivenType) < 0) return NULL;
     Py_INCREF(&BesideType);
     if (PyModule_AddObject(mod, "Beside", (PyObject *)&BesideType) < 0) return NULL;
+    /* whether calls hand the caller's arguments over to the callee's frame (_cstack.h) */
+    if (PyModule_AddObject(mod, "HANDS_OVER", PyBool_FromLong(SPLICE_HAND_OVER)) < 0)
+        return NULL;
     Py_INCREF(&ConstructorType);
     if (PyModule_AddObject(mod, "Constructor", (PyObject *)&ConstructorType) < 0)
         return NULL;

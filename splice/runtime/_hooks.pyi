@@ -59,6 +59,10 @@ class Driven:
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
+HANDS_OVER: bool
+"""Whether the entries hand the caller's arguments over to the callee's frame."""
+
+
 class Beside:
     """``fn(*args, **kwargs)`` with units of the recursion limit of its own: a function of
     splice's called by the program's code (splice/runtime/_hooks.c)."""

@@ -21,6 +21,9 @@ without a compiler, and the pure-Python form it documents runs instead (docs/run
 * ``BESIDE`` (``_hooks.Beside``): a function of splice's that the program's code calls
   (whether an attribute access runs Python code) run with recursion units of its own, so
   its frames do not count against the program's recursion limit (else called as it is).
+* ``HANDS_OVER``: whether those entries hand the caller's arguments over to the callee's
+  frame as CPython's own call does (``_cstack.h``; False without them, or where the
+  interpreter's internal headers were not installed at build time).
 * ``RUN_CALL`` (``_recurse.RunCall``): ``Plugin.run`` with no frame of splice's on the
   program's stack (else the Python method, two frames).
 """
@@ -34,8 +37,8 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["BESIDE", "CHOSEN", "CONSTRUCTOR", "HELD_CALL", "HOOKED", "INSTANTIATOR", "METHODS",
-           "RUN_CALL", "SLOT_CALL"]
+__all__ = ["BESIDE", "CHOSEN", "CONSTRUCTOR", "HANDS_OVER", "HELD_CALL", "HOOKED",
+           "INSTANTIATOR", "METHODS", "RUN_CALL", "SLOT_CALL"]
 
 HOOKED: Callable[..., Any] | None
 INSTANTIATOR: Callable[..., Any] | None
@@ -44,7 +47,9 @@ SLOT_CALL: Callable[..., Any] | None
 HELD_CALL: Callable[..., Any] | None
 CONSTRUCTOR: Callable[..., Any] | None
 BESIDE: Callable[[Callable[..., Any]], Callable[..., Any]] | None
+HANDS_OVER: bool
 try:
+    from splice.runtime._hooks import HANDS_OVER
     from splice.runtime._hooks import Beside as BESIDE
     from splice.runtime._hooks import Chosen as CHOSEN
     from splice.runtime._hooks import Constructor as CONSTRUCTOR
@@ -54,6 +59,7 @@ try:
     from splice.runtime._hooks import held_call as HELD_CALL
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
     HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = HELD_CALL = CONSTRUCTOR = BESIDE = None
+    HANDS_OVER = False
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any], frozenset[str] | None, Any], Any] | None
 try:

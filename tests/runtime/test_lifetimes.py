@@ -366,7 +366,7 @@ PROGRAMS: list[Callable[[], None]] = [
 #: the C entries (per-call hooks without a posthook, typed stages' specializing entry) hand
 #: the caller's arguments over to the callee's frame, as CPython's own call does
 #: (splice/runtime/_cstack.h); their pure-Python forms are lent them
-_HANDED_OVER = native.CHOSEN is not None and native.HOOKED is not None
+_HANDED_OVER = native.HANDS_OVER
 _LENDING = () if _HANDED_OVER else ("prehook", "typed", "fastmath")
 _ENTRY = ("without the C extensions, the call goes through a Python entry of splice's (the "
           "hooks' splice_call, or under typed stages a specializing entry's for a method or "
