@@ -30,7 +30,9 @@ holding every occurrence and the last statement ``S`` of that block with one, th
 - when ``S`` uses the temp once, as the value of a ``yield``, as the generator suspends:
   ``yield (%t, (%t := @Released))[0]`` (after ``S`` would be after the consumer resumes it);
 - at the start of each ``except`` handler and ``finally`` of a ``try`` whose body holds every
-  occurrence: ``%t = @Released`` (the temp is dead once the body raised);
+  occurrence: ``%t = @Released`` (the temp is dead once the body raised), several temps in
+  the reverse of the order they are defined in, as an exception pops CPython's stack from
+  the top (the last pushed dies first);
 - within ``S`` (or the last statement naming the temp in each block of a ``try``, ``with``
   or ``if`` that is ``S``), at a last read that more of the statement's work follows:
   ``(%t, (%t := @Released))[0]`` (``splice.ir.takes``), as CPython pops the value when
@@ -42,7 +44,8 @@ holding every occurrence and the last statement ``S`` of that block with one, th
   branch assigns it before reading it (a carrier: ``if %5: %5 = b < c``):
   ``%t = @Released``;
 - an exception leaving the scope passes a handler ``except BaseException: %t = ... = @Released;
-  raise`` wrapped around the whole body, so a traceback keeping the frame does not keep the
+  raise`` wrapped around the whole body (the same order; a ``with``'s hoisted manager,
+  beneath its body's values, last), so a traceback keeping the frame does not keep the
   temps (the bare ``raise`` keeps the exception and its traceback as they were; the ``try``
   costs nothing until something raises).
 
@@ -217,11 +220,16 @@ def _release_scope(body: list[ast.stmt], base_exception: str | None, released_as
         statements = getattr(if_, branch)
         statements[:0] = [_clear(dead, statements[0] if statements else if_, released_as)]
     _release_carriers(scope, released_as, inert)
+    # an exception pops CPython's stack from the top: what was pushed last dies first, so
+    # temps are cleared in the reverse of the order their statements define them (a with's
+    # hoisted manager, under its body's temps, last)
+    released.reverse()
     for number, (with_, with_block, dead) in enumerate(hoisted.values()):
         released.append(_hoist_manager(with_, with_block, dead, number, released_as))
     for statement, _chain in scope.tries:
         in_handlers = handlers.get(id(statement))
         if in_handlers:
+            in_handlers.reverse()
             for handler in statement.handlers:
                 handler.body[:0] = [_clear(in_handlers, handler.body[0], released_as)]
             if statement.finalbody:
@@ -769,7 +777,7 @@ def _wrap(body: list[ast.stmt], names: list[str], base_exception: str, released_
     if not inner:
         return
     first, last = inner[0], inner[-1]
-    clear = _located(_clear(sorted(names), last, released_as), last)
+    clear = _located(_clear(names, last, released_as), last)
     reraise = _located(ast.Raise(), last)
     handler = ast.ExceptHandler(ast.Name(base_exception, ast.Load()), None, [clear, reraise])
     _located_like(handler, last)
