@@ -394,12 +394,6 @@ _HOLDS_CALLEE = ("without the C extensions, under per-call hooks or typed stages
 _POSTHOOK = ("a posthook is given the call's arguments (``posthook(result, fn, args, "
              "kwargs)``): they live until it has run, after the callee returned, so a "
              "parameter the callee deletes is freed after the call")
-_RAISING_ARGUMENT = ("no call is made: the second argument raises ({}.fail) while the "
-                     "call's operands wait, which natively the stack holds and pops from the "
-                     "top (the first argument dies first); under per-call hooks the routed "
-                     "method call keeps them in hidden locals (%2 the bound method, and so "
-                     "its receiver, %3 the first argument), which the frame releases in slot "
-                     "order when the exception leaves it: the receiver dies first")
 _STAR_HANDED_OVER = (
     "3.12 on: natively f(*args) of a Python function gives the callee's frame the items of the "
     "tuple it made and frees the tuple before the callee runs (CALL_FUNCTION_EX); a C entry "
