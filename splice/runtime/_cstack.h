@@ -225,6 +225,31 @@ splice_find_stack(void)
 }
 #endif
 
+/* Natively, once the interpreter has specialised a call site, a call of a builtin function
+   or method that takes ``METH_FASTCALL`` (``sorted``, ``list.sort``: CALL_BUILTIN_FAST*,
+   CALL_METHOD_DESCRIPTOR_FAST* and their 3.11 PRECALL forms) spends no unit of the recursion
+   budget; called from C through its vectorcall it spends one (the limit on 3.11, the C
+   budget from 3.12). ``splice_fastcall_units`` is what a call of ``callable`` from C spends
+   that the native call would not, to be given back around the call with
+   ``splice_give_c_units``. */
+static inline int
+splice_fastcall_units(PyObject *callable)
+{
+    if (!PyCFunction_CheckExact(callable)) return 0;
+    int flags = PyCFunction_GET_FLAGS(callable);
+    return (flags & METH_FASTCALL) && !(flags & METH_METHOD) ? 1 : 0;
+}
+
+static inline void
+splice_give_c_units(int units)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyThreadState_Get()->c_recursion_remaining += units;
+#else
+    PyThreadState_Get()->recursion_remaining += units;
+#endif
+}
+
 /* -1 with RecursionError set when the stack is nearly used up, else 0 */
 static inline int
 splice_check_stack(void)

@@ -1550,6 +1550,126 @@ static PyTypeObject BesideType = {
     .tp_new = beside_new,
 };
 
+/* ``Overlaid(prepare)``: an overlay (splice/runtime/overlays.py) of a native function that
+   calls back into Python code, such as ``sorted(xs, key=f)``. ``prepare(*args, **kwargs)``
+   runs beside the program (units of its own, as ``Beside``: it enters the callbacks, which
+   may compile them) and gives ``(native, args, kwargs)``; the native function is then called
+   from here, so while it runs and calls the program's callbacks no frame of splice's is on
+   the stack: ``sys._getframe(1)`` in a key function, a traceback through ``sorted`` and the
+   recursion depth at which a key function recursing through ``max`` fails are as native. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *prepare;
+    vectorcallfunc vectorcall;
+} Overlaid;
+
+static PyObject *
+overlaid_vectorcall(Overlaid *o, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    splice_own_units(1);
+    PyObject *prepared = PyObject_Vectorcall(o->prepare, args, nargsf, kwnames);
+    splice_own_units(-1);
+    if (prepared == NULL) return NULL;
+    if (!PyTuple_CheckExact(prepared) || PyTuple_GET_SIZE(prepared) != 3 ||
+        !PyTuple_CheckExact(PyTuple_GET_ITEM(prepared, 1)) ||
+        !(PyTuple_GET_ITEM(prepared, 2) == Py_None ||
+          PyDict_CheckExact(PyTuple_GET_ITEM(prepared, 2)))) {
+        PyErr_Format(PyExc_TypeError,
+                     "splice: an overlay's prepare %R must return (callable, tuple, dict "
+                     "or None), not %R", o->prepare, prepared);
+        Py_DECREF(prepared);
+        return NULL;
+    }
+    if (splice_check_stack() < 0) {
+        Py_DECREF(prepared);
+        return NULL;
+    }
+    PyObject *native = PyTuple_GET_ITEM(prepared, 0);
+    PyObject *kwargs = PyTuple_GET_ITEM(prepared, 2);
+    /* the unit a specialised native call site does not spend (_cstack.h) */
+    int units = splice_fastcall_units(native);
+    splice_give_c_units(units);
+    PyObject *result = PyObject_Call(native, PyTuple_GET_ITEM(prepared, 1),
+                                     kwargs == Py_None ? NULL : kwargs);
+    splice_give_c_units(-units);
+    Py_DECREF(prepared);
+    return result;
+}
+
+static int
+overlaid_traverse(Overlaid *o, visitproc visit, void *arg)
+{
+    Py_VISIT(o->prepare);
+    return 0;
+}
+
+static int
+overlaid_clear(Overlaid *o)
+{
+    Py_CLEAR(o->prepare);
+    return 0;
+}
+
+static void
+overlaid_dealloc(Overlaid *o)
+{
+    PyObject_GC_UnTrack(o);
+    overlaid_clear(o);
+    Py_TYPE(o)->tp_free((PyObject *)o);
+}
+
+static PyObject *
+overlaid_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *prepare;
+    if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Overlaid(prepare) takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O:Overlaid", &prepare)) return NULL;
+    if (!PyCallable_Check(prepare)) {
+        PyErr_SetString(PyExc_TypeError, "Overlaid(prepare): prepare must be callable");
+        return NULL;
+    }
+    Overlaid *o = (Overlaid *)type->tp_alloc(type, 0);
+    if (o == NULL) return NULL;
+    o->prepare = Py_NewRef(prepare);
+    o->vectorcall = (vectorcallfunc)overlaid_vectorcall;
+    return (PyObject *)o;
+}
+
+static PyObject *
+overlaid_get_prepare(Overlaid *o, void *closure)
+{
+    return Py_NewRef(o->prepare);
+}
+
+static PyObject *
+overlaid_repr(Overlaid *o)
+{
+    return PyUnicode_FromFormat("<splice overlay %R>", o->prepare);
+}
+
+static PyGetSetDef overlaid_getset[] = {
+    {"prepare", (getter)overlaid_get_prepare, NULL, "gives (native, args, kwargs)", NULL},
+    {NULL},
+};
+
+static PyTypeObject OverlaidType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._hooks.Overlaid",
+    .tp_basicsize = sizeof(Overlaid),
+    .tp_dealloc = (destructor)overlaid_dealloc,
+    .tp_repr = (reprfunc)overlaid_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Overlaid, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)overlaid_traverse,
+    .tp_clear = (inquiry)overlaid_clear,
+    .tp_getset = overlaid_getset,
+    .tp_new = overlaid_new,
+};
+
 /* ``watch_compiles(record)``: an audit hook (installed once; audit hooks cannot be removed)
    that pairs each ``compile`` event whose source is text (``exec``/``eval``/``compile``
    of a string: the source and file name) with the next ``exec`` event of a code object of
@@ -1676,7 +1796,7 @@ PyInit__hooks(void)
     if (PyType_Ready(&HookedType) < 0 || PyType_Ready(&InstantiatorType) < 0 ||
         PyType_Ready(&ChosenType) < 0 || PyType_Ready(&DrivenType) < 0 ||
         PyType_Ready(&SlotCallType) < 0 || PyType_Ready(&ConstructorType) < 0 ||
-        PyType_Ready(&BesideType) < 0) return NULL;
+        PyType_Ready(&BesideType) < 0 || PyType_Ready(&OverlaidType) < 0) return NULL;
     empty_tuple = PyTuple_New(0);
     if (empty_tuple == NULL) return NULL;
     /* the vectorcall the interpreter gives every function, read from one */
@@ -1699,6 +1819,8 @@ PyInit__hooks(void)
     if (PyModule_AddObject(mod, "Driven", (PyObject *)&DrivenType) < 0) return NULL;
     Py_INCREF(&BesideType);
     if (PyModule_AddObject(mod, "Beside", (PyObject *)&BesideType) < 0) return NULL;
+    Py_INCREF(&OverlaidType);
+    if (PyModule_AddObject(mod, "Overlaid", (PyObject *)&OverlaidType) < 0) return NULL;
     /* whether calls hand the caller's arguments over to the callee's frame (_cstack.h) */
     if (PyModule_AddObject(mod, "HANDS_OVER", PyBool_FromLong(SPLICE_HAND_OVER)) < 0)
         return NULL;

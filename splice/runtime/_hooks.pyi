@@ -73,6 +73,18 @@ class Beside:
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
+class Overlaid:
+    """An overlay of a native function that calls back into Python code:
+    ``prepare(*args, **kwargs)`` gives ``(native, args, kwargs)``, and ``native`` is called
+    with no frame of splice's on the stack (splice/runtime/_hooks.c)."""
+
+    prepare: Callable[..., tuple[Any, tuple[Any, ...], dict[str, Any] | None]]
+
+    def __init__(self, prepare: Callable[..., tuple[Any, tuple[Any, ...],
+                                                     dict[str, Any] | None]], /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
 class SlotCall:
     """``fn(first, *args, **kwargs)`` as CPython calls a type's call slot: the recursion
     unit ``type.__call__`` spends, the caller's arguments kept on its stack

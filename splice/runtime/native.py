@@ -21,6 +21,9 @@ without a compiler, and the pure-Python form it documents runs instead (docs/run
 * ``BESIDE`` (``_hooks.Beside``): a function of splice's that the program's code calls
   (whether an attribute access runs Python code) run with recursion units of its own, so
   its frames do not count against the program's recursion limit (else called as it is).
+* ``OVERLAID`` (``_hooks.Overlaid``): an overlay of a native function that calls back into
+  the program (``sorted(xs, key=f)``), calling the native function with no frame of
+  splice's on the stack (else the overlay is a Python frame: splice/runtime/overlays.py).
 * ``HANDS_OVER``: whether those entries hand the caller's arguments over to the callee's
   frame as CPython's own call does (``_cstack.h``; False without them, or where the
   interpreter's internal headers were not installed at build time).
@@ -38,7 +41,7 @@ from splice.pristine import BUILTINS
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["BESIDE", "CHOSEN", "CONSTRUCTOR", "HANDS_OVER", "HELD_CALL", "HOOKED",
-           "INSTANTIATOR", "METHODS", "RUN_CALL", "SLOT_CALL"]
+           "INSTANTIATOR", "METHODS", "OVERLAID", "RUN_CALL", "SLOT_CALL"]
 
 HOOKED: Callable[..., Any] | None
 INSTANTIATOR: Callable[..., Any] | None
@@ -47,6 +50,7 @@ SLOT_CALL: Callable[..., Any] | None
 HELD_CALL: Callable[..., Any] | None
 CONSTRUCTOR: Callable[..., Any] | None
 BESIDE: Callable[[Callable[..., Any]], Callable[..., Any]] | None
+OVERLAID: Callable[[Callable[..., Any]], Callable[..., Any]] | None
 HANDS_OVER: bool
 try:
     from splice.runtime._hooks import HANDS_OVER
@@ -55,10 +59,12 @@ try:
     from splice.runtime._hooks import Constructor as CONSTRUCTOR
     from splice.runtime._hooks import Hooked as HOOKED
     from splice.runtime._hooks import Instantiator as INSTANTIATOR
+    from splice.runtime._hooks import Overlaid as OVERLAID
     from splice.runtime._hooks import SlotCall as SLOT_CALL
     from splice.runtime._hooks import held_call as HELD_CALL
 except ImportError:  # built without a compiler: hooks run in a Python frame, splice_call
     HOOKED = INSTANTIATOR = CHOSEN = SLOT_CALL = HELD_CALL = CONSTRUCTOR = BESIDE = None
+    OVERLAID = None
     HANDS_OVER = False
 
 METHODS: Callable[[dict[Any, Any], Callable[[Any], Any], frozenset[str] | None, Any], Any] | None

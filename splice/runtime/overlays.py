@@ -42,23 +42,42 @@ from collections.abc import Callable
 from typing import Any
 
 from splice.pristine import BUILTINS
+from splice.runtime.native import OVERLAID
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 Enter = Callable[[Any], Any]
 Overlay = Callable[..., Any]
+#: what an overlay calls: (callable, positional arguments, keyword arguments or None)
+Prepared = tuple[Any, tuple[Any, ...], dict[str, Any] | None]
+Prepare = Callable[..., Prepared]
+
+
+def _overlay(native: Callable[..., Any], prepare: Prepare) -> Overlay:
+    """The overlay that calls what ``prepare(*args, **kwargs)`` gives, ``(callable, args,
+    kwargs)``: in C (``OVERLAID``), ``prepare`` runs beside the program and the native
+    function is called with no frame of splice's on the stack, so the callbacks it calls
+    see the program's frames as their callers (``sys._getframe``, tracebacks, recursion
+    depth), as natively. Without the C extensions the overlay is a Python frame."""
+    if OVERLAID is not None:
+        return OVERLAID(prepare)
+
+    @functools.wraps(native)
+    def overlay(*args: Any, **kwargs: Any) -> Any:
+        target, args, given = prepare(*args, **kwargs)
+        return target(*args, **(given or {}))
+    return overlay
 
 
 def _key_overlay(native: Callable[..., Any]) -> Callable[[Enter], Overlay]:
     """``native(*args, key=f, ...)`` with ``key`` entered."""
     def make(enter: Enter) -> Overlay:
-        @functools.wraps(native)
-        def overlay(*args: Any, **kwargs: Any) -> Any:
+        def prepare(*args: Any, **kwargs: Any) -> Prepared:
             key = kwargs.get("key")
             if key is not None:
                 kwargs["key"] = enter(key)
-            return native(*args, **kwargs)
-        return overlay
+            return native, args, kwargs
+        return _overlay(native, prepare)
     return make
 
 
@@ -67,15 +86,14 @@ def _first_arg_overlay(native: Callable[..., Any]) -> Callable[[Enter], Overlay]
     keeps_callable = native in FAITHFUL
 
     def make(enter: Enter) -> Overlay:
-        @functools.wraps(native)
-        def overlay(*args: Any, **kwargs: Any) -> Any:
+        def prepare(*args: Any, **kwargs: Any) -> Prepared:
             if args and args[0] is not None and callable(args[0]):
                 entered = enter(args[0])
                 if entered is not args[0] and keeps_callable:
-                    return _faithful(native, args[0], (entered, *args[1:]), kwargs)
+                    return _faithful, (native, args[0], (entered, *args[1:]), kwargs), None
                 args = (entered, *args[1:])
-            return native(*args, **kwargs)
-        return overlay
+            return native, args, kwargs
+        return _overlay(native, prepare)
     return make
 
 
@@ -83,8 +101,7 @@ def _second_arg_overlay(native: Callable[..., Any]) -> Callable[[Enter], Overlay
     """``native(iterable, f, ...)`` with ``f`` (positional, or the keyword ``func`` or
     ``key``) entered (``accumulate``, ``groupby``)."""
     def make(enter: Enter) -> Overlay:
-        @functools.wraps(native)
-        def overlay(*args: Any, **kwargs: Any) -> Any:
+        def prepare(*args: Any, **kwargs: Any) -> Prepared:
             given = entered = None
             if len(args) > 1 and callable(args[1]):
                 given, entered = args[1], enter(args[1])
@@ -94,9 +111,9 @@ def _second_arg_overlay(native: Callable[..., Any]) -> Callable[[Enter], Overlay
                     given, entered = kwargs[name], enter(kwargs[name])
                     kwargs[name] = entered
             if entered is not given:
-                return _faithful(native, given, args, kwargs)
-            return native(*args, **kwargs)
-        return overlay
+                return _faithful, (native, given, args, kwargs), None
+            return native, args, kwargs
+        return _overlay(native, prepare)
     return make
 
 
@@ -170,16 +187,23 @@ FAITHFUL: dict[Any, type] = {
 
 
 def _cmp_to_key(enter: Enter) -> Overlay:
-    @functools.wraps(functools.cmp_to_key)
-    def overlay(mycmp: Any) -> Any:
-        return functools.cmp_to_key(enter(mycmp))
-    return overlay
+    def prepare(*args: Any, **kwargs: Any) -> Prepared:
+        if len(args) == 1 and not kwargs:
+            args = (enter(args[0]),)
+        elif not args and set(kwargs) == {"mycmp"}:
+            kwargs["mycmp"] = enter(kwargs["mycmp"])
+        return functools.cmp_to_key, args, kwargs  # any other call: cmp_to_key's own error
+    return _overlay(functools.cmp_to_key, prepare)
 
 
 def _list_sort(enter: Enter) -> Overlay:
-    def sort(self: list[Any], /, *, key: Any = None, reverse: bool = False) -> None:
-        return self.sort(key=None if key is None else enter(key), reverse=reverse)
-    return sort
+    """``xs.sort(key=f, ...)``, taking ``xs`` first, with ``key`` entered."""
+    def prepare(self: list[Any], /, *args: Any, **kwargs: Any) -> Prepared:
+        key = kwargs.get("key")
+        if key is not None:
+            kwargs["key"] = enter(key)
+        return self.sort, args, kwargs
+    return _overlay(list.sort, prepare)
 
 
 def _thread_overlay(native: Callable[..., Any]) -> Callable[[Enter], Overlay]:
@@ -190,10 +214,13 @@ def _thread_overlay(native: Callable[..., Any]) -> Callable[[Enter], Overlay]:
     ``_start_new_thread``), so a ``Thread``, a ``ThreadPoolExecutor``'s workers and
     ``loop.run_in_executor`` run their targets under the plugin."""
     def make(enter: Enter) -> Overlay:
-        @functools.wraps(native)
-        def overlay(function: Any, /, *args: Any, **kwargs: Any) -> Any:
-            return native(enter(function), *args, **kwargs)
-        return overlay
+        def prepare(*args: Any, **kwargs: Any) -> Prepared:
+            if args:
+                args = (enter(args[0]), *args[1:])
+            elif kwargs.get("function") is not None:
+                kwargs["function"] = enter(kwargs["function"])
+            return native, args, kwargs
+        return _overlay(native, prepare)
     return make
 
 
