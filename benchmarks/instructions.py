@@ -41,9 +41,10 @@ for _ in range({runs}):
 """
 
 
-def instructions(name: str, mode: str, runs: int) -> int:
-    """Instructions callgrind counts for ``runs`` calls of program ``name`` in ``mode``."""
-    code = CHILD.format(here=HERE, name=name, mode=mode, runs=runs)
+def callgrind_instructions(code: str, what: str) -> int:
+    """Instructions callgrind counts for a fresh ``python -c code`` (splice's cache off,
+    ``PYTHONHASHSEED=0``); ``what`` names the run in the error if callgrind fails.
+    ``shapes_instructions.py`` counts with this too."""
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
          sys.executable, "-c", code],
@@ -51,8 +52,14 @@ def instructions(name: str, mode: str, runs: int) -> int:
         env={**os.environ, "SPLICE_CACHE": "0", "PYTHONHASHSEED": "0"}, check=False)
     found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
     if done.returncode != 0 or found is None:
-        raise SystemExit(f"{name} {mode}: callgrind failed\n{done.stderr[-2000:]}")
+        raise SystemExit(f"{what}: callgrind failed\n{done.stderr[-2000:]}")
     return int(found.group(1))
+
+
+def instructions(name: str, mode: str, runs: int) -> int:
+    """Instructions callgrind counts for ``runs`` calls of program ``name`` in ``mode``."""
+    code = CHILD.format(here=HERE, name=name, mode=mode, runs=runs)
+    return callgrind_instructions(code, f"{name} {mode}")
 
 
 def main() -> None:

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from instructions import callgrind_instructions  # noqa: E402
 
 CHILD = """
 import sys
@@ -38,14 +39,7 @@ run(200); run(200); run({n})
 def instructions(label: str, mode: str, n: int) -> int:
     """Instructions callgrind counts for the process running kernel ``label`` ``n`` times."""
     code = CHILD.format(here=HERE, label=label, mode=mode, n=n)
-    done = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         "-c", code], capture_output=True, text=True, check=False,
-        env={**os.environ, "SPLICE_CACHE": "0", "PYTHONHASHSEED": "0"})
-    found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
-    if done.returncode != 0 or found is None:
-        raise SystemExit(f"{label} {mode}: callgrind failed\n{done.stderr[-2000:]}")
-    return int(found.group(1))
+    return callgrind_instructions(code, f"{label} {mode}")
 
 
 def main() -> None:
@@ -58,7 +52,6 @@ def main() -> None:
     low, high = (int(k) for k in args.sizes.split(","))
     if not 0 < low < high:
         raise SystemExit("--sizes: two iteration counts, the first smaller")
-    sys.path.insert(0, HERE)
     import shapes
 
     wanted = [part for part in args.only.split(",") if part]
