@@ -25,12 +25,14 @@ time limit (``TIMEOUT``): a child that hangs is killed and the test fails.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -129,51 +131,64 @@ def _written(out: Path) -> int:
     return out.read_bytes().count(b"\n") if out.exists() else 0
 
 
-def _type_at_terminal(command: list[str], env: dict[str, str], lines: list[str]) -> str:
-    """Run ``command`` on a new pseudo-terminal and type ``lines``, each after the prompt
-    that asks for it (``>>> `` or ``... ``); return what the terminal showed."""
+@contextlib.contextmanager
+def _spawned_on_terminal(command: list[str], env: dict[str, str]
+                         ) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """Start ``command`` in a session of its own with a new pseudo-terminal as its stdin,
+    stdout and stderr; yield the child and the terminal's master end. If the block raises,
+    the child is killed (and waited for); the master end is closed on leaving."""
     master, slave = os.openpty()
     try:
         child = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env,
                                  cwd=ROOT, close_fds=True, start_new_session=True)
+    except BaseException:
+        os.close(master)
+        raise
     finally:
         os.close(slave)
-    shown = b""
-    deadline = time.monotonic() + TIMEOUT
-
-    def read(until_prompts: int | None) -> None:
-        nonlocal shown
-        while until_prompts is None or \
-                shown.count(b">>> ") + shown.count(b"... ") < until_prompts:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(shown.decode(errors="replace"))
-            ready, _, _ = select.select([master], [], [], min(left, 1.0))
-            if not ready:
-                if child.poll() is not None and until_prompts is not None:
-                    raise AssertionError("the interpreter exited:\n" +
-                                         shown.decode(errors="replace"))
-                continue
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # the child closed the terminal
-                chunk = b""
-            if not chunk:
-                return
-            shown += chunk
-
     try:
-        for typed, line in enumerate([*lines, "exit()"]):
-            read(typed + 1)  # the first prompt, then one after each line typed
-            os.write(master, line.encode() + b"\n")
-        read(None)
-        child.wait(timeout=max(1.0, deadline - time.monotonic()))
+        yield child, master
     except BaseException:
         child.kill()
         child.wait()
         raise
     finally:
         os.close(master)
+
+
+def _type_at_terminal(command: list[str], env: dict[str, str], lines: list[str]) -> str:
+    """Run ``command`` on a new pseudo-terminal and type ``lines``, each after the prompt
+    that asks for it (``>>> `` or ``... ``); return what the terminal showed."""
+    with _spawned_on_terminal(command, env) as (child, master):
+        shown = b""
+        deadline = time.monotonic() + TIMEOUT
+
+        def read(until_prompts: int | None) -> None:
+            nonlocal shown
+            while until_prompts is None or \
+                    shown.count(b">>> ") + shown.count(b"... ") < until_prompts:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(shown.decode(errors="replace"))
+                ready, _, _ = select.select([master], [], [], min(left, 1.0))
+                if not ready:
+                    if child.poll() is not None and until_prompts is not None:
+                        raise AssertionError("the interpreter exited:\n" +
+                                             shown.decode(errors="replace"))
+                    continue
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                if not chunk:
+                    return
+                shown += chunk
+
+        for typed, line in enumerate([*lines, "exit()"]):
+            read(typed + 1)  # the first prompt, then one after each line typed
+            os.write(master, line.encode() + b"\n")
+        read(None)
+        child.wait(timeout=max(1.0, deadline - time.monotonic()))
     return shown.decode(errors="replace")
 
 
@@ -197,34 +212,28 @@ def _type_at_new_repl(command: list[str], env: dict[str, str], lines: list[str],
     """Type ``lines`` into 3.13's new REPL on a pseudo-terminal. It draws its prompts with
     escape sequences, so a line is typed when the terminal has been quiet for a moment,
     and the line after a ``check`` once its report is written."""
-    master, slave = os.openpty()
-    try:
-        child = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                 cwd=ROOT, close_fds=True, start_new_session=True)
-    finally:
-        os.close(slave)
-    shown = b""
-    deadline = time.monotonic() + TIMEOUT
+    with _spawned_on_terminal(command, env) as (child, master):
+        shown = b""
+        deadline = time.monotonic() + TIMEOUT
 
-    def read(quiet: float, reports: int = 0) -> None:
-        nonlocal shown
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(shown.decode(errors="replace"))
-            ready, _, _ = select.select([master], [], [], min(left, quiet))
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
+        def read(quiet: float, reports: int = 0) -> None:
+            nonlocal shown
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(shown.decode(errors="replace"))
+                ready, _, _ = select.select([master], [], [], min(left, quiet))
+                if ready:
+                    try:
+                        chunk = os.read(master, 65536)
+                    except OSError:
+                        return
+                    if not chunk:
+                        return
+                    shown += chunk
+                elif _written(out) >= reports or child.poll() is not None:
                     return
-                if not chunk:
-                    return
-                shown += chunk
-            elif _written(out) >= reports or child.poll() is not None:
-                return
 
-    try:
         read(1.0)
         checks = 0
         for line in [*lines, "exit()"]:
@@ -232,12 +241,6 @@ def _type_at_new_repl(command: list[str], env: dict[str, str], lines: list[str],
             checks += line.startswith("check(")
             read(0.3, checks)
         child.wait(timeout=max(1.0, deadline - time.monotonic()))
-    except BaseException:
-        child.kill()
-        child.wait()
-        raise
-    finally:
-        os.close(master)
     return shown.decode(errors="replace")
 
 
