@@ -1,4 +1,5 @@
-"""The source text of functions typed at the interactive prompt of CPython 3.11 and 3.12.
+"""The source text of functions typed at the interactive prompt of CPython 3.11 and 3.12,
+and of functions of a program read from stdin (``python < prog.py``, any version).
 
 The interactive loop of 3.11 and 3.12 (``PyRun_InteractiveLoop``, in C) parses each
 statement from its input and compiles it as ``<stdin>`` in ``single`` mode, with line
@@ -42,6 +43,14 @@ When there are no lines to read, the function runs natively with the exact reaso
 or stdout is not a terminal and stdin is a pipe (read once, by the loop), or ``readline``
 is not loaded (``python -I``, a build without it: the interpreter loads it for a prompt
 at a terminal otherwise, ``-S`` too).
+
+**A program read from stdin** (``python < prog.py``, ``python - < prog.py``; no prompt, so
+no ``sys.ps1``) is compiled by the interpreter as one module named ``<stdin>`` (``exec``
+mode, no flags inherited) and leaves no text anywhere either. When stdin is a regular file
+it is read again from its start with ``pread``, decoded as the interpreter decodes a source
+file (its coding declaration, else UTF-8), compiled the same way, and accepted only if a
+code object it makes is the function's equal, as above. A program piped in
+(``cat prog.py | python``) has no text to read back: its functions run natively, saying so.
 """
 
 from __future__ import annotations
@@ -53,13 +62,15 @@ import sys
 import types
 import weakref
 from collections.abc import Callable
+from importlib.util import decode_source
 
 from splice.compat import REPL_INPUT_IN_LINECACHE, VERSION
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["NotRecorded", "PROMPT_FILENAME", "at_prompt", "typed_text"]
+__all__ = ["NotRecorded", "PROMPT_FILENAME", "at_prompt", "from_stdin_script", "script_text",
+           "typed_text"]
 
 #: the file name the interactive loop of 3.11 and 3.12 compiles every statement under
 PROMPT_FILENAME = "<stdin>"
@@ -93,6 +104,47 @@ def at_prompt(code: types.CodeType) -> bool:
     ``sys.ps1``; a program read from stdin without ``-i`` has no prompt)."""
     return (not REPL_INPUT_IN_LINECACHE and code.co_filename == PROMPT_FILENAME
             and hasattr(sys, "ps1"))
+
+
+def from_stdin_script(code: types.CodeType) -> bool:
+    """Whether ``code`` is of a program the interpreter read from stdin with no prompt
+    running (``python < prog.py``): compiled as ``<stdin>``, no ``sys.ps1``."""
+    return code.co_filename == PROMPT_FILENAME and not hasattr(sys, "ps1")
+
+
+#: the last program read back from stdin: ((device, inode, size, mtime), text, its code)
+_script: tuple[tuple[int, int, int, int], str, types.CodeType | None] | None = None
+
+
+def script_text(code: types.CodeType) -> str:
+    """The text of the program read from stdin that ``code`` is part of
+    (``from_stdin_script(code)``), read back from the file stdin is redirected from and
+    verified to compile to ``code``; ``NotRecorded`` when there is none."""
+    global _script
+    found = _redirected_bytes()
+    if found is None:
+        raise NotRecorded(
+            "it is part of a program read from stdin, and stdin is not a regular file to "
+            "read again (a pipe is read once), so its exact source is not known: run the "
+            "program from a file (python prog.py) or redirect stdin from it "
+            "(python < prog.py)")
+    state, data = found
+    if _script is None or _script[0] != state:
+        try:
+            text = decode_source(data)
+            made: types.CodeType | None = compile(text, PROMPT_FILENAME, "exec",
+                                                  dont_inherit=True)
+        except (SyntaxError, UnicodeDecodeError, ValueError, OverflowError, MemoryError,
+                RecursionError):
+            text, made = "", None
+        _script = (state, text, made)
+    _, text, made = _script
+    if made is not None and _holds(made, code):
+        return text
+    raise NotRecorded(
+        "it is part of a program read from stdin, and the file stdin is redirected from no "
+        "longer compiles to its code (it changed since it was read?), so its exact source is "
+        "not known")
 
 
 class NotRecorded(Exception):
@@ -168,10 +220,10 @@ def _history() -> tuple[list[str], bool] | None:
         return None
 
 
-def _redirected_file() -> list[str] | None:
-    """The lines of the regular file stdin is redirected from (``python -i < file``),
-    read again from its start without moving the loop's position; None for a pipe, a
-    device, or a file too large to search."""
+def _redirected_bytes() -> tuple[tuple[int, int, int, int], bytes] | None:
+    """What the regular file stdin is redirected from holds, read again from its start
+    without moving stdin's position, with the file's identity and state (device, inode,
+    size, modification time); None for a pipe, a device, or a file too large to search."""
     try:
         status = os.fstat(0)
         if not stat.S_ISREG(status.st_mode) or status.st_size > _MAX_FILE:
@@ -179,6 +231,16 @@ def _redirected_file() -> list[str] | None:
         data = os.pread(0, status.st_size, 0)
     except (OSError, AttributeError):  # closed, or no pread
         return None
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns), data
+
+
+def _redirected_file() -> list[str] | None:
+    """The lines of the regular file stdin is redirected from (``python -i < file``), as
+    ``_redirected_bytes`` reads them."""
+    found = _redirected_bytes()
+    if found is None:
+        return None
+    _, data = found
     encoding = getattr(sys.stdin, "encoding", None) or "utf-8"
     try:
         return data.decode(encoding, "surrogateescape").splitlines()

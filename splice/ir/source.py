@@ -85,7 +85,14 @@ from splice.compat import RETURN_CONST_UNLOCATED, ast_conversion
 from splice.errors import UnsupportedError
 from splice.exec_sources import BY_VALUE_FILENAME, EXEC_SOURCES, command_text
 from splice.ir.functions import describe
-from splice.ir.repl_sources import NotRecorded, at_prompt, typed_text
+from splice.ir.repl_sources import (
+    PROMPT_FILENAME,
+    NotRecorded,
+    at_prompt,
+    from_stdin_script,
+    script_text,
+    typed_text,
+)
 from splice.ir.stand_ins import original_of
 from splice.pristine import BUILTINS
 
@@ -446,13 +453,18 @@ def _parse(filename: str, module_globals: dict[str, object], fn: types.FunctionT
             text = "".join(lines)
         elif filename == "<string>":
             text = command_text()  # a function of the python -c program
-        elif at_prompt(code := original_of(fn.__code__)):
-            # typed at the prompt of 3.11/3.12: read back from readline's history, verified
-            try:
-                text = typed_text(code)
-            except NotRecorded as exc:
-                raise UnsupportedError(describe(fn), exc.reason, filename) from None
-            EXEC_SOURCES.record(code, text)
+        elif filename == PROMPT_FILENAME:
+            # typed at the prompt of 3.11/3.12 (read back from readline's history), or a
+            # program read from stdin (read back from the file): verified
+            code = original_of(fn.__code__)
+            read_back = typed_text if at_prompt(code) else \
+                script_text if from_stdin_script(code) else None
+            if read_back is not None:
+                try:
+                    text = read_back(code)
+                except NotRecorded as exc:
+                    raise UnsupportedError(describe(fn), exc.reason, filename) from None
+                EXEC_SOURCES.record(code, text)
     if text is None:
         raise UnsupportedError(
             describe(fn),
