@@ -15,19 +15,23 @@ The Tracer is a compiler pass, not a callback: its ``lowered`` hook rewrites eac
 function entered under it so that the function records its own call::
 
     def f(x):                                    # becomes, in the code splice compiles
-        @iadd(@local.events, (@info_f, @perf_counter_ns()))
+        @recorder.enter(@info_f)                 # appends info_f, perf_counter_ns()
         try:
             ...                                  # the body, unchanged
         except BaseException:
             @record_exception(@local)            # only when something raises
             raise
         finally:
-            @iadd(@local.events, (-@perf_counter_ns(),))
+            @recorder.leave()                    # appends -perf_counter_ns()
 
 ``@local`` is a ``threading.local`` holding one list of events per thread, so each thread
 has its own stack and the events of one call are always appended by the thread that runs it.
-A call costs two clock reads and two list extends, done by C code inside the function's own
-frame: no extra Python frame per call, as a ``sys.setprofile`` callback or per-call hooks
+``@recorder`` (``splice/plugins/_recorder.c``) appends to the running thread's list, which
+it keeps per thread. Without the C extension the same events are appended by
+``@iadd(@local.events, (@info_f, @perf_counter_ns()))`` and
+``@iadd(@local.events, (-@perf_counter_ns(),))``, at about three times the cost per call.
+A call costs two calls of C methods inside the function's own frame: no extra Python frame
+per call, as a ``sys.setprofile`` callback or per-call hooks
 (``prehook``/``posthook``) would cost. Because the ``try``/``finally`` is in the function
 itself, a call that raises is closed exactly when the exception leaves it, and the exception
 is recorded (its type, and its message when reading it runs none of your code). The call
@@ -120,6 +124,12 @@ from splice.pristine import BUILTINS
 
 if TYPE_CHECKING:
     from splice.ir.nodes import FunctionIR
+
+_Recorder: Any
+try:
+    from splice.plugins._recorder import Recorder as _Recorder
+except ImportError:  # built without a compiler: the Python form of the recording
+    _Recorder = None
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
@@ -489,15 +499,20 @@ class Tracer(splice.Plugin):
         self.follow_threads = follow_threads
         self._logs: list[_ThreadLog] = []
         self._local = _Local(self._logs)
+        #: the recording calls in C over ``_local`` (None without the C extension: the
+        #: instrumented code extends ``_local.events`` itself)
+        self._recorder = None if _Recorder is None else _Recorder(self._local)
         self._infos: dict[types.CodeType, FunctionInfo] = {}
         self._lock = threading.Lock()
         self._bias: Bias | None = None
 
     def cache_token(self) -> Hashable:
         """What the instrumentation depends on: the options (``follow_threads`` is read
-        when a thread starts). Tracers with equal options share their compiled code; the
-        event lists are each Tracer's own (its ``_local``, rebound per Tracer)."""
-        return (self.include, self.exclude, self.args, self.returns, self.implicit_calls)
+        when a thread starts) and whether it records through the C recorder. Tracers with
+        equal options share their compiled code; the event lists are each Tracer's own
+        (its ``_local`` and ``_recorder``, rebound per Tracer)."""
+        return (self.include, self.exclude, self.args, self.returns, self.implicit_calls,
+                self._recorder is not None)
 
     # -------------------------------------------------------------- other processes
 
@@ -609,8 +624,8 @@ class Tracer(splice.Plugin):
         from splice.plugins.tracer_ir import instrument
 
         return instrument(ir, functools.partial(self._info, code, fn), self._local,
-                          generator=bool(flags & _CO_GENERATOR), returns=self.returns,
-                          args=self.args, record_return=_record_return,
+                          recorder=self._recorder, generator=bool(flags & _CO_GENERATOR),
+                          returns=self.returns, args=self.args, record_return=_record_return,
                           record_args=_record_args, record_exception=_record_exception)
 
     def _info(self, code: types.CodeType, fn: types.FunctionType) -> FunctionInfo:

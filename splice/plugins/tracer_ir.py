@@ -39,18 +39,19 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 __all__ = ["instrument"]
 
 
-def instrument(ir: FunctionIR, info_of: Callable[[], Any], local: Any, *, generator: bool,
-               returns: bool, args: bool, record_return: Callable[..., None],
+def instrument(ir: FunctionIR, info_of: Callable[[], Any], local: Any, *, recorder: Any,
+               generator: bool, returns: bool, args: bool, record_return: Callable[..., None],
                record_args: Callable[..., None], record_exception: Callable[..., None]
                ) -> FunctionIR | None:
     """Add the recording of each call to ``ir`` (of a function or generator function whose
-    ``FunctionInfo`` ``info_of()`` gives, recording into the thread-local ``local``), or
-    None if it cannot be (a generator yielding inside a lazily evaluated region)."""
+    ``FunctionInfo`` ``info_of()`` gives, recording into the thread-local ``local``,
+    through ``recorder``'s C calls when it is not None), or None if it cannot be (a
+    generator yielding inside a lazily evaluated region)."""
     yields: list[tuple[list[Stmt], Stmt]] = []
     if generator and not _yield_statements(ir.body, yields):
         return None
     info = info_of()
-    make = _Instrumenter(ir, local)
+    make = _Instrumenter(ir, local, recorder)
     pos = ir.pos
     if returns and not generator:
         found: list[tuple[list[Stmt], Return]] = []
@@ -87,9 +88,10 @@ def instrument(ir: FunctionIR, info_of: Callable[[], Any], local: Any, *, genera
 class _Instrumenter:
     """Builds the recording statements for one function's IR."""
 
-    def __init__(self, ir: FunctionIR, local: Any) -> None:
+    def __init__(self, ir: FunctionIR, local: Any, recorder: Any) -> None:
         self.ir = ir
         self.local = local
+        self.recorder = recorder
 
     def assign(self, op: Any, pos: Pos, out: list[Stmt], result: bool = True) -> Temp | None:
         temp = self.ir.new_temp() if result else None
@@ -114,9 +116,14 @@ class _Instrumenter:
         self.assign(CallOp(Const(operator.iadd, pos), [events, packed], []), pos, out,
                     result=False)
 
-    def start(self, info: Any, pos: Pos) -> tuple[list[Stmt], Temp]:
-        """A call starts: ``info, now`` (and the thread's event list, for :meth:`end`)."""
+    def start(self, info: Any, pos: Pos) -> tuple[list[Stmt], Temp | None]:
+        """A call starts: ``info, now`` (and the thread's event list, for :meth:`end`;
+        None when the C recorder finds it)."""
         out: list[Stmt] = []
+        if self.recorder is not None:  # @recorder.enter(@info)
+            self.assign(CallOp(Const(self.recorder.enter, pos), [Const(info, pos)], []),
+                        pos, out, result=False)
+            return out, None
         events = self.events(pos, out)
         now = self.clock(pos, out)
         self._push(events, [Const(info, pos), now], pos, out)
@@ -126,6 +133,10 @@ class _Instrumenter:
         """A call ends: ``-now``. ``events``: the list read when the call started, reused
         when the call cannot have moved to another thread since (not across a ``yield``)."""
         out: list[Stmt] = []
+        if self.recorder is not None:  # @recorder.leave()
+            self.assign(CallOp(Const(self.recorder.leave, pos), [], []), pos, out,
+                        result=False)
+            return out
         if events is None:
             events = self.events(pos, out)
         now = self.clock(pos, out)

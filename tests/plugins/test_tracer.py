@@ -16,8 +16,27 @@ import pytest
 
 import splice
 from splice.plugins import Call, Tracer
+from splice.plugins import tracer as tracer_module
 from splice.plugins.tracer_bias import Bias
 from tests.plugins import tracee, tracee_lib
+
+
+@pytest.fixture(autouse=True, params=["c-recorder", "python-recorder"])
+def recording(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with the C recorder (splice/plugins/_recorder.c) and with the Python
+    form of the recording the Tracer uses without it: the same events either way."""
+    if request.param == "python-recorder":
+        monkeypatch.setattr(tracer_module, "_Recorder", None)
+    elif tracer_module._Recorder is None:
+        pytest.fail("splice/plugins/_recorder.c is not built: pip install -e . --no-deps")
+    return str(request.param)
+
+
+def test_the_recorder_in_use_is_the_one_asked_for(recording: str) -> None:
+    tracer = Tracer()
+    assert (tracer._recorder is not None) == (recording == "c-recorder")
+    tracer.run(tracee.main, 2)
+    assert only_thread(tracer)[0].name == "main"
 
 
 def names(calls: list[Call]) -> list[str]:
