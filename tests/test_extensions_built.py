@@ -113,6 +113,7 @@ def test_other_loaders_found_the_extensions() -> None:
     from splice import keys
     from splice.cache import guards
     from splice.plugin import Plugin
+    from splice.plugins import tracer
     from splice.runtime import dunders, weakkeys
 
     hooks = sys.modules.get("splice.runtime._hooks")
@@ -126,6 +127,7 @@ def test_other_loaders_found_the_extensions() -> None:
         "splice.Plugin.recurse_call": isinstance(Plugin.__dict__["recurse_call"],
                                                  types.FunctionType),
         "splice.Plugin.run": isinstance(Plugin.__dict__["run"], types.FunctionType),
+        "splice.plugins.tracer._Recorder": tracer._Recorder is None,
     }
     fallbacks = [name for name, fell in fell_back.items() if fell]
     assert not fallbacks, f"the Python forms run for {fallbacks}: {REBUILD}"
