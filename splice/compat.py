@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-from collections.abc import Iterator
+import types
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from splice.forks import fork_safe_rlock
@@ -167,3 +168,23 @@ REPL_INPUT_IN_LINECACHE: bool = VERSION >= (3, 13)
 ``<stdin>``, keep no text and raise no ``compile`` audit event for it: splice reads such
 statements back from readline's history or a redirected stdin file
 (``splice.ir.repl_sources``)."""
+
+
+def _unversioned(fn: types.FunctionType) -> types.FunctionType:
+    return fn
+
+
+versioned: Callable[[types.FunctionType], types.FunctionType]
+"""``versioned(fn)``: ``fn`` with the function version a ``def`` gives it, for a function
+made by ``types.FunctionType`` once its defaults are set (splice/_functions.c).
+
+3.13's specialising interpreter caches a Python callee by its function version, which only
+``MAKE_FUNCTION`` gives (the code's ``co_version``): calls of a function made by
+``types.FunctionType`` stay the generic ``CALL`` there ("What's New In Python 3.13" does not
+say so; Objects/funcobject.c and Python/specialize.c show it). 3.11 and 3.12 give a version
+on first use, and there this returns ``fn`` as it is; so does the Python form, without the C
+extension."""
+try:
+    from splice._functions import versioned
+except ImportError:  # built without a compiler: calls of splice's functions stay generic
+    versioned = _unversioned

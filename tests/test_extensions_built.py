@@ -110,7 +110,7 @@ def test_native_loader_found_every_name() -> None:
 
 def test_other_loaders_found_the_extensions() -> None:
     """The loaders outside ``native`` did not fall back either."""
-    from splice import keys
+    from splice import compat, keys
     from splice.cache import guards
     from splice.plugin import Plugin
     from splice.plugins import tracer
@@ -128,6 +128,7 @@ def test_other_loaders_found_the_extensions() -> None:
                                                  types.FunctionType),
         "splice.Plugin.run": isinstance(Plugin.__dict__["run"], types.FunctionType),
         "splice.plugins.tracer._Recorder": tracer._Recorder is None,
+        "splice.compat.versioned": compat.versioned is compat._unversioned,
     }
     fallbacks = [name for name, fell in fell_back.items() if fell]
     assert not fallbacks, f"the Python forms run for {fallbacks}: {REBUILD}"

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from splice.compat import versioned
 from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
@@ -101,4 +102,4 @@ def instantiate(compiled: CompiledCode, original: types.FunctionType, *,
     attributes = original.__dict__
     if attributes:
         function.__dict__.update(attributes)
-    return function
+    return versioned(function)  # (after the defaults: assigning them clears the version)
