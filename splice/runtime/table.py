@@ -72,6 +72,11 @@ class DispatchTable(dict[Any, Any]):
         #: the same entries in an exact ``dict`` (subscripted faster than a subclass), for
         #: call sites that can catch a missing key
         self.fast: dict[Any, Any] = {}
+        #: id -> class, of the C classes whose instances are their own entries under this
+        #: context (immutable, called before; no hooks, no intercepts:
+        #: ``Context.callable_object``), answered first by ``_slow_entry``: keyed by id, so
+        #: the test never hashes a class through its metaclass
+        self.native_callables: dict[int, type] = {}
         #: one bound method, so generated code shares one constant for it
         self.slow_entry = self._slow_entry
         #: method lookups without a bound method (splice/runtime/_methods.c; None when the
@@ -193,6 +198,8 @@ class DispatchTable(dict[Any, Any]):
         ``__hash__`` is the program's, which CPython never calls to call it, or it has none;
         splice/keys.py)."""
         kind = type(callee)
+        if self.native_callables.get(id(kind)) is kind:
+            return callee  # ``operator.itemgetter(0)`` called again: no resolving
         if kind is _BuiltinMethodType or kind is _MethodWrapperType:
             # (``super().__init__()`` comes here on every call without the C lookup, which
             # answers a method-wrapper itself: answered before the checks that cannot
