@@ -492,9 +492,15 @@ def _through_site(ir: FunctionIR, scope: _Scope, block: list[Stmt], call: Assign
 
 
 def _internal(func: Operand) -> bool:
-    """A call splice inserted to its own runtime (never routed)."""
-    return isinstance(func, Const) and str(getattr(func.value, "__module__", "")).startswith(
-        "splice.runtime")
+    """A call splice inserted to its own runtime, or to a C method of an object of one of
+    splice's C types (the Tracer's recorder): never routed."""
+    if not isinstance(func, Const):
+        return False
+    value = func.value
+    if type(value) is _BuiltinMethodType and value.__self__ is not None and \
+            type(value.__self__).__module__.startswith("splice."):
+        return True
+    return str(getattr(value, "__module__", "")).startswith("splice.runtime")
 
 
 def _lookup(ir: FunctionIR, table: Any, callee: Operand, result: Temp, pos: Pos,
