@@ -3,6 +3,7 @@
     python benchmarks/profile_agreement.py                 # benchmarks/programs, n = N/4
     python benchmarks/profile_agreement.py --scale 1       # the programs' full sizes
     python benchmarks/profile_agreement.py --only nbody,text
+    python benchmarks/profile_agreement.py --sampled 3     # and each against py-spy
 
 For each program in ``benchmarks/programs/``, one run under ``cProfile`` and one under a
 ``Tracer``, each the second run of a fresh copy of the program's module (the first fills
@@ -25,6 +26,12 @@ program's time that one profiler attributes to another function than the other d
 (target: at most 10%). Also shown: the largest difference of one function's self share
 and of one function's total share (percentage points), over the functions either profile
 gives at least 1% of the time.
+
+Both profilers are wrong by their own cost per call, so agreeing with cProfile is not being
+right. ``--sampled SECONDS`` adds a reference that pays no cost per call: ``py-spy`` (the
+``bench`` extra) sampling a native run of the program from outside the process, without
+pausing it. Each profile's distance to it is shown, as each profiler reports its times
+(raw) and corrected for its cost per call.
 """
 
 from __future__ import annotations
@@ -158,6 +165,77 @@ def distances(theirs: Profile, ours: Profile) -> tuple[float, tuple[float, str],
     return distance, worst_self, worst_total
 
 
+_SAMPLED_CHILD = """
+import sys, time
+sys.path[:0] = {paths!r}
+from run import load
+module = load({path!r}, "sampled")
+module.main({n})
+end = time.perf_counter() + {seconds}
+while time.perf_counter() < end:
+    module.main({n})
+"""
+
+
+def sampled_profile(path: str, n: int, recorded: set[Key], seconds: float,
+                    rate: int = 1000) -> tuple[Profile, int]:
+    """A reference without per-call cost: ``py-spy`` sampling, from outside the process and
+    without pausing it, a native run of the program that calls ``main(n)`` again and again
+    for ``seconds``. Each sample counts as self time of the innermost frame of a function
+    the Tracer recorded (what it did not record, a comprehension say, is its caller's, as
+    for the two profilers) and as total time of each recorded function on the stack (once,
+    however often it recurses). In samples, with how many had ``main`` on the stack."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    spy = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
+    if not os.path.exists(spy):
+        raise SystemExit("--sampled needs py-spy (pip install py-spy)")
+    child = _SAMPLED_CHILD.format(paths=[HERE, os.path.dirname(HERE)], path=path, n=n,
+                                  seconds=seconds)
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "stacks.txt")
+        subprocess.run([spy, "record", "--format", "raw", "--function", "--nonblocking",
+                        "-r", str(rate), "-o", out, "--", sys.executable, "-c", child],
+                       check=True, capture_output=True)
+        with open(out) as f:
+            lines = f.read().splitlines()
+    # py-spy names a frame "qualname (file:first line)", the file shortened to its path
+    # under a sys.path entry
+    by_place: dict[tuple[int, str], list[Key]] = {}
+    for key in recorded:
+        by_place.setdefault((key[1], key[2]), []).append(key)
+
+    def recorded_key(name: str, filename: str, lineno: int) -> Key | None:
+        for key in by_place.get((lineno, name.rpartition(".")[2]), ()):
+            if key[0].endswith(filename):
+                return key
+        return None
+
+    counts: dict[Key, list[float]] = {}
+    taken = 0
+    for line in lines:
+        stack, _, count_text = line.rpartition(" ")
+        if not stack:
+            continue
+        keys: list[Key] = []
+        for frame in stack.split(";"):
+            name, _, place = frame.rpartition(" (")
+            filename, _, lineno = place.rstrip(")").rpartition(":")
+            key = recorded_key(name, filename, int(lineno or 0))
+            if key is not None:
+                keys.append(key)
+        if not any(k[2] == "main" for k in keys):
+            continue
+        count = int(count_text)
+        taken += count
+        counts.setdefault(keys[-1], [0.0, 0.0])[0] += count  # (py-spy: outermost first)
+        for key in set(keys):
+            counts.setdefault(key, [0.0, 0.0])[1] += count
+    return {k: (v[0], v[1]) for k, v in counts.items()}, taken
+
+
 def lowest(biases: list[Bias]) -> Bias:
     """Each cost's lowest measure (the machine's drift only adds)."""
     def least(values: list[float | None]) -> float | None:
@@ -175,8 +253,8 @@ def timed(run: Any, *args: Any) -> float:
     return time.perf_counter() - start
 
 
-def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: int
-            ) -> dict[str, Any]:
+def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: int,
+            sample_seconds: float = 0.0) -> dict[str, Any]:
     name = os.path.basename(path)[:-3]
     # each way measures later runs of a fresh copy of the module, the first having filled
     # what the program keeps between runs (a memoized function's cache) and, under the
@@ -221,7 +299,16 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: in
     raw_distance = distances(cprofile_profile(stats, set(raw)), raw)[0]
     theirs = cprofile_profile(corrected_stats(stats, bias), set(ours))
     distance, worst_self, worst_total = distances(theirs, ours)
-    return {"program": name, "n": n, "native_s": native_s,
+    reference: dict[str, float] = {}
+    if sample_seconds:
+        sampled, taken = sampled_profile(path, n, set(ours), sample_seconds)
+        reference = {
+            "samples": taken,
+            "cprofile": distances(sampled, cprofile_profile(stats, set(ours)))[0],
+            "cprofile_corrected": distances(sampled, theirs)[0],
+            "tracer": distances(sampled, raw)[0],
+            "tracer_corrected": distances(sampled, ours)[0]}
+    return {"reference": reference, "program": name, "n": n, "native_s": native_s,
             "cprofile_overhead": cprofile_s / native_s, "tracer_overhead": tracer_s / native_s,
             "raw_distance": raw_distance, "distance": distance, "worst_self": worst_self,
             "worst_total": worst_total, "cprofile_bias": bias, "tracer_bias": tracer_bias}
@@ -244,9 +331,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cprofile-builtins", action="store_true",
                         help="cProfile records builtin calls too (its default; they cost "
                         "it an event each, which the Tracer does not pay)")
+    parser.add_argument("--sampled", type=float, default=0.0, metavar="SECONDS",
+                        help="also sample a native run of each program for SECONDS with "
+                        "py-spy (a reference without per-call cost) and show each "
+                        "profile's distance to it")
     args = parser.parse_args(argv)
     selected = args.only.split(",") if args.only else None
-    rows = [compare(p, args.scale, args.implicit, args.cprofile_builtins, args.repeats)
+    rows = [compare(p, args.scale, args.implicit, args.cprofile_builtins, args.repeats,
+                    args.sampled)
             for p in program_paths(selected)]
     print(f"Python {sys.version.split()[0]}; Tracer after a compiling run; shares of main's "
           f"total time; cProfile(builtins={args.cprofile_builtins})")
@@ -260,6 +352,15 @@ def main(argv: list[str] | None = None) -> int:
               f"   {r['worst_self'][0] * 100:5.1f} {r['worst_self'][1]:<16}"
               f"{r['worst_total'][0] * 100:5.1f} {r['worst_total'][1]:<16}"
               f"{_cost(r['cprofile_bias'])}; {_cost(r['tracer_bias'])}")
+    if args.sampled:
+        print("\ndistance to the sampled native run (self-time shares; raw / corrected for "
+              "each profiler's cost per call)")
+        print(f"{'program':<14}{'samples':>8}{'cProfile':>18}{'Tracer':>18}")
+        for r in rows:
+            ref = r["reference"]
+            print(f"{r['program']:<14}{ref['samples']:>8}"
+                  f"{ref['cprofile'] * 100:>10.1f}% /{ref['cprofile_corrected'] * 100:>5.1f}%"
+                  f"{ref['tracer'] * 100:>10.1f}% /{ref['tracer_corrected'] * 100:>5.1f}%")
     cprofile = geomean([r["cprofile_overhead"] for r in rows])
     traced = geomean([r["tracer_overhead"] for r in rows])
     print(f"geometric mean overhead: cProfile {cprofile:.2f}x, Tracer {traced:.2f}x; "
