@@ -68,15 +68,26 @@ class Compiling(ContextFields):
     def recompiled(self, fn: types.FunctionType) -> Any:
         """``fn``'s entry if ``fn``'s code was compiled under this context already and
         nothing but the transformation applies to it (``plain_functions``); else None,
-        and ``resolve`` decides."""
-        if fn in self.intercepts or fn in overlays.FUNCTIONS or is_splice_code(fn) or \
-                processes.starter(fn) is not None:
+        and ``resolve`` decides.
+
+        A closure made in a loop comes here once per function object: what was decided
+        for an earlier function of the same code and module (not splice's, not one that
+        starts processes, compiled, recorded for ``explain``) is kept in
+        ``_recompilable``, checked against the code cache (a code object whose entry
+        was dropped is decided again)."""
+        if fn in self.intercepts or fn in overlays.FUNCTIONS:
             return None
         code = fn.__code__
         compiled = self.code.cached(code)
         if compiled is None or isinstance(compiled, UnsupportedError):
             return None
-        self._record(fn, True, "transformed")
+        module = fn.__module__
+        known = self._recompilable.get(id(code))
+        if known is None or known[0] is not compiled or known[1] != module:
+            if is_splice_code(fn) or processes.starter(fn) is not None:
+                return None
+            self._record(fn, True, "transformed")
+            self._recompilable[id(code)] = (compiled, module)
         return instantiate(compiled, fn, share_kwdefaults=True, code=code)
 
     def transformed(self, fn: types.FunctionType) -> Any:

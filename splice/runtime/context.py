@@ -131,6 +131,7 @@ class Context(Instantiating):
         self._cache_notes = {}
         self._method_overlays = {}
         self._native_objects = set()
+        self._recompilable = {}
 
     def _owner(self, tokens: tuple[Hashable, ...] | None) -> Owner | None:
         """The owner of the stacks of these plugins' classes with these tokens and this

@@ -127,6 +127,9 @@ class ContextFields:
     _method_overlays: dict[tuple[type, str], Callable[..., Any]]
     #: immutable types (C code) whose instances were called: their call is their own
     _native_objects: set[type]
+    #: id of a code object -> (its compiled code, a module) whose functions ``recompiled``
+    #: found plain (``Compiling.recompiled``)
+    _recompilable: dict[int, tuple[Any, Any]]
 
     def decide(self, fn: types.FunctionType) -> tuple[Hooks, ...]:
         """The plugins ``fn``'s body runs under, by each plugin's ``recurse``."""

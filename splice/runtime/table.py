@@ -141,7 +141,9 @@ class DispatchTable(dict[Any, Any]):
             if entry is not None:
                 if len(self) >= self._sweep_at:
                     self.sweep()
-                key = self._key(callee, entry)
+                # (an entry rebuilt from transformed code holds the function's cells, not
+                # the function: a nested one is keyed weakly)
+                key = WeakKey(callee, self._dropped) if is_nested(callee) else callee
                 entry = self.setdefault(key, entry)
                 self.fast[key] = entry
                 return entry
@@ -198,6 +200,8 @@ class DispatchTable(dict[Any, Any]):
         ``__hash__`` is the program's, which CPython never calls to call it, or it has none;
         splice/keys.py)."""
         kind = type(callee)
+        if kind is _FunctionType:  # (a function made since: ``__missing__`` answers it)
+            return self[callee]
         if self.native_callables.get(id(kind)) is kind:
             return callee  # ``operator.itemgetter(0)`` called again: no resolving
         if kind is _BuiltinMethodType or kind is _MethodWrapperType:
