@@ -157,6 +157,7 @@ typedef struct {
     int last_direct;      /* its answer */
     vectorcallfunc vectorcall;
     PyObject *objects;    /* objects(entry, obj): a callable object's entry, or NULL */
+    PyObject *natives;    /* dict: C classes whose objects are their own entries, or NULL */
     int receiver_first;   /* what it returns is called with the receiver first */
     PyObject *twin;       /* the ``receiver_first`` lookup of the same table, or NULL */
     EntrySlot entries[ENTRY_WAYS];  /* borrowed: see EntrySlot */
@@ -309,6 +310,14 @@ entry_of(Methods *m, PyObject *callee)   /* new reference */
     }
     PyObject *object_entry = callable_object(m, callee);
     if (object_entry != NULL || PyErr_Occurred()) return object_entry;
+    /* an object of a C class the table found to be its own entry (``natives``, keyed by
+       classes whose metaclass is ``type``: hashed by identity, no code of the program's) */
+    PyTypeObject *kind = Py_TYPE(callee);
+    if (m->natives != NULL && Py_IS_TYPE((PyObject *)kind, &PyType_Type)) {
+        PyObject *known = PyDict_GetItemWithError(m->natives, (PyObject *)kind);
+        if (known != NULL) return Py_NewRef(callee);
+        if (PyErr_Occurred()) return NULL;
+    }
     /* first: a builtin method bound to an object is never in the table */
     int direct = direct_builtin(m, callee);
     if (direct < 0) return NULL;
@@ -633,6 +642,7 @@ methods_traverse(Methods *m, visitproc visit, void *arg)
     Py_VISIT(m->routed);
     Py_VISIT(m->twin);
     Py_VISIT(m->objects);
+    Py_VISIT(m->natives);
     Py_VISIT(m->builtin);
     return 0;
 }
@@ -647,6 +657,7 @@ methods_clear(Methods *m)
     Py_CLEAR(m->last_name);
     Py_CLEAR(m->twin);
     Py_CLEAR(m->objects);
+    Py_CLEAR(m->natives);
     return 0;
 }
 
@@ -662,10 +673,14 @@ methods_dealloc(Methods *m)
 static PyObject *
 methods_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *fast, *slow, *routed = Py_None, *objects = Py_None;
-    if (!PyArg_ParseTuple(args, "O!O|OO:Methods", &PyDict_Type, &fast, &slow, &routed,
-                          &objects))
+    PyObject *fast, *slow, *routed = Py_None, *objects = Py_None, *natives = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O|OOO:Methods", &PyDict_Type, &fast, &slow, &routed,
+                          &objects, &natives))
         return NULL;
+    if (natives != Py_None && !PyDict_CheckExact(natives)) {
+        PyErr_SetString(PyExc_TypeError, "Methods: natives must be a dict or None");
+        return NULL;
+    }
     if (routed != Py_None && !PyFrozenSet_Check(routed)) {
         PyErr_SetString(PyExc_TypeError, "Methods: routed must be a frozenset or None");
         return NULL;
@@ -676,6 +691,7 @@ methods_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Py_INCREF(slow); m->slow = slow;
     if (routed != Py_None) { Py_INCREF(routed); m->routed = routed; }
     if (objects != Py_None) { Py_INCREF(objects); m->objects = objects; }
+    if (natives != Py_None) m->natives = Py_NewRef(natives);
     m->vectorcall = (vectorcallfunc)methods_vectorcall;
     return (PyObject *)m;
 }
@@ -695,6 +711,7 @@ methods_receiver_first(Methods *m, void *closure)
         twin->slow = Py_NewRef(m->slow);
         twin->routed = Py_XNewRef(m->routed);
         twin->objects = Py_XNewRef(m->objects);
+        twin->natives = Py_XNewRef(m->natives);
         twin->vectorcall = (vectorcallfunc)methods_vectorcall;
         twin->receiver_first = 1;
         m->twin = (PyObject *)twin;

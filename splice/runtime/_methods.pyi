@@ -8,7 +8,8 @@ class Methods:
 
     def __init__(self, fast: dict[Any, Any], slow: Callable[[Any], Any],
                  routed: frozenset[str] | None = None,
-                 objects: Callable[[Any, Any], Any] | None = None, /) -> None: ...
+                 objects: Callable[[Any, Any], Any] | None = None,
+                 natives: dict[type, type] | None = None, /) -> None: ...
     @property
     def receiver_first(self) -> Methods:
         """The same lookup, for calls that pass the receiver again, first."""

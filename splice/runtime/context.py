@@ -227,8 +227,8 @@ class Context(Instantiating):
         self._record(kind, False, "not Python code (" + kind.__name__ + ")")
         if keyable and immutable(kind):  # its call stays C code: no need to look again
             self._native_objects.add(kind)
-            if not self.hooked and not self.intercepts:  # its own entry: answered first
-                self.table.native_callables[id(kind)] = kind
+            if not self.hooked and not self.intercepts and type(kind) is type:
+                self.table.native_callables[kind] = kind  # its own entry: answered first
         return self._wrap(callee, callee)
 
     def _splice_function(self, fn: Any) -> Any:

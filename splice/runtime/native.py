@@ -67,7 +67,8 @@ except ImportError:  # built without a compiler: hooks run in a Python frame, sp
     OVERLAID = None
     HANDS_OVER = False
 
-METHODS: Callable[[dict[Any, Any], Callable[[Any], Any], frozenset[str] | None, Any], Any] | None
+METHODS: Callable[[dict[Any, Any], Callable[[Any], Any], frozenset[str] | None, Any,
+                   dict[type, type] | None], Any] | None
 try:
     from splice.runtime._methods import Methods as METHODS
 except ImportError:  # built without a compiler: method calls take the Python form

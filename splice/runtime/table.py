@@ -72,17 +72,17 @@ class DispatchTable(dict[Any, Any]):
         #: the same entries in an exact ``dict`` (subscripted faster than a subclass), for
         #: call sites that can catch a missing key
         self.fast: dict[Any, Any] = {}
-        #: id -> class, of the C classes whose instances are their own entries under this
-        #: context (immutable, called before; no hooks, no intercepts:
-        #: ``Context.callable_object``), answered first by ``_slow_entry``: keyed by id, so
-        #: the test never hashes a class through its metaclass
-        self.native_callables: dict[int, type] = {}
+        #: the C classes whose instances are their own entries under this context
+        #: (immutable, called before; no hooks, no intercepts: ``Context.callable_object``),
+        #: answered before resolving by the C lookup and ``_slow_entry``. Only classes whose
+        #: metaclass is ``type`` are keys (hashed by identity: no code of the program's)
+        self.native_callables: dict[type, type] = {}
         #: one bound method, so generated code shares one constant for it
         self.slow_entry = self._slow_entry
         #: method lookups without a bound method (splice/runtime/_methods.c; None when the
         #: extension is not built: the Python form of method calls)
         self.methods = None if native.METHODS is None else \
-            native.METHODS(self.fast, self.slow_entry, None, None)
+            native.METHODS(self.fast, self.slow_entry, None, None, self.native_callables)
         #: the same lookups for method calls that pass no callable an overlay would enter
         #: (``xs.sort()`` without ``key=``): their builtin methods are their own entries
         self.methods_without_callbacks = self.methods
@@ -99,10 +99,11 @@ class DispatchTable(dict[Any, Any]):
         (what ``Context.callable_object`` makes: ``SLOT_CALL(entry, obj)``) itself."""
         if native.METHODS is not None:
             objects = native.SLOT_CALL if not self.context.intercepts else None
-            self.methods = native.METHODS(self.fast, self.slow_entry, routed, objects)
+            self.methods = native.METHODS(self.fast, self.slow_entry, routed, objects,
+                                          self.native_callables)
             self.methods_without_callbacks = self.methods if not callback_free & routed \
                 else native.METHODS(self.fast, self.slow_entry, routed - callback_free,
-                                    objects)
+                                    objects, self.native_callables)
 
     def unkept_entry(self, callee: Any) -> Any:
         """The entry of a callee the table never keeps (the entry would keep it alive),
@@ -202,7 +203,7 @@ class DispatchTable(dict[Any, Any]):
         kind = type(callee)
         if kind is _FunctionType:  # (a function made since: ``__missing__`` answers it)
             return self[callee]
-        if self.native_callables.get(id(kind)) is kind:
+        if type(kind) is type and kind in self.native_callables:
             return callee  # ``operator.itemgetter(0)`` called again: no resolving
         if kind is _BuiltinMethodType or kind is _MethodWrapperType:
             # (``super().__init__()`` comes here on every call without the C lookup, which

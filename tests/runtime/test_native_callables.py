@@ -1,7 +1,7 @@
 """A callable object of an immutable C class (``operator.itemgetter(0)``) is its own entry
-under a context without hooks or intercepts: after its first call, the table answers it by
-its class (``DispatchTable.native_callables``, keyed by identity) without resolving it
-again; under hooks or intercepts every call still goes through them."""
+under a context without hooks or intercepts: after its first call, the table's C lookup (and
+``_slow_entry``) answers it by its class (``DispatchTable.native_callables``) without
+resolving it again; under hooks or intercepts every call still goes through them."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_answered_by_its_class_after_the_first_call() -> None:
     getter = operator.itemgetter(1)
     assert plugin.run(calls, getter, 5) == calls(getter, 5)
     table = plugin.context.table
-    assert table.native_callables.get(id(operator.itemgetter)) is operator.itemgetter
+    assert table.native_callables.get(operator.itemgetter) is operator.itemgetter
     # another object of the class: answered the same way, with its own behaviour
     other = operator.itemgetter(0)
     assert plugin.run(calls, other, 3) == calls(other, 3)
