@@ -17,6 +17,7 @@ import pytest
 
 import splice
 from splice.runtime import native
+from tests.runtime.test_hooks import _first_failing_depth
 
 PYTHON_OVERLAYS = native.OVERLAID is None
 _PYTHON_FORM = pytest.mark.xfail(
@@ -96,28 +97,16 @@ def test_a_traceback_through_the_call_is_native(through: Any, plugin: str) -> No
     assert PLUGINS[plugin]().run(traceback_names, through) == traceback_names(through)
 
 
-def recurse_through_max(depth: int) -> Any:
+def recurse_through_max(depth: int, text: str) -> Any:
     if depth == 0:
-        return 0
-    return max([depth], key=lambda _: recurse_through_max(depth - 1))
+        return text
+    return max([depth], key=lambda _: recurse_through_max(depth - 1, text))
 
 
-def recurse_through_sorted(depth: int) -> Any:
+def recurse_through_sorted(depth: int, text: str) -> Any:
     if depth == 0:
-        return 0
-    return sorted([depth], key=lambda _: recurse_through_sorted(depth - 1))
-
-
-def _first_failing_depth(run: Any, fn: Any) -> int:
-    for depth in range(1, 400):
-        try:
-            if run is None:
-                fn(depth)  # (natively: from this frame, as ``run`` calls it from C)
-            else:
-                run(fn, depth)
-        except RecursionError:
-            return depth
-    raise AssertionError("no RecursionError under a limit of 150")
+        return text
+    return sorted([depth], key=lambda _: recurse_through_sorted(depth - 1, text))
 
 
 @_PYTHON_FORM
@@ -127,7 +116,7 @@ def _first_failing_depth(run: Any, fn: Any) -> int:
 def test_recursion_through_a_key_function_fails_at_the_native_depth(
         recurse: Any, plugin: str) -> None:
     under_plugin = PLUGINS[plugin]()
-    under_plugin.run(recurse, 2)  # compiled before the limit is lowered
+    under_plugin.run(recurse, 2, "x")  # compiled before the limit is lowered
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(150)
     try:
