@@ -142,9 +142,7 @@ class DispatchTable(dict[Any, Any]):
             if entry is not None:
                 if len(self) >= self._sweep_at:
                     self.sweep()
-                # (an entry rebuilt from transformed code holds the function's cells, not
-                # the function: a nested one is keyed weakly)
-                key = WeakKey(callee, self._dropped) if is_nested(callee) else callee
+                key = self._key(callee, entry)
                 entry = self.setdefault(key, entry)
                 self.fast[key] = entry
                 return entry
