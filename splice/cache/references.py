@@ -9,7 +9,10 @@ splice's helpers, constants a plugin inserted. ``encode`` writes each as JSON-ab
   ``builtins.len``, ``time.perf_counter_ns``, a class) as that reference:
   ``["ref", module, qualname]``; the object found there must be the object itself (the
   interpreter's classes that only ``types`` names, such as ``builtin_function_or_method``,
-  as ``["ref", "types", name]``);
+  as ``["ref", "types", name]``); an object a module holds under another name, or only in
+  a closure cell of a function it holds (the function a decorator without
+  ``functools.wraps`` wrapped: ``fib = memoize(fib)``), as the path there
+  (``"fib.<cell:fn>"``: the cell ``fn`` of the function ``fib``);
 * an object whose class opts in with ``__splice_persist__`` (returning the arguments to
   make it again, themselves encodable), as the class's reference and the arguments; it is
   made again by the class's ``__splice_make__`` if it has one (to share an existing
@@ -116,6 +119,8 @@ def _reference(value: Any) -> list[str]:
         # (``_json.make_encoder`` is the class ``_json.Encoder``)
         alias = _alias(module, value)
         if alias is None:
+            alias = _cell_path(module, value)
+        if alias is None:
             raise NotStorable(f"{value!r} is not reachable by a module and a qualified name")
         return [module, alias]
     return [module, qualname]
@@ -130,6 +135,49 @@ def _alias(module: str, value: Any) -> str | None:
         if bound is value and type(name) is str and name.isidentifier():
             return name
     return None
+
+
+#: how deep a reference looks into closure cells (a decorator of a decorated function)
+_CELL_DEPTH = 3
+
+
+def _cell_path(module: str, value: Any) -> str | None:
+    """A path from a global of the imported module ``module`` through closure cells of
+    functions to ``value`` (``"fib.<cell:fn>"``), the shortest, or None."""
+    namespace = getattr(sys.modules.get(module), "__dict__", None)
+    if not isinstance(namespace, dict):
+        return None
+    level = [(name, bound) for name, bound in list(namespace.items())
+             if type(name) is str and name.isidentifier()]
+    for _ in range(_CELL_DEPTH):
+        deeper = []
+        for path, holder in level:
+            if type(holder) is not types.FunctionType or not holder.__closure__:
+                continue
+            for name, cell in zip(holder.__code__.co_freevars, holder.__closure__,
+                                  strict=True):
+                try:
+                    held = cell.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                if held is value:
+                    return f"{path}.<cell:{name}>"
+                deeper.append((f"{path}.<cell:{name}>", held))
+        level = deeper
+    return None
+
+
+def _held_in_cell(function: Any, name: str) -> Any:
+    """What the closure cell ``name`` of ``function`` holds (``NotStorable`` if it has no
+    such cell, or it is empty)."""
+    if type(function) is not types.FunctionType:
+        raise NotStorable(f"{function!r} is not a function with cells")
+    try:
+        cells = function.__closure__ or ()
+        return cells[function.__code__.co_freevars.index(name)].cell_contents
+    except (ValueError, IndexError):
+        raise NotStorable(f"{function.__qualname__} has no cell {name} that holds "
+                          f"an object") from None
 
 
 def reference_of(value: Any) -> list[str]:
@@ -148,6 +196,9 @@ def _lookup(module: str, qualname: str) -> Any:
     parent = None
     for part in qualname.split("."):
         parent = found
+        if part.startswith("<cell:") and part.endswith(">"):
+            found = _held_in_cell(found, part[6:-1])
+            continue
         try:
             found = getattr(found, part)
         except AttributeError:

@@ -278,3 +278,24 @@ def test_a_caller_of_a_memoized_function_is_loaded(workspace: dict[str, Path]) -
     warm = _run(workspace)
     assert warm["ignored"] == [], warm["ignored"]
     assert warm["loaded"] >= 2 and warm["built"] < cold["built"], (cold, warm)
+
+
+def test_a_function_only_a_wrappers_cell_holds_is_found_and_checked(
+        workspace: dict[str, Path]) -> None:
+    # without functools.wraps, the module binds the wrapper under fib's name and nothing
+    # binds fib itself: its only reference is the wrapper's cell (``fib.<cell:fn>``)
+    _edit(workspace, "def fib(n):",
+          "def memoize(fn):\n    memo = {}\n\n"
+          "    def wrapper(n):\n        if n not in memo:\n"
+          "            memo[n] = fn(n)\n        return memo[n]\n    return wrapper\n\n"
+          "@memoize\ndef fib(n):")
+    cold = _run(workspace)
+    assert cold["written"] == cold["built"], cold
+    warm = _run(workspace)
+    assert warm["built"] == 0 and warm["loaded"] == cold["built"], warm["ignored"]
+    # the function in the cell is checked by its content: an edit rebuilds what relied on it
+    _edit(workspace, "return n if n < 2 else", "return n if n <= 1 else")
+    edited = _run(workspace)
+    assert edited["built"] >= 1 and edited["loaded"] < cold["built"]
+    assert any("changed since the entry was written" in why or "does not" in why
+               for why in edited["ignored"]), edited["ignored"]

@@ -81,3 +81,39 @@ def test_an_object_bound_in_its_module_under_another_name_round_trips() -> None:
         data = json.loads(json.dumps(encode(value)))
         assert decode(data) is value
     assert encode(aliased_wrapper)[-1] == "aliased_wrapper"
+
+
+def _wrap(fn: Any) -> Any:
+    def wrapper() -> Any:
+        return fn()
+    return wrapper
+
+
+def _wrapped_twice() -> int:
+    return 2
+
+
+#: ``_wrapped_twice`` itself is bound nowhere but in the cell ``fn`` of the inner wrapper,
+#: itself held only in the cell ``fn`` of the outer one
+twice_wrapped = _wrap(_wrap(_wrapped_twice))
+_only_in_cells = _wrapped_twice
+del _wrapped_twice
+
+
+def test_an_object_held_only_in_closure_cells_round_trips_by_its_path() -> None:
+    from splice.cache.stored_instances import findable
+
+    global _only_in_cells
+    target, _only_in_cells = _only_in_cells, None  # the module binds it nowhere now
+    try:
+        data = json.loads(json.dumps(encode(target)))
+        assert data[-1] == "twice_wrapped.<cell:fn>.<cell:fn>"
+        assert decode(data) is target
+        assert findable(target)[1] == data[1:]
+        # a cell that no longer holds it, or a path through what is not a function: refused
+        with pytest.raises(NotStorable, match="no cell"):
+            decode(["ref", __name__, "twice_wrapped.<cell:memo>"])
+        with pytest.raises(NotStorable, match="not a function"):
+            decode(["ref", __name__, "json.<cell:fn>"])
+    finally:
+        _only_in_cells = target
