@@ -81,9 +81,10 @@ class Owner:
         #: code instances of typed contexts (``splice.cache.shared_instances``)
         self.instances = SharedInstances()
         self._disk: DiskStore | None | bool = False  # False: not looked at yet
-        #: guards read from entries, by their data: the entries of one program repeat the
-        #: same few (a class, a module global); each is checked when its instance binds
-        self._guards_read: dict[str, Any] = {}
+        #: the edges read from entries (``splice.cache.stored_instances.ReadMemo``): the
+        #: entries of one program repeat the same few; each is checked when its instance
+        #: binds
+        self._edges_read: Any = None
         #: functions compiled for this owner in this process (not loaded from disk)
         self.compiles = 0
 
@@ -166,13 +167,15 @@ class Owner:
                 code = _decode_code(found, own)
             except _UNUSABLE as exc:
                 unusable = f"its objects cannot be found in this program ({exc})"
-        from splice.cache.stored_instances import decode_instance
+        from splice.cache.stored_instances import ReadMemo, decode_instance
 
+        if self._edges_read is None:
+            self._edges_read = ReadMemo()
         try:
             shared = decode_instance(found.header["instance"], code, own,
                                      {stage: _stored(found, stage) for stage in
                                       (found.ir.names() if found.ir is not None else ())},
-                                     self._guards_read)
+                                     self._edges_read)
         except _UNUSABLE as exc:
             return disk.ignore(name, f"what it relied on does not hold in this program "
                                      f"({exc})")

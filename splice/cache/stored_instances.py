@@ -37,6 +37,7 @@ depends on what a loader cannot check.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import types
@@ -62,7 +63,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["decode_guard", "decode_instance", "encode_guard", "encode_instance",
+__all__ = ["ReadMemo", "decode_guard", "decode_instance", "encode_guard", "encode_instance",
            "fingerprint", "found", "matches", "module_of", "namespace_of"]
 
 _PLAIN = (type(None), bool, int, float, complex, str, bytes)
@@ -376,12 +377,12 @@ def encode_instance(shared: SharedInstance, own_code: types.CodeType) -> dict[st
         "argtypes": [abstract(t) for t in shared.argtypes],
         "key": encode(shared.key),
         "module": module_of(shared.globals),
-        "direct": [[findable(call.callee), [abstract(t) for t in call.argtypes],
+        "direct": [[_text(findable(call.callee)), [abstract(t) for t in call.argtypes],
                     encode(call.key)] for call in shared.direct],
         "self_calls": shared.self_calls,
-        "guards": [encode_guard(g) for g in shared.guards],
-        "function_guards": [encode_guard(g) for g in shared.function_guards],
-        "callees": [findable(f) for f in shared.callees
+        "guards": [_text(encode_guard(g)) for g in shared.guards],
+        "function_guards": [_text(encode_guard(g)) for g in shared.function_guards],
+        "callees": [_text(findable(f)) for f in shared.callees
                     if type(f) is types.FunctionType],
         "defaults": defaults,
         "cells": [[index, None if expected is SELF else findable(expected)]
@@ -393,6 +394,61 @@ def encode_instance(shared: SharedInstance, own_code: types.CodeType) -> dict[st
     }
 
 
+def _text(data: Any) -> str:
+    """An edge's data as the JSON text an entry holds it in: the text names it in the
+    memo of edges read (``ReadMemo``), and is parsed only when the memo misses."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def _parsed(text: Any) -> Any:
+    if type(text) is not str:
+        raise NotStorable(f"malformed edge {text!r}")
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise NotStorable(f"malformed edge {text!r}") from None
+
+
+class ReadMemo:
+    """What reading an owner's entries found, by the text of the edge that names it: the
+    entries of one program repeat the same few edges (a class, a module global, a callee
+    many functions call), each decoded once.
+
+    * A guard is reused while it holds: it expects the object it found then, so reusing it
+      checks identity, as the guard a build in this process makes would; one that no
+      longer holds is decoded again against the live program.
+    * A function a fingerprint named (a callee, a function guard's function) is reused
+      while its reference finds the same object with the same code and defaults objects,
+      and it has neither closure cells nor keyword-only defaults (a dict, which changes in
+      place): what the fingerprint compared is then what it compared before. Any other
+      function is matched against its fingerprint again."""
+
+    __slots__ = ("guards", "functions")
+
+    def __init__(self) -> None:
+        self.guards: dict[str, Guard] = {}
+        self.functions: dict[str, tuple[list[Any], Any, Any, Any]] = {}
+
+    def guard(self, text: Any) -> Guard:
+        guard = self.guards.get(text) if type(text) is str else None
+        if guard is None or not guard.holds():  # (not: the program rebound it since)
+            guard = self.guards[text] = decode_guard(_parsed(text))
+        return guard
+
+    def function(self, text: Any) -> Any:
+        known = self.functions.get(text) if type(text) is str else None
+        if known is not None:
+            data, live, code, defaults = known
+            if decode(["ref", *data[1]]) is live and live.__code__ is code and \
+                    live.__defaults__ is defaults:
+                return live
+        data = _parsed(text)
+        live = find(data)
+        if not live.__closure__ and live.__kwdefaults__ is None:
+            self.functions[text] = (data, live, live.__code__, live.__defaults__)
+        return live
+
+
 def _preserves(shared: SharedInstance) -> bool:
     from splice.cache.instances import erase_sites
 
@@ -402,25 +458,17 @@ def _preserves(shared: SharedInstance) -> bool:
 
 
 def decode_instance(data: dict[str, Any], code: Any, own_code: types.CodeType,
-                    stored_ir: dict[str, Any], read: dict[str, Guard] | None = None
+                    stored_ir: dict[str, Any], read: ReadMemo | None = None
                     ) -> SharedInstance:
     """The shared instance an entry describes, checked against the running program
     (``NotStorable`` if anything it relied on does not hold); ``code`` is its decoded
     ``SharedCode`` (None: its code cannot be used here, the stored IR can), ``stored_ir``
     the IR of its stages the entry holds (``StoredIR``, read when first needed). ``read``:
-    guards decoded before, by their data, reused while they hold (a guard expects what it
-    found then; one that no longer holds is decoded again against the live program)."""
+    the edges decoded before, reused while they hold (``ReadMemo``)."""
     from splice.infer.lattice import ANY, NEVER
 
     objects = ObjectTable.for_disk(own_code)
-    memo: dict[str, Guard] = {} if read is None else read
-
-    def decode_guard_once(item: Any) -> Guard:
-        key = repr(item)
-        guard = memo.get(key)
-        if guard is None or not guard.holds():  # (not: the program rebound it since)
-            guard = memo[key] = decode_guard(item)
-        return guard
+    memo = ReadMemo() if read is None else read
 
     def abstract(item: Any) -> Any:
         return decode_abstract(item, objects)
@@ -430,15 +478,15 @@ def decode_instance(data: dict[str, Any], code: Any, own_code: types.CodeType,
     else:  # written as whether it preserves the untyped return type only
         return_type, untyped = ANY, (ANY if data["preserves"] else NEVER)
     defaults = data["defaults"]
-    direct = tuple(DirectCall(find(callee), tuple(abstract(t) for t in argtypes),
+    direct = tuple(DirectCall(memo.function(callee), tuple(abstract(t) for t in argtypes),
                               decode(key)) for callee, argtypes, key in data["direct"])
     return SharedInstance(
         argtypes=tuple(abstract(t) for t in data["argtypes"]), key=decode(data["key"]),
         globals=namespace_of(data["module"]), code=code, direct=direct,
         self_calls=int(data["self_calls"]),
-        guards=tuple(decode_guard_once(g) for g in data["guards"]),
-        function_guards=tuple(decode_guard_once(g) for g in data["function_guards"]),
-        callees=tuple(find(f) for f in data["callees"]),
+        guards=tuple(memo.guard(g) for g in data["guards"]),
+        function_guards=tuple(memo.guard(g) for g in data["function_guards"]),
+        callees=tuple(memo.function(f) for f in data["callees"]),
         defaults=None if defaults is None else (
             tuple(abstract(d) for d in defaults[0]),
             tuple((str(name), abstract(d)) for name, d in defaults[1])),

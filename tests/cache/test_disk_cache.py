@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -146,7 +147,7 @@ def test_every_truncation_and_flipped_byte_is_refused(workspace: dict[str, Path]
         assert isinstance(store.read(name), str), f"truncated to {size} bytes was read"
     start = len(MAGIC) + 32 + 4
     size = int.from_bytes(data[start - 4:start], "little")
-    ir_part = range(start + size, start + size + json.loads(data[start:start + size])["ir_size"])
+    ir_part = range(start + size, start + size + marshal.loads(data[start:start + size])["ir_size"])
     assert len(ir_part) > 0, "the entry holds no IR: this test shows less than it says"
     for offset in range(0, len(data), max(1, len(data) // 200)):
         flipped = bytearray(data)
@@ -169,9 +170,9 @@ def _rewrite_header(entry: Path, change: dict[str, Any]) -> None:
     data = entry.read_bytes()
     start = len(MAGIC) + 32 + 4  # the magic, the header's digest and its length
     size = int.from_bytes(data[start - 4:start], "little")
-    header = json.loads(data[start:start + size])
+    header = marshal.loads(data[start:start + size])
     header.update(change)
-    text = json.dumps(header).encode()
+    text = marshal.dumps(header)
     entry.write_bytes(MAGIC + hashlib.sha256(text).digest() + len(text).to_bytes(4, "little")
                       + text + data[start + size:])
 

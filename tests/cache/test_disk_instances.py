@@ -8,6 +8,7 @@ generated again from its IR, without inference."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -154,7 +155,7 @@ def _instance_entries(cache: Path) -> list[Path]:
         data = path.read_bytes()
         start = len(MAGIC) + 32 + 4
         size = int.from_bytes(data[start - 4:start], "little")
-        if "instance" in json.loads(data[start:start + size]):
+        if "instance" in marshal.loads(data[start:start + size]):
             found.append(path)
     return found
 
