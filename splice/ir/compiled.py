@@ -36,11 +36,12 @@ class CompiledCode:
     code: types.CodeType
     hidden: dict[str, object]
     #: how :func:`instantiate` builds a closure for ``code`` from the original function's
-    #: (indices into the original's cells followed by ``hidden``'s, one cell per hidden
-    #: name shared by every function made of this code: generated code only reads them);
+    #: cells followed by ``hidden``'s (one cell per hidden name, shared by every function
+    #: made of this code: generated code only reads them): ``(pick, cells, order)``, where
+    #: ``pick`` takes the indices ``order`` (the Python form; the C form reads ``order``);
     #: None when the closure is the original's as it is
-    closure_plan: tuple[Callable[[tuple[Any, ...]], Any], tuple[types.CellType, ...]] | None \
-        = field(default=None, compare=False)
+    closure_plan: tuple[Callable[[tuple[Any, ...]], Any], tuple[types.CellType, ...],
+                        tuple[int, ...]] | None = field(default=None, compare=False)
 
     @classmethod
     def of(cls, code: types.CodeType, hidden: dict[str, object],
@@ -53,36 +54,28 @@ class CompiledCode:
                       if name not in original_freevars)
         names = [*original_freevars,
                  *(name for name in code.co_freevars if name not in original_freevars)]
-        order = [names.index(name) for name in code.co_freevars]
+        order = tuple(names.index(name) for name in code.co_freevars)
         if not order:  # a pass removed every read of a free variable
             def pick_none(cells: tuple[Any, ...]) -> None:
                 return None
-            return cls(code, hidden, (pick_none, cells))
-        pick = operator.itemgetter(*order)
+            return cls(code, hidden, (pick_none, cells, order))
         if len(order) == 1:
             def pick_one(cells: tuple[Any, ...], index: int = order[0]) -> tuple[Any, ...]:
                 return (cells[index],)
-            return cls(code, hidden, (pick_one, cells))
-        return cls(code, hidden, (pick, cells))
+            return cls(code, hidden, (pick_one, cells, order))
+        return cls(code, hidden, (operator.itemgetter(*order), cells, order))
 
 
-def instantiate(compiled: CompiledCode, original: types.FunctionType, *,
-                share_kwdefaults: bool = False, code: types.CodeType | None = None
-                ) -> types.FunctionType:
-    """A function running ``compiled.code`` with ``original``'s globals and closure cells
-    (shared, not copied) and copies of its other attributes. ``share_kwdefaults`` makes the
-    new function use the original's ``__kwdefaults__`` dict itself (so changes to it show).
-    ``code``: ``original.__code__``, if the caller has it.
-
-    This runs for every new function object entered under a context (a closure made in a
-    loop), so it reads the attributes whose reads raise audit events (``__code__``,
-    ``__defaults__``, ``__kwdefaults__``) only where the code can use them."""
+def _instantiate(compiled: CompiledCode, original: types.FunctionType, *,
+                 share_kwdefaults: bool = False, code: types.CodeType | None = None
+                 ) -> types.FunctionType:
+    """The Python form of :func:`instantiate` (without the C extension)."""
     if code is None:
         code = original.__code__
     closure = original.__closure__
     plan = compiled.closure_plan
     if plan is not None:
-        pick, hidden_cells = plan
+        pick, hidden_cells, _ = plan
         closure = pick((*(closure or ()), *hidden_cells))
     # defaults only matter to a code with positional parameters, keyword defaults to one
     # with keyword-only parameters
@@ -103,3 +96,30 @@ def instantiate(compiled: CompiledCode, original: types.FunctionType, *,
     if attributes:
         function.__dict__.update(attributes)
     return versioned(function)  # (after the defaults: assigning them clears the version)
+
+
+def instantiate(compiled: CompiledCode, original: types.FunctionType, *,
+                share_kwdefaults: bool = False, code: types.CodeType | None = None
+                ) -> types.FunctionType:
+    """A function running ``compiled.code`` with ``original``'s globals and closure cells
+    (shared, not copied) and copies of its other attributes. ``share_kwdefaults`` makes the
+    new function use the original's ``__kwdefaults__`` dict itself (so changes to it show).
+    ``code``: ``original.__code__``, if the caller has it.
+
+    This runs for every new function object entered under a context (a closure made in a
+    loop): the C form (splice/_functions.c) reads the original's fields without a Python
+    frame and raises no audit event; the Python form reads the attributes whose reads raise
+    audit events (``__code__``, ``__defaults__``, ``__kwdefaults__``) only where the code
+    can use them."""
+    if _native_instantiate is None:
+        return _instantiate(compiled, original, share_kwdefaults=share_kwdefaults, code=code)
+    made: types.FunctionType = _native_instantiate(compiled.code, original,
+                                                   compiled.closure_plan, share_kwdefaults)
+    return made
+
+
+_native_instantiate: Callable[..., Any] | None
+try:
+    from splice._functions import instantiate as _native_instantiate
+except ImportError:  # built without a compiler
+    _native_instantiate = None

@@ -100,6 +100,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -797,6 +798,303 @@ static PyTypeObject WeakKeyType = {
     .tp_richcompare = weakkey_richcompare,
 };
 
+/* ``Renewals(table, fast, instantiate)``: the dispatch table's entries of new function
+   objects of code compiled already, made without a Python frame.
+
+   A closure or lambda made in a loop is a new function object each time its ``def`` runs,
+   so each call of it misses the table. Once ``Context.recompiled`` has decided a nested
+   function's code (compiled, plain: no hook, no intercept; not splice's, not a process
+   starter; recorded for ``explain``), it ``add``s the code here, and from then on a miss
+   of a function object of that code (and module) is answered by ``renew``, exactly as
+   ``recompiled`` and ``DispatchTable.__missing__`` would answer it: the function made by
+   ``instantiate`` (``splice.ir.compiled.instantiate``, its C form), keyed in both dicts by
+   a ``WeakKey`` whose callback (``drop``) removes both entries when the function dies.
+   Anything else (a code not added, a code object since freed whose address another
+   reuses, a function of another module, a table due for a sweep: ``sweep_at``) returns
+   None and the Python path decides. Codes are held weakly; the entries' decision depends
+   on the code alone for such contexts (a plain function's transformed code reads no
+   global), so nothing added goes stale while its code lives. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *table;        /* the DispatchTable (a dict subclass) */
+    PyObject *fast;         /* its exact dict */
+    PyObject *instantiate;  /* splice._functions.instantiate */
+    PyObject *codes;        /* id(code) -> (weakref(code), compiled code, module, plan) */
+    PyObject *drop;         /* this object's ``drop``, bound: the keys' callback */
+    Py_ssize_t sweep_at;    /* the table's size at which the Python path sweeps it */
+    Py_ssize_t renewed;     /* how many entries ``renew`` made */
+} Renewals;
+
+static PyTypeObject RenewalsType;
+
+static int
+renewals_traverse(Renewals *r, visitproc visit, void *arg)
+{
+    Py_VISIT(r->table);
+    Py_VISIT(r->fast);
+    Py_VISIT(r->instantiate);
+    Py_VISIT(r->codes);
+    Py_VISIT(r->drop);
+    return 0;
+}
+
+static int
+renewals_clear(Renewals *r)
+{
+    Py_CLEAR(r->table);
+    Py_CLEAR(r->fast);
+    Py_CLEAR(r->instantiate);
+    Py_CLEAR(r->codes);
+    Py_CLEAR(r->drop);
+    return 0;
+}
+
+static void
+renewals_dealloc(Renewals *r)
+{
+    PyObject_GC_UnTrack(r);
+    renewals_clear(r);
+    Py_TYPE(r)->tp_free((PyObject *)r);
+}
+
+static PyObject *
+renewals_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *table, *fast, *instantiate;
+    if (!PyArg_ParseTuple(args, "O!O!O:Renewals", &PyDict_Type, &table, &PyDict_Type,
+                          &fast, &instantiate))
+        return NULL;
+    Renewals *r = (Renewals *)type->tp_alloc(type, 0);
+    if (r == NULL) return NULL;
+    r->table = Py_NewRef(table);
+    r->fast = Py_NewRef(fast);
+    r->instantiate = Py_NewRef(instantiate);
+    r->sweep_at = PY_SSIZE_T_MAX;
+    r->codes = PyDict_New();
+    r->drop = PyObject_GetAttrString((PyObject *)r, "drop");
+    if (r->codes == NULL || r->drop == NULL) { Py_DECREF(r); return NULL; }
+    return (PyObject *)r;
+}
+
+/* ``add(code, compiled, module, plan)``: renew functions of ``code`` from now on */
+static PyObject *
+renewals_add(Renewals *r, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyCode_Check(args[0]) || !PyCode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "add(code, compiled code, module, closure plan)");
+        return NULL;
+    }
+    PyObject *ref = PyWeakref_NewRef(args[0], NULL);
+    if (ref == NULL) return NULL;
+    PyObject *known = PyTuple_Pack(4, ref, args[1], args[2], args[3]);
+    Py_DECREF(ref);
+    if (known == NULL) return NULL;
+    PyObject *key = PyLong_FromVoidPtr(args[0]);
+    if (key == NULL) { Py_DECREF(known); return NULL; }
+    int failed = PyDict_SetItem(r->codes, key, known);
+    Py_DECREF(key);
+    Py_DECREF(known);
+    if (failed < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ``renew(fn)``: the entry of ``fn`` (made, and stored in both dicts), or None */
+static PyObject *
+renew(Renewals *r, PyObject *fn)
+{
+    PyFunctionObject *function = (PyFunctionObject *)fn;
+    if (PyDict_GET_SIZE(r->table) >= r->sweep_at) Py_RETURN_NONE;
+    PyObject *key = PyLong_FromVoidPtr(function->func_code);
+    if (key == NULL) return NULL;
+    PyObject *known = PyDict_GetItemWithError(r->codes, key);  /* borrowed */
+    Py_DECREF(key);
+    if (known == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(known);  /* (the dict may change while this runs) */
+    PyObject *entry = NULL;
+    if (PyWeakref_GET_OBJECT(PyTuple_GET_ITEM(known, 0)) != function->func_code) goto none;
+    PyObject *module = PyTuple_GET_ITEM(known, 2);
+    if (function->func_module != module) {
+        if (function->func_module == NULL) goto none;
+        int same = PyObject_RichCompareBool(function->func_module, module, Py_EQ);
+        if (same < 0) { Py_DECREF(known); return NULL; }
+        if (!same) goto none;
+    }
+    PyObject *const made_args[4] = {PyTuple_GET_ITEM(known, 1), fn,
+                                    PyTuple_GET_ITEM(known, 3), Py_True};
+    PyObject *made = PyObject_Vectorcall(r->instantiate, made_args, 4, NULL);
+    if (made == NULL) { Py_DECREF(known); return NULL; }
+    PyObject *weak = PyObject_CallFunctionObjArgs((PyObject *)&WeakKeyType, fn, r->drop, NULL);
+    if (weak == NULL) { Py_DECREF(made); Py_DECREF(known); return NULL; }
+    entry = PyDict_SetDefault(r->table, weak, made);  /* borrowed */
+    Py_DECREF(made);
+    if (entry == NULL || PyDict_SetItem(r->fast, weak, entry) < 0) {
+        Py_DECREF(weak);
+        Py_DECREF(known);
+        return NULL;
+    }
+    Py_INCREF(entry);
+    Py_DECREF(weak);
+    Py_DECREF(known);
+    r->renewed++;
+    return entry;
+none:
+    Py_DECREF(known);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+renewals_renew(Renewals *r, PyObject *fn)
+{
+    if (!PyFunction_Check(fn)) Py_RETURN_NONE;
+    return renew(r, fn);
+}
+
+/* ``drop(key)``: a weakly keyed function died: its entries go with it (both dicts) */
+static PyObject *
+renewals_drop(Renewals *r, PyObject *key)
+{
+    if (r->table == NULL) Py_RETURN_NONE;  /* (cleared by the collector) */
+    if (PyDict_DelItem(r->table, key) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyError)) return NULL;
+        PyErr_Clear();
+    }
+    if (PyDict_DelItem(r->fast, key) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyError)) return NULL;
+        PyErr_Clear();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+renewals_clear_codes(Renewals *r, PyObject *unused)
+{
+    PyDict_Clear(r->codes);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef renewals_methods[] = {
+    {"add", (PyCFunction)(void (*)(void))renewals_add, METH_FASTCALL,
+     "add(code, compiled code, module, closure plan): renew functions of code"},
+    {"renew", (PyCFunction)renewals_renew, METH_O,
+     "renew(fn): fn's entry, made and stored, or None"},
+    {"drop", (PyCFunction)renewals_drop, METH_O,
+     "drop(key): remove the entries of a dead weakly keyed function"},
+    {"clear", (PyCFunction)renewals_clear_codes, METH_NOARGS, "clear(): renew nothing"},
+    {NULL},
+};
+
+static PyMemberDef renewals_members[] = {
+    {"sweep_at", T_PYSSIZET, offsetof(Renewals, sweep_at), 0,
+     "the table's size from which misses take the Python path (which sweeps)"},
+    {"renewed", T_PYSSIZET, offsetof(Renewals, renewed), READONLY,
+     "how many entries renew made"},
+    {NULL},
+};
+
+static PyTypeObject RenewalsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._methods.Renewals",
+    .tp_basicsize = sizeof(Renewals),
+    .tp_dealloc = (destructor)renewals_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)renewals_traverse,
+    .tp_clear = (inquiry)renewals_clear,
+    .tp_new = renewals_new,
+    .tp_methods = renewals_methods,
+    .tp_members = renewals_members,
+};
+
+/* ``Missing(fallback)``: a dispatch table's ``__missing__`` (a class attribute, bound to
+   the table as a method is). A miss of a Python function is first answered by the table's
+   ``_renewals`` (``Renewals.renew``), without a Python frame; anything else, and a function
+   it does not renew, by ``fallback(table, callee)``, the Python method. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *fallback;
+    vectorcallfunc vectorcall;
+} Missing;
+
+static PyObject *RENEWALS_NAME;  /* "_renewals", interned */
+
+static PyObject *
+missing_vectorcall(Missing *m, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs == 2 && kwnames == NULL && PyFunction_Check(args[1])) {
+        PyObject *renewals = PyObject_GetAttr(args[0], RENEWALS_NAME);
+        if (renewals == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+            PyErr_Clear();  /* (a table still being made) */
+        } else if (Py_IS_TYPE(renewals, &RenewalsType)) {
+            PyObject *entry = renew((Renewals *)renewals, args[1]);
+            Py_DECREF(renewals);
+            if (entry != Py_None) return entry;  /* (NULL: an error) */
+            Py_DECREF(entry);
+        } else {
+            Py_DECREF(renewals);
+        }
+    }
+    return PyObject_Vectorcall(m->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+missing_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *fallback;
+    if (!PyArg_ParseTuple(args, "O:Missing", &fallback)) return NULL;
+    Missing *m = (Missing *)type->tp_alloc(type, 0);
+    if (m == NULL) return NULL;
+    m->fallback = Py_NewRef(fallback);
+    m->vectorcall = (vectorcallfunc)missing_vectorcall;
+    return (PyObject *)m;
+}
+
+static PyObject *
+missing_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static int
+missing_traverse(Missing *m, visitproc visit, void *arg)
+{
+    Py_VISIT(m->fallback);
+    return 0;
+}
+
+static int
+missing_clear(Missing *m)
+{
+    Py_CLEAR(m->fallback);
+    return 0;
+}
+
+static void
+missing_dealloc(Missing *m)
+{
+    PyObject_GC_UnTrack(m);
+    missing_clear(m);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static PyTypeObject MissingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "splice.runtime._methods.Missing",
+    .tp_basicsize = sizeof(Missing),
+    .tp_dealloc = (destructor)missing_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(Missing, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_traverse = (traverseproc)missing_traverse,
+    .tp_clear = (inquiry)missing_clear,
+    .tp_new = missing_new,
+    .tp_descr_get = missing_get,
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "splice.runtime._methods", NULL, -1, NULL,
 };
@@ -827,11 +1125,19 @@ PyInit__methods(void)
     WeakKeyType.tp_traverse = _PyWeakref_RefType.tp_traverse;
     WeakKeyType.tp_clear = _PyWeakref_RefType.tp_clear;
     if (PyType_Ready(&WeakKeyType) < 0) return NULL;
+    if (PyType_Ready(&RenewalsType) < 0) return NULL;
+    if (PyType_Ready(&MissingType) < 0) return NULL;
+    RENEWALS_NAME = PyUnicode_InternFromString("_renewals");
+    if (RENEWALS_NAME == NULL) return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     Py_INCREF(&MethodsType);
     if (PyModule_AddObject(mod, "Methods", (PyObject *)&MethodsType) < 0) return NULL;
     Py_INCREF(&WeakKeyType);
     if (PyModule_AddObject(mod, "WeakKey", (PyObject *)&WeakKeyType) < 0) return NULL;
+    Py_INCREF(&RenewalsType);
+    if (PyModule_AddObject(mod, "Renewals", (PyObject *)&RenewalsType) < 0) return NULL;
+    Py_INCREF(&MissingType);
+    if (PyModule_AddObject(mod, "Missing", (PyObject *)&MissingType) < 0) return NULL;
     return mod;
 }

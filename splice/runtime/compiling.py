@@ -88,6 +88,10 @@ class Compiling(ContextFields):
                 return None
             self._record(fn, True, "transformed")
             self._recompilable[id(code)] = (compiled, module)
+            renewals = self.table._renewals
+            if renewals is not None and not self.intercepts and is_nested(fn):
+                # from now on the table makes these entries itself, in C, as below
+                renewals.add(code, compiled.code, module, compiled.closure_plan)
         return instantiate(compiled, fn, share_kwdefaults=True, code=code)
 
     def transformed(self, fn: types.FunctionType) -> Any:

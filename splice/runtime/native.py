@@ -15,6 +15,10 @@ without a compiler, and the pure-Python form it documents runs instead (docs/run
   ``type.__call__`` counts (else a ``functools.partial``), and a callable object's entry
   (else a bound method).
 * ``METHODS`` (``_methods.Methods``): method calls without a bound method.
+* ``RENEWALS``, ``MISSING`` (``_methods.Renewals``, ``_methods.Missing``) and
+  ``INSTANTIATE`` (``splice._functions.instantiate``): a dispatch table's entries of new
+  function objects of a nested function's code, made with no Python frame (else
+  ``DispatchTable.__missing__`` and ``Context.recompiled`` make each).
 * ``HELD_CALL`` (``_hooks.held_call``): a call of an entry that keeps the callee on the
   caller's stack until it returns, so entries may hold nested functions weakly (else
   entries hold them, and the table keys them strongly).
@@ -41,7 +45,8 @@ from splice.pristine import BUILTINS
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
 __all__ = ["BESIDE", "CHOSEN", "CONSTRUCTOR", "HANDS_OVER", "HELD_CALL", "HOOKED",
-           "INSTANTIATOR", "METHODS", "OVERLAID", "RUN_CALL", "SLOT_CALL"]
+           "INSTANTIATE", "INSTANTIATOR", "METHODS", "MISSING", "OVERLAID", "RENEWALS",
+           "RUN_CALL", "SLOT_CALL"]
 
 HOOKED: Callable[..., Any] | None
 INSTANTIATOR: Callable[..., Any] | None
@@ -73,6 +78,16 @@ try:
     from splice.runtime._methods import Methods as METHODS
 except ImportError:  # built without a compiler: method calls take the Python form
     METHODS = None
+
+RENEWALS: Callable[..., Any] | None
+MISSING: Callable[..., Any] | None
+INSTANTIATE: Callable[..., Any] | None
+try:
+    from splice._functions import instantiate as INSTANTIATE
+    from splice.runtime._methods import Missing as MISSING
+    from splice.runtime._methods import Renewals as RENEWALS
+except ImportError:  # built without a compiler: the Python table makes every entry
+    RENEWALS = MISSING = INSTANTIATE = None
 
 RUN_CALL: Any
 try:

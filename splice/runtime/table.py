@@ -72,6 +72,12 @@ class DispatchTable(dict[Any, Any]):
         #: the same entries in an exact ``dict`` (subscripted faster than a subclass), for
         #: call sites that can catch a missing key
         self.fast: dict[Any, Any] = {}
+        #: entries of new function objects of nested functions' code, made in C (None
+        #: without the extension): ``Context.recompiled`` adds a code once it decided it
+        self._renewals = None if native.RENEWALS is None else \
+            native.RENEWALS(self, self.fast, native.INSTANTIATE)
+        if self._renewals is not None:
+            self._renewals.sweep_at = self._sweep_at
         #: the C classes whose instances are their own entries under this context
         #: (immutable, called before; no hooks, no intercepts: ``Context.callable_object``),
         #: answered before resolving by the C lookup and ``_slow_entry``. Only classes whose
@@ -133,7 +139,9 @@ class DispatchTable(dict[Any, Any]):
             (kind is _partial or kind not in _NOT_OBJECTS) and not self.context.intercepts
             and not issubclass(kind, type))
 
-    def __missing__(self, callee: Any) -> Any:
+    def _missing(self, callee: Any) -> Any:
+        """``__missing__``'s Python part: everything the C ``Missing`` does not answer
+        (its renewals, ``native.RENEWALS``)."""
         kind = type(callee)
         if kind is _FunctionType and self.context.plain_functions:
             # the common miss: a function object made since the last call (a closure or
@@ -168,6 +176,8 @@ class DispatchTable(dict[Any, Any]):
             entry = self.setdefault(key, entry)
             self.fast[key] = entry
         return entry
+
+    __missing__ = _missing if native.MISSING is None else native.MISSING(_missing)
 
     def _bound_builtin_entry(self, callee: Any, kind: type) -> Any:
         """The entry of a builtin method bound to an object (``obj.append``,
@@ -238,6 +248,8 @@ class DispatchTable(dict[Any, Any]):
                 self.forget(key)
                 removed += 1
         self._sweep_at = max(self._SWEEP_FLOOR, 2 * len(self))
+        if self._renewals is not None:
+            self._renewals.sweep_at = self._sweep_at
         return removed
 
     def forget(self, callee: Any) -> bool:

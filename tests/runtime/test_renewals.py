@@ -1,0 +1,121 @@
+"""New function objects of a nested function's code (a closure or lambda made in a loop)
+under a plain context: once ``Context.recompiled`` decided the code, the table makes their
+entries itself (``Renewals``, splice/runtime/_methods.c; the Python ``__missing__``
+without the extension). Differential with native: what the functions are and do, the
+frames and tracebacks they show, a code or module changed under them, when what they hold
+dies; and the table keeps nothing of the functions the program dropped."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+import types
+from typing import Any
+
+import pytest
+
+import splice
+from splice.runtime import native
+
+
+def _made_in_a_loop(n: int) -> list[Any]:
+    seen = []
+    counter = 0
+    for i in range(n):
+        def g(a: int, b: int = i, *, c: int = 2 * i) -> tuple[Any, ...]:
+            """g's docstring"""
+            nonlocal counter
+            counter += 1
+            frame = sys._getframe(0)
+            return (a + b + c, counter, g.__name__, g.__qualname__, g.__doc__,
+                    g.__module__, g.__defaults__, g.__kwdefaults__,
+                    sorted(g.__annotations__), getattr(g, "tag", None),
+                    frame.f_code.co_name, frame.f_back.f_code.co_name)
+        if i % 3 == 0:
+            g.tag = i
+        if i % 4 == 1:
+            g.__kwdefaults__["c"] = -i  # (the entry shares the dict, as the code reads it)
+        seen.append(g(i))
+        seen.append((lambda k=i: k * k)())
+    return seen
+
+
+def _failing_in_a_loop(n: int) -> list[Any]:
+    found = []
+    for i in range(n):
+        def fail(x: int = i) -> int:
+            return 1 // (x - x)
+        try:
+            fail()
+        except ZeroDivisionError as exc:
+            found.append([(f.name, f.lineno) for f in traceback.extract_tb(exc.__traceback__)])
+    return found
+
+
+def _code_changed_under_it(n: int) -> list[Any]:
+    def other(x: int = 0) -> str:
+        return f"other {x}"
+    out = []
+    for i in range(n):
+        def g(x: int = i) -> str:
+            return f"g {x}"
+        if i % 2:
+            g.__code__ = other.__code__
+        out.append(g())
+    return out
+
+
+def _other_globals(n: int) -> list[Any]:
+    out = []
+    for i in range(n):
+        def g(i: int = i) -> Any:
+            return __name__, i
+        elsewhere = types.FunctionType(g.__code__, {"__name__": f"made{i % 2}"}, "g", None,
+                                       g.__closure__)
+        if i % 3 == 0:
+            elsewhere.__module__ = "moved"
+        out.append((g(), elsewhere(), elsewhere.__module__))
+    return out
+
+
+@pytest.mark.parametrize("program", [_made_in_a_loop, _failing_in_a_loop,
+                                     _code_changed_under_it, _other_globals])
+def test_functions_made_in_a_loop_behave_natively(program: Any) -> None:
+    plugin = splice.Plugin()
+    assert plugin.run(program, 40) == program(40)
+    if native.RENEWALS is not None and program is not _other_globals:
+        # (the third and later function objects of each code come from the C renewals)
+        assert plugin.context.table._renewals.renewed >= 40 - 4
+
+
+def test_renewals_keep_nothing_the_program_dropped() -> None:
+    deaths: list[str] = []
+    events: list[str] = []
+
+    class Resource:
+        def __init__(self, i: int) -> None:
+            self.i = i
+
+        def __del__(self) -> None:
+            deaths.append(f"freed {self.i}")
+
+    def program(n: int) -> list[str]:
+        events.clear()
+        deaths.clear()
+        for i in range(n):
+            held = Resource(i)
+
+            def use(h: Resource = held) -> int:
+                return h.i
+            use()
+            del held, use  # natively the resource dies here
+            events.append(f"after {i}: {deaths[-1] if deaths else None}")
+        return list(events)
+
+    native_events = program(50)
+    plugin = splice.Plugin()
+    assert plugin.run(program, 50) == native_events
+    table = plugin.context.table
+    assert len(table) < 20 and len(table.fast) < 20, "the table kept dropped functions"
+    if native.RENEWALS is not None:
+        assert table._renewals.renewed >= 50 - 3
