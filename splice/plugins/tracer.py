@@ -1025,11 +1025,14 @@ def _corrected_times(calls: list[Call], bias: Bias, now: int | None = None
             continue
         inner_wall = 0
         inner = 0.0
+        resumes = 0
         for child in call.children:
             inner_wall += (child.end if child.end is not None else end) - child.start
             inner += times[id(child)][1]
+            resumes += child.info.generator
         own = bias.self_time(end - call.start - inner_wall - call.compile_time,
-                             len(call.children), call.exception is not None)
+                             len(call.children), call.exception is not None,
+                             resumes=resumes, resumed=call.info.generator)
         times[id(call)] = (own, own + inner)
     return times
 

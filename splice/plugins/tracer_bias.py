@@ -15,6 +15,11 @@ empty function's span is all cost (``inside``); the loop's self time per call, l
 native time of one iteration (loop and call), is the caller's part (``outside``). Each is
 the lowest of several runs' averages, as timing benchmarks take it: noise only adds.
 
+A generator's resume is recorded by other statements than a call (the span starts where
+the generator resumes and ends at its ``yield``; the caller's part is ``next()`` reaching
+it), so its cost is measured apart (``resume_inside``, ``resume_outside``): a loop
+resuming an empty generator, natively and traced, the same way.
+
 An exception leaving a recorded call costs more: the Tracer's handler catches it, records
 it and raises it again. That extra (``raised``) is measured natively, as the difference
 between a function raising through such a handler and one raising plainly, each called in
@@ -37,8 +42,7 @@ program does not do (the native loop's own call is left in the caller's time), a
 much the same for every call of a given Tracer: the same statements are inserted in every
 function. Where the cost differs, the correction is off by that difference: a method call
 costs the caller about 60 ns more than the plain call measured (another path to the
-callee); a generator's resume splits the same total differently (more inside the span); a
-call that misses the processor's caches costs more. The cost is measured once, at one
+callee); a call that misses the processor's caches costs more. The cost is measured once, at one
 moment: on a machine whose speed drifts, ``Tracer.bias`` can be set from a measure taken
 at a quieter one. The raw times stay available.
 """
@@ -48,7 +52,7 @@ from __future__ import annotations
 import builtins
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +60,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["Bias", "calibration_functions", "measure_bias"]
+__all__ = ["Bias", "calibration_functions", "calibration_generator", "measure_bias"]
 
 
 @dataclass(frozen=True)
@@ -68,16 +72,26 @@ class Bias:
     outside: float
     #: the extra inside a call that an exception left
     raised: float = 0.0
+    #: the cost per recorded resume of a generator, inside its span and in the caller's
+    #: self time (None: as a call's)
+    resume_inside: float | None = None
+    resume_outside: float | None = None
 
-    def self_time(self, raw: int, callees: int, raised: bool = False) -> float:
-        """A call's self time (``raw`` ns, with ``callees`` recorded callees; ``raised``:
-        an exception left it) without the Tracer's cost."""
-        return max(0.0, raw - self.inside - self.outside * callees - self.raised * raised)
+    def self_time(self, raw: int, callees: int, raised: bool = False, *,
+                  resumes: int = 0, resumed: bool = False) -> float:
+        """A call's self time (``raw`` ns, with ``callees`` recorded callees, ``resumes``
+        of them resumes of generators; ``raised``: an exception left it; ``resumed``: it is
+        a generator's resume) without the Tracer's cost."""
+        inside = self.inside if not resumed or self.resume_inside is None \
+            else self.resume_inside
+        outside = self.outside if self.resume_outside is None else self.resume_outside
+        return max(0.0, raw - inside - self.outside * (callees - resumes) -
+                   outside * resumes - self.raised * raised)
 
     def time(self, raw: int, below: int, raised: int = 0) -> float:
         """A call's total time (``raw`` ns, with ``below`` recorded calls under it at any
         depth, and ``raised`` calls, itself included, that an exception left) without the
-        Tracer's cost."""
+        Tracer's cost (every call costing a call's)."""
         return max(0.0, raw - self.inside - (self.inside + self.outside) * below -
                    self.raised * raised)
 
@@ -110,6 +124,27 @@ def _calling(n: int) -> None:
         callee()
 
 
+def _resumed() -> Iterator[None]:
+    while True:
+        yield
+
+
+def _resuming(n: int) -> None:
+    # ten resumes per iteration, as ``_calling``
+    resumed = _resumed()
+    for _ in range(n // 10):
+        next(resumed)
+        next(resumed)
+        next(resumed)
+        next(resumed)
+        next(resumed)
+        next(resumed)
+        next(resumed)
+        next(resumed)
+        next(resumed)
+        next(resumed)
+
+
 def calibration_functions() -> tuple[types.FunctionType, types.FunctionType]:
     """An empty function and ``calling(n)``, which calls it ``n`` times (a multiple of
     ten), for measuring what a profiler costs per call. They are copies of this module's
@@ -121,6 +156,17 @@ def calibration_functions() -> tuple[types.FunctionType, types.FunctionType]:
     calling = types.FunctionType(_calling.__code__, namespace, "_calling")
     namespace["_empty"] = empty
     return empty, calling
+
+
+def calibration_generator() -> tuple[types.FunctionType, types.FunctionType]:
+    """An empty endless generator function and ``resuming(n)``, which resumes one of its
+    generators ``n`` times (a multiple of ten): copies, as :func:`calibration_functions`'."""
+    namespace: dict[str, Any] = {"__name__": "splice_tracer_calibration",
+                                 "__builtins__": builtins}
+    resumed = types.FunctionType(_resumed.__code__, namespace, "_resumed")
+    resuming = types.FunctionType(_resuming.__code__, namespace, "_resuming")
+    namespace["_resumed"] = resumed
+    return resumed, resuming
 
 
 def _raise_handled(record: Callable[[], None]) -> None:
@@ -152,24 +198,19 @@ def _raise_cost(record: Callable[[], None], calls: int, runs: int) -> float:
     return max(0.0, best[_raise_handled] - best[_raise_plainly])
 
 
-def measure_bias(make_tracer: Callable[[], Any], record_exception: Callable[[], None], *,
-                 calls: int = 2000, runs: int = 7) -> Bias:
-    """The cost per recorded call of Tracers made by ``make_tracer`` (a Tracer with the
-    options of the one to correct and no module filter): ``runs`` runs of ``calls`` calls
-    (a multiple of ten) each way, natively and traced, the lowest average of each kept.
-    ``record_exception`` records an exception as the Tracer's handler does (into a log of
-    its own)."""
-    empty, calling = calibration_functions()
-    tracer = make_tracer()
-    tracer.run(calling, 10)  # compiles
+def _per_call(tracer: Any, caller: types.FunctionType, calls: int, runs: int
+              ) -> tuple[float, float]:
+    """The lowest averages, over ``runs`` runs of ``caller(calls)`` under ``tracer`` (which
+    ran it once, compiling), of its recorded callees' spans and of its self time per callee,
+    and ``caller``'s native time per callee, subtracted from the latter."""
     native = traced_inside = traced_caller = float("inf")
     for _ in range(runs):
         start = time.perf_counter_ns()
-        calling(calls)
+        caller(calls)
         native = min(native, (time.perf_counter_ns() - start) / calls)
         tracer.reset()
-        tracer.run(calling, calls)
-        roots = [call for call in tracer.calls() if call.code is calling.__code__]
+        tracer.run(caller, calls)
+        roots = [call for call in tracer.calls() if call.code is caller.__code__]
         if len(roots) != 1 or len(roots[0].children) != calls:
             raise RuntimeError("the Tracer's calibration recorded another call tree than "
                                "it made: no bias measured")
@@ -178,5 +219,23 @@ def measure_bias(make_tracer: Callable[[], Any], record_exception: Callable[[], 
         traced_inside = min(traced_inside, inside)
         traced_caller = min(traced_caller, (root.self_time or 0) / calls)
     tracer.reset()
-    return Bias(inside=traced_inside, outside=max(0.0, traced_caller - native),
-                raised=_raise_cost(record_exception, calls // 4, runs))
+    return traced_inside, max(0.0, traced_caller - native)
+
+
+def measure_bias(make_tracer: Callable[[], Any], record_exception: Callable[[], None], *,
+                 calls: int = 2000, runs: int = 7) -> Bias:
+    """The cost per recorded call of Tracers made by ``make_tracer`` (a Tracer with the
+    options of the one to correct and no module filter): ``runs`` runs of ``calls`` calls
+    (a multiple of ten) each way, natively and traced, the lowest average of each kept;
+    the same for resumes of a generator. ``record_exception`` records an exception as the
+    Tracer's handler does (into a log of its own)."""
+    _, calling = calibration_functions()
+    _, resuming = calibration_generator()
+    tracer = make_tracer()
+    tracer.run(calling, 10)  # compiles
+    tracer.run(resuming, 10)
+    inside, outside = _per_call(tracer, calling, calls, runs)
+    resume_inside, resume_outside = _per_call(tracer, resuming, calls, runs)
+    return Bias(inside=inside, outside=outside,
+                raised=_raise_cost(record_exception, calls // 4, runs),
+                resume_inside=resume_inside, resume_outside=resume_outside)

@@ -615,6 +615,32 @@ def test_the_measured_cost_is_positive_and_kept() -> None:
     assert len(tracer.roots()) == 1  # the measuring Tracer recorded nothing into this one
 
 
+def test_a_generators_resumes_have_the_cost_of_recording_a_resume_left_out() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.consume, 5)
+    [root] = tracer.roots()
+    resumes = [c for c in root.children if c.info.generator]
+    assert resumes and len(resumes) == len(root.children)
+    # a resume's own cost (inside its span, and in its caller's self time per resume), not
+    # a call's
+    adds = sum(len(c.children) for c in resumes)  # each resume calls add: a call each
+    tracer.bias = Bias(inside=1.0, outside=2.0, resume_inside=100.0, resume_outside=1000.0)
+    by_name = {e.info.qualname: e for e in tracer.stats()}
+    assert by_name["squares"].tottime * 1e9 == pytest.approx(
+        sum(c.self_time or 0 for c in resumes) - 100.0 * len(resumes) - 2.0 * adds)
+    assert by_name["consume"].tottime * 1e9 == pytest.approx(
+        (root.self_time or 0) - 1.0 - 1000.0 * len(resumes))
+    # without resume costs, a resume costs a call's
+    tracer.bias = Bias(inside=1.0, outside=2.0)
+    by_name = {e.info.qualname: e for e in tracer.stats()}
+    assert by_name["squares"].tottime * 1e9 == pytest.approx(
+        sum(c.self_time or 0 for c in resumes) - 1.0 * len(resumes) - 2.0 * adds)
+    # measured: a resume costs something, both ways
+    measured = Tracer().bias
+    assert measured.resume_inside is not None and measured.resume_inside > 0
+    assert measured.resume_outside is not None and measured.resume_outside >= 0
+
+
 class _TwoArgumentError(Exception):
     def __init__(self, text: str, position: int) -> None:
         super().__init__(text, position)
