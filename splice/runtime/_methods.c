@@ -928,14 +928,14 @@ renew(Renewals *r, PyObject *fn)
     if (made == NULL) { Py_DECREF(known); return NULL; }
     PyObject *weak = PyObject_CallFunctionObjArgs((PyObject *)&WeakKeyType, fn, r->drop, NULL);
     if (weak == NULL) { Py_DECREF(made); Py_DECREF(known); return NULL; }
-    entry = PyDict_SetDefault(r->table, weak, made);  /* borrowed */
+    entry = Py_XNewRef(PyDict_SetDefault(r->table, weak, made));
     Py_DECREF(made);
     if (entry == NULL || PyDict_SetItem(r->fast, weak, entry) < 0) {
+        Py_XDECREF(entry);
         Py_DECREF(weak);
         Py_DECREF(known);
         return NULL;
     }
-    Py_INCREF(entry);
     Py_DECREF(weak);
     Py_DECREF(known);
     r->renewed++;

@@ -70,8 +70,8 @@ def _other_globals(n: int) -> list[Any]:
     for i in range(n):
         def g(i: int = i) -> Any:
             return __name__, i
-        elsewhere = types.FunctionType(g.__code__, {"__name__": f"made{i % 2}"}, "g", None,
-                                       g.__closure__)
+        elsewhere = types.FunctionType(g.__code__, {"__name__": f"made{i % 2}"}, "g",
+                                       g.__defaults__, g.__closure__)
         if i % 3 == 0:
             elsewhere.__module__ = "moved"
         out.append((g(), elsewhere(), elsewhere.__module__))
