@@ -117,38 +117,29 @@ def _reference(value: Any) -> list[str]:
         # bound in its module under another name: a decorator's wrapper without
         # functools.wraps (``fib = memoize(fib)``), a C class exported under an alias
         # (``_json.make_encoder`` is the class ``_json.Encoder``)
-        alias = _alias(module, value)
-        if alias is None:
-            alias = _cell_path(module, value)
+        alias = _path_to(module, value)
         if alias is None:
             raise NotStorable(f"{value!r} is not reachable by a module and a qualified name")
         return [module, alias]
     return [module, qualname]
 
 
-def _alias(module: str, value: Any) -> str | None:
-    """A global name of the imported module ``module`` bound to ``value`` itself."""
-    namespace = getattr(sys.modules.get(module), "__dict__", None)
-    if not isinstance(namespace, dict):
-        return None
-    for name, bound in list(namespace.items()):
-        if bound is value and type(name) is str and name.isidentifier():
-            return name
-    return None
-
-
 #: how deep a reference looks into closure cells (a decorator of a decorated function)
 _CELL_DEPTH = 3
 
 
-def _cell_path(module: str, value: Any) -> str | None:
-    """A path from a global of the imported module ``module`` through closure cells of
-    functions to ``value`` (``"fib.<cell:fn>"``), the shortest, or None."""
+def _path_to(module: str, value: Any) -> str | None:
+    """The shortest path from a global of the imported module ``module`` to ``value``: a
+    global name bound to it, else that name followed by closure cells of functions
+    (``"fib.<cell:fn>"``); None if there is none."""
     namespace = getattr(sys.modules.get(module), "__dict__", None)
     if not isinstance(namespace, dict):
         return None
     level = [(name, bound) for name, bound in list(namespace.items())
              if type(name) is str and name.isidentifier()]
+    for path, bound in level:
+        if bound is value:
+            return path
     for _ in range(_CELL_DEPTH):
         deeper = []
         for path, holder in level:

@@ -145,28 +145,30 @@ def _resuming(n: int) -> None:
         next(resumed)
 
 
-def calibration_functions() -> tuple[types.FunctionType, types.FunctionType]:
-    """An empty function and ``calling(n)``, which calls it ``n`` times (a multiple of
-    ten), for measuring what a profiler costs per call. They are copies of this module's
-    :func:`_empty` and :func:`_calling` that splice transforms: splice's own modules run
-    natively, so the copies' globals name another module (their source is this file's)."""
+def _copies(callee: Callable[..., Any], caller: Callable[..., Any]
+            ) -> tuple[types.FunctionType, types.FunctionType]:
+    """Copies of this module's ``callee`` and ``caller`` that splice transforms: splice's own
+    modules run natively, so the copies' globals name another module (their source is this
+    file's), where ``caller`` finds the copy of ``callee``."""
     namespace: dict[str, Any] = {"__name__": "splice_tracer_calibration",
                                  "__builtins__": builtins}
-    empty = types.FunctionType(_empty.__code__, namespace, "_empty")
-    calling = types.FunctionType(_calling.__code__, namespace, "_calling")
-    namespace["_empty"] = empty
-    return empty, calling
+    copies = tuple(types.FunctionType(f.__code__, namespace, f.__name__)
+                   for f in (callee, caller))
+    namespace[callee.__name__] = copies[0]
+    return copies[0], copies[1]
+
+
+def calibration_functions() -> tuple[types.FunctionType, types.FunctionType]:
+    """An empty function and ``calling(n)``, which calls it ``n`` times (a multiple of
+    ten), for measuring what a profiler costs per call (copies: :func:`_copies`)."""
+    return _copies(_empty, _calling)
 
 
 def calibration_generator() -> tuple[types.FunctionType, types.FunctionType]:
     """An empty endless generator function and ``resuming(n)``, which resumes one of its
-    generators ``n`` times (a multiple of ten): copies, as :func:`calibration_functions`'."""
-    namespace: dict[str, Any] = {"__name__": "splice_tracer_calibration",
-                                 "__builtins__": builtins}
-    resumed = types.FunctionType(_resumed.__code__, namespace, "_resumed")
-    resuming = types.FunctionType(_resuming.__code__, namespace, "_resuming")
-    namespace["_resumed"] = resumed
-    return resumed, resuming
+    generators ``n`` times (a multiple of ten), for measuring what a profiler costs per
+    resume (copies: :func:`_copies`)."""
+    return _copies(_resumed, _resuming)
 
 
 def _raise_handled(record: Callable[[], None]) -> None:
