@@ -139,7 +139,8 @@ class Section:
 
     __slots__ = ("_text", "_digest", "_data", "_names")
 
-    def __init__(self, text: bytes, digest: Any, names: tuple[str, ...]) -> None:
+    def __init__(self, text: bytes | memoryview, digest: Any, names: tuple[str, ...]
+                 ) -> None:
         self._text = text
         self._digest = digest
         self._data: dict[str, Any] | None = None
@@ -150,7 +151,7 @@ class Section:
         if self._data is None:
             if hashlib.sha256(self._text).hexdigest() != self._digest:
                 raise ValueError("its IR part is corrupt (its digest does not match)")
-            data = json.loads(self._text.decode("utf-8"))
+            data = json.loads(bytes(self._text).decode("utf-8"))
             if not isinstance(data, dict):
                 raise ValueError("its IR part is malformed")
             self._data = data
@@ -173,8 +174,8 @@ class Entry:
     ir: Section | None = None
 
 
-def _code_part(header: dict[str, Any], payload: bytes) -> tuple[types.CodeType | None,
-                                                                 str | None]:
+def _code_part(header: dict[str, Any], payload: bytes | memoryview
+               ) -> tuple[types.CodeType | None, str | None]:
     """The code object of an entry whose header is sound, or None and why it cannot be
     used (its own digest, in the header, must match: the header's digest does not cover
     it)."""
@@ -241,7 +242,8 @@ class DiskStore:
                                           f"{MAGIC.strip()!r})")
             return self._ignore(path, "not a splice cache entry, or truncated")
         size = int.from_bytes(data[start - 4:start], "little")
-        text = data[start:start + size]
+        view = memoryview(data)  # (slices of it copy nothing)
+        text = view[start:start + size]
         if len(text) != size or \
                 hashlib.sha256(text).digest() != data[len(MAGIC):len(MAGIC) + _DIGEST]:
             return self._ignore(path, "corrupt or truncated (its digest does not match)")
@@ -256,7 +258,7 @@ class DiskStore:
             if header.get(name) != value:
                 return self._ignore(path, f"written for another {name} "
                                           f"({header.get(name)!r}, not {value!r})")
-        rest = data[start + size:]
+        rest = view[start + size:]
         ir_size = header.get("ir_size", 0)
         if type(ir_size) is not int or not 0 <= ir_size <= len(rest):
             return self._ignore(path, "malformed (the size of its IR part)")

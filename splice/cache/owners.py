@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.machinery
 import json
 import os
 import sys
@@ -321,7 +322,9 @@ def owner_fingerprint(key: OwnerKey) -> str | None:
                 source = _source_file(klass)
                 if source is None or not os.path.exists(source):
                     return None
-                files.append(_file_digest(source))
+                # (a class of splice's own is named by splice's source above)
+                files.append("splice" if source.startswith(_PACKAGE) else
+                             _file_digest(source))
             described.append([cls.__module__, cls.__qualname__, files, encode(token)])
     except (NotStorable, TypeError, OSError):
         return None
@@ -351,22 +354,30 @@ def _file_digest(path: str) -> str:
         return hashlib.sha256(file.read()).hexdigest()
 
 
+#: splice's package folder, with a separator (what its own classes' files start with)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+#: the files whose code this interpreter runs: sources, and the extension modules it loads
+#: (C sources and other interpreters' builds change nothing that runs here)
+_RUN_HERE = (".py", *importlib.machinery.EXTENSION_SUFFIXES)
+
+
 @functools.cache
 def _splice_source() -> str:
     """splice's own files (names, sizes, modification times): code built by an edited
     splice is never read by another (the version alone would not say)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     found: list[str] = []
-    folders = [package]
+    folders = [_PACKAGE]
+    suffixes = _RUN_HERE
     while folders:
         with os.scandir(folders.pop()) as entries:
             for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
-                        folders.append(entry.path)
-                elif entry.name.endswith((".py", ".so", ".c")):
+                name = entry.name
+                if name.endswith(suffixes):
                     info = entry.stat()
                     found.append(f"{entry.path}:{info.st_size}:{info.st_mtime_ns}")
+                elif "." not in name and name != "__pycache__" and \
+                        entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
     return hashlib.sha256("\n".join(sorted(found)).encode()).hexdigest()
 
 

@@ -184,6 +184,12 @@ def _lookup(module: str, qualname: str) -> Any:
         found = _import_own(module)
     if found is None:
         raise NotStorable(f"module {module} is not imported")
+    if "." not in qualname and "<" not in qualname:
+        # (the common case, a module's own name: no class to bind a class method to)
+        try:
+            return getattr(found, qualname)
+        except AttributeError:
+            raise NotStorable(f"{module}.{qualname} does not exist") from None
     parent = None
     for part in qualname.split("."):
         parent = found
@@ -219,9 +225,12 @@ def _import_own(module: str) -> Any:
 
 def decode(data: Any, own_code: types.CodeType | None = None) -> Any:
     """The object ``encode`` wrote as ``data`` (``NotStorable`` if it cannot be made)."""
-    if not isinstance(data, list) or not data or not isinstance(data[0], str):
+    if type(data) is not list or not data or type(data[0]) is not str:
         raise NotStorable(f"malformed value {data!r}")
     kind = data[0]
+    # (the kinds most data holds first: references, then constants)
+    if kind == "ref" and len(data) == 3:
+        return _lookup(str(data[1]), str(data[2]))
     if kind == "const" and len(data) == 2 and type(data[1]) in _PLAIN:
         return data[1]
     if kind == "own code" and own_code is not None:
@@ -237,8 +246,6 @@ def decode(data: Any, own_code: types.CodeType | None = None) -> Any:
     if kind in ("tuple", "frozenset") and isinstance(data[1], list):
         items = [decode(item, own_code) for item in data[1]]
         return tuple(items) if kind == "tuple" else frozenset(items)
-    if kind == "ref" and len(data) == 3:
-        return _lookup(str(data[1]), str(data[2]))
     if kind == "made" and len(data) == 3:
         cls = _lookup(*map(str, data[1]))
         if not isinstance(cls, type) or not hasattr(cls, "__splice_persist__"):
