@@ -63,21 +63,21 @@ versioned(PyObject *module, PyObject *fn)
 }
 
 /* ``original``'s closure for code run with ``plan``: its cells, or those of its cells
-   followed by the hidden cells that ``order`` picks (``CompiledCode.closure_plan``: pick,
-   hidden cells, order). New reference; Py_None for no closure. */
+   followed by the hidden cells that ``order`` picks (``CompiledCode.closure_plan``: hidden
+   cells, order). New reference; Py_None for no closure. */
 static PyObject *
 closure_for(PyFunctionObject *original, PyObject *plan)
 {
     PyObject *cells = original->func_closure;
     if (plan == Py_None) return Py_NewRef(cells != NULL ? cells : Py_None);
-    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 3 ||
-            !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 1)) ||
-            !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 2))) {
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 2 ||
+            !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 0)) ||
+            !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 1))) {
         PyErr_SetString(PyExc_TypeError,
-                        "instantiate(): a closure plan is (pick, cells, order)");
+                        "instantiate(): a closure plan is (cells, order)");
         return NULL;
     }
-    PyObject *hidden = PyTuple_GET_ITEM(plan, 1), *order = PyTuple_GET_ITEM(plan, 2);
+    PyObject *hidden = PyTuple_GET_ITEM(plan, 0), *order = PyTuple_GET_ITEM(plan, 1);
     Py_ssize_t own = cells != NULL && PyTuple_Check(cells) ? PyTuple_GET_SIZE(cells) : 0;
     Py_ssize_t extra = PyTuple_GET_SIZE(hidden), size = PyTuple_GET_SIZE(order);
     if (size == 0) return Py_NewRef(Py_None);  /* a pass removed every free variable read */

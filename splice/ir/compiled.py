@@ -7,7 +7,6 @@ does not load it (``splice.cache.owners``)."""
 
 from __future__ import annotations
 
-import operator
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,11 +36,11 @@ class CompiledCode:
     hidden: dict[str, object]
     #: how :func:`instantiate` builds a closure for ``code`` from the original function's
     #: cells followed by ``hidden``'s (one cell per hidden name, shared by every function
-    #: made of this code: generated code only reads them): ``(pick, cells, order)``, where
-    #: ``pick`` takes the indices ``order`` (the Python form; the C form reads ``order``);
-    #: None when the closure is the original's as it is
-    closure_plan: tuple[Callable[[tuple[Any, ...]], Any], tuple[types.CellType, ...],
-                        tuple[int, ...]] | None = field(default=None, compare=False)
+    #: made of this code: generated code only reads them): ``(cells, order)``, the hidden
+    #: cells and the indices into both that make the closure (none: the code reads no free
+    #: variable); None when the closure is the original's as it is
+    closure_plan: tuple[tuple[types.CellType, ...], tuple[int, ...]] | None = field(
+        default=None, compare=False)
 
     @classmethod
     def of(cls, code: types.CodeType, hidden: dict[str, object],
@@ -55,15 +54,7 @@ class CompiledCode:
         names = [*original_freevars,
                  *(name for name in code.co_freevars if name not in original_freevars)]
         order = tuple(names.index(name) for name in code.co_freevars)
-        if not order:  # a pass removed every read of a free variable
-            def pick_none(cells: tuple[Any, ...]) -> None:
-                return None
-            return cls(code, hidden, (pick_none, cells, order))
-        if len(order) == 1:
-            def pick_one(cells: tuple[Any, ...], index: int = order[0]) -> tuple[Any, ...]:
-                return (cells[index],)
-            return cls(code, hidden, (pick_one, cells, order))
-        return cls(code, hidden, (operator.itemgetter(*order), cells, order))
+        return cls(code, hidden, (cells, order))
 
 
 def _instantiate(compiled: CompiledCode, original: types.FunctionType, *,
@@ -75,8 +66,10 @@ def _instantiate(compiled: CompiledCode, original: types.FunctionType, *,
     closure = original.__closure__
     plan = compiled.closure_plan
     if plan is not None:
-        pick, hidden_cells, _ = plan
-        closure = pick((*(closure or ()), *hidden_cells))
+        hidden_cells, order = plan
+        every = (*(closure or ()), *hidden_cells)
+        # (no index: a pass removed every read of a free variable)
+        closure = tuple(every[index] for index in order) if order else None
     # defaults only matter to a code with positional parameters, keyword defaults to one
     # with keyword-only parameters
     defaults = original.__defaults__ if code.co_argcount else None

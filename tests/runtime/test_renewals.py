@@ -119,3 +119,46 @@ def test_renewals_keep_nothing_the_program_dropped() -> None:
     assert len(table) < 20 and len(table.fast) < 20, "the table kept dropped functions"
     if native.RENEWALS is not None:
         assert table._renewals.renewed >= 50 - 3
+
+
+def _closures_of(text: str) -> Any:
+    namespace: dict[str, Any] = {}
+    exec(text, namespace)
+    return namespace["make"]()
+
+
+@pytest.mark.parametrize("compiled_text, expected", [
+    # hidden cells after the original's, read in another order
+    ("def make():\n    x = 1\n    h = 10\n    def g(a=5):\n        return h + x + a\n"
+     "    return g\n", 16),
+    # a pass removed every read of a free variable: no closure at all
+    ("def make():\n    def g(a=5):\n        return a\n    return g\n", 5),
+])
+def test_both_forms_of_instantiate_make_the_same_function(compiled_text: str,
+                                                          expected: int) -> None:
+    from splice.ir import compiled as compiled_module
+
+    original = _closures_of("def make():\n    x = 1\n    def g(a=5):\n        return x + a\n"
+                            "    return g\n")
+    made = _closures_of(compiled_text)
+    hidden = {"h": 10} if "h" in made.__code__.co_freevars else {}
+    plan = compiled_module.CompiledCode.of(made.__code__, hidden, original.__code__.co_freevars)
+    python_form = compiled_module._instantiate(plan, original)
+    forms = [python_form]
+    if compiled_module._native_instantiate is not None:
+        forms.append(compiled_module.instantiate(plan, original))
+    for function in forms:
+        assert function() == expected
+        assert function.__defaults__ == original.__defaults__
+        assert function.__qualname__ == original.__qualname__
+        closure = function.__closure__
+        if hidden:
+            assert closure is not None
+            # the original's cell itself (shared, not copied), and the hidden one
+            assert closure[made.__code__.co_freevars.index("x")] is original.__closure__[0]
+            assert closure[made.__code__.co_freevars.index("h")].cell_contents == 10
+        else:
+            assert closure is None
+    if len(forms) == 2:
+        assert [c.cell_contents for c in forms[0].__closure__ or ()] == \
+            [c.cell_contents for c in forms[1].__closure__ or ()]
