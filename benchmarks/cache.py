@@ -30,6 +30,7 @@ dropped), as for an installed splice: a warm process's imports are not source co
     python benchmarks/cache.py                 # every program, both plugins, 3 repeats
     python benchmarks/cache.py --programs raytrace,text --plugins fastmath --repeats 1
     python benchmarks/cache.py --native-runs 0     # the first plugin run is the process's
+    python benchmarks/cache.py --size full         # the programs' full sizes (N)
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ CHILD = textwrap.dedent("""
         return TimedFastMath({math.sqrt: fast_sqrt, math.sin: fast_sin})
 
     program = importlib.import_module(sys.argv[2])
-    n = getattr(program, "QUICK", max(1, program.N // 20))
+    n = program.N if sys.argv[5] == "full" else \
+        getattr(program, "QUICK", max(1, program.N // 20))
     native = []
     for _ in range(int(sys.argv[4])):
         start = time.perf_counter()
@@ -104,26 +106,28 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def _child(program: str, plugin: str, cache: str, native_runs: int) -> dict[str, Any]:
+def _child(program: str, plugin: str, cache: str, native_runs: int, size: str
+           ) -> dict[str, Any]:
     env = {**os.environ, "SPLICE_CACHE": "1", "SPLICE_CACHE_DIR": cache}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     # a file: a plugin class is cached across processes only with its source file
     script = Path(cache).parent / "child.py"
     script.write_text(CHILD)
     done = subprocess.run([sys.executable, str(script), str(HERE / "programs"), program, plugin,
-                           str(native_runs)],
+                           str(native_runs), size],
                           capture_output=True, text=True, env=env, timeout=600, check=True)
     result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return result
 
 
-def measure(program: str, plugin: str, repeats: int, native_runs: int) -> dict[str, float]:
+def measure(program: str, plugin: str, repeats: int, native_runs: int, size: str
+            ) -> dict[str, float]:
     best: dict[str, float] = {}
     for _ in range(repeats):
         with tempfile.TemporaryDirectory(prefix="splice-bench-cache-") as folder:
             cache = os.path.join(folder, "cache")
-            cold = _child(program, plugin, cache, native_runs)
-            warm = _child(program, plugin, cache, native_runs)
+            cold = _child(program, plugin, cache, native_runs, size)
+            warm = _child(program, plugin, cache, native_runs, size)
         if native_runs >= 2:
             for name, value in (("native_first", warm["native"][0]),
                                 ("native_again", warm["native"][1])):
@@ -151,6 +155,10 @@ def main() -> None:
                         help="native runs of the program before the plugin's, in every "
                              "process (0: none; the first run of a process pays the "
                              "program's own first-run costs)")
+    parser.add_argument("--size", choices=("quick", "full"), default="quick",
+                        help="the programs' quick size (QUICK, else N/20: runs of 1 to 60 "
+                             "ms, where a warm process's fixed costs weigh most) or their "
+                             "full size N")
     parser.add_argument("--json", metavar="OUT")
     options = parser.parse_args()
     import splice
@@ -165,7 +173,7 @@ def main() -> None:
         table = rows[plugin] = {}
         for program in options.programs.split(","):
             r = table[program] = measure(program, plugin, options.repeats,
-                                         options.native_runs)
+                                         options.native_runs, options.size)
             print(f"{program:<14} {r['cold_compile'] * 1e3:>10.1f}ms "
                   f"{r['warm_compile'] * 1e3:>6.1f}ms "
                   f"{r['cold_compile'] / r['warm_compile']:>6.1f}x   "
