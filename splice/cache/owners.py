@@ -299,9 +299,12 @@ def _instance_entry_name(fn: types.FunctionType, argtypes: tuple[Any, ...],
     from splice.cache.stored_values import ObjectTable, encode_abstract
 
     objects = ObjectTable.for_disk(fn.__code__)
-    spec = json.dumps([[encode_abstract(t, objects) for t in argtypes], encode(key)],
-                      sort_keys=True)
+    spec = _SPEC_TEXT([[encode_abstract(t, objects) for t in argtypes], encode(key)])
     return f"{_entry_name(fn, 'instance')}-{hashlib.sha256(spec.encode()).hexdigest()[:16]}"
+
+
+#: ``json.dumps(data, sort_keys=True)``, without making an encoder per call
+_SPEC_TEXT = json.JSONEncoder(sort_keys=True).encode
 
 
 def _untuple(entry: list[Any]) -> tuple[Any, ...]:

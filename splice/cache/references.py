@@ -39,7 +39,7 @@ from splice.pristine import BUILTINS
 
 __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py)
 
-__all__ = ["NotStorable", "decode", "encode", "join_constants", "reference_of",
+__all__ = ["NotStorable", "decode", "encode", "join_constants", "lookup", "reference_of",
            "split_constants"]
 
 _PLACEHOLDER = "\x00splice-stored-"
@@ -175,6 +175,12 @@ def reference_of(value: Any) -> list[str]:
     """``[module, qualified name]`` under which a module holds ``value`` itself
     (``NotStorable`` if none does)."""
     return _reference(value)
+
+
+def lookup(module: str, qualname: str) -> Any:
+    """The object ``["ref", module, qualname]`` names (``NotStorable`` if there is none):
+    looked up in the imported modules only."""
+    return _lookup(str(module), str(qualname))
 
 
 def _lookup(module: str, qualname: str) -> Any:

@@ -56,7 +56,7 @@ from splice.cache.guards import (
     lookup_global,
 )
 from splice.cache.instances import SELF
-from splice.cache.references import NotStorable, decode, encode, reference_of
+from splice.cache.references import NotStorable, decode, encode, lookup, reference_of
 from splice.cache.shared_instances import DirectCall, SharedInstance
 from splice.cache.stored_values import ObjectTable, decode_abstract, encode_abstract
 from splice.pristine import BUILTINS
@@ -397,7 +397,11 @@ def encode_instance(shared: SharedInstance, own_code: types.CodeType) -> dict[st
 def _text(data: Any) -> str:
     """An edge's data as the JSON text an entry holds it in: the text names it in the
     memo of edges read (``ReadMemo``), and is parsed only when the memo misses."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return _EDGE_TEXT(data)
+
+
+#: ``json.dumps(data, sort_keys=True, separators=(",", ":"))``, one encoder for every call
+_EDGE_TEXT = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
 
 def _parsed(text: Any) -> Any:
@@ -439,7 +443,7 @@ class ReadMemo:
         known = self.functions.get(text) if type(text) is str else None
         if known is not None:
             data, live, code, defaults = known
-            if decode(["ref", *data[1]]) is live and live.__code__ is code and \
+            if lookup(*data[1]) is live and live.__code__ is code and \
                     live.__defaults__ is defaults:
                 return live
         data = _parsed(text)
