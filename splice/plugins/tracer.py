@@ -62,11 +62,15 @@ What is recorded
   are).
 * A ``yield from`` delegation is one span of the delegating generator (from the resume that
   starts it to the one that finishes it); the subgenerator's resumes are spans of their own.
-* Not recorded: builtins and other C functions, lambdas (their bodies must stay an
-  expression), coroutines and async generators (they can suspend at points without a visible
-  ``await``: ``async for``, ``async with``), comprehension scopes (they are part of their
-  function), functions that run natively (``recurse`` said no, no source, code called from C
-  outside the overlays), and module top-level code. The callees of all of these that run
+* Lambdas, as functions named ``<lambda>`` (cProfile names them so too). The recording
+  needs statements, so a traced lambda's code is generated as a ``def`` whose code object
+  is named ``<lambda>`` (``splice.ir.codegen.scope_ast``): its name, qualified name,
+  frames and tracebacks are the lambda's.
+* Not recorded: builtins and other C functions, coroutines and async generators (they can
+  suspend at points without a visible ``await``: ``async for``, ``async with``),
+  comprehension scopes (they are part of their function), functions that run natively
+  (``recurse`` said no, no source, code called from C outside the overlays), and module
+  top-level code. The callees of all of these that run
   under the Tracer are recorded.
 * Dunder methods Python calls implicitly on your objects (operators, subscripts,
   attribute access through properties and descriptors, iteration, ``with``, formatting)
@@ -612,7 +616,7 @@ class Tracer(splice.Plugin):
     def lowered(self, ir: FunctionIR) -> FunctionIR | None:
         """Instrument one function (see the module docstring)."""
         fn = ir.function
-        if ir.kind != "function" or fn is None or ir.is_async:
+        if ir.kind not in ("function", "lambda") or fn is None or ir.is_async:
             return None
         code: types.CodeType = fn.__code__
         flags = code.co_flags

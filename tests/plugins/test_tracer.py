@@ -786,3 +786,17 @@ def test_examples_fib_has_no_negative_self_time(tmp_path: Path) -> None:
     header = tracer.format_tree().splitlines()[0]
     top = tracer.format_tree(locations=False).splitlines()[1]
     assert _HEADER_TOTAL.search(header)["total"] == top.split()[0]  # type: ignore[index]
+
+
+def test_lambdas_are_recorded_and_behave_natively() -> None:
+    tracer = Tracer()
+    assert tracer.run(tracee.lambdas) == tracee.lambdas()
+    counts: dict[str, int] = {}
+    for entry in tracer.stats():  # (one entry per lambda: they share their qualified names)
+        counts[entry.info.qualname] = counts.get(entry.info.qualname, 0) + entry.ncalls
+    inner = "lambdas.<locals>.<lambda>"
+    # add twice, the sort key 3 times, the generator's 2 resumes, nested and its inner
+    # lambda, the two frame probes, fail, map's 3, the comprehension's lambda
+    assert counts[inner] == 2 + 3 + 2 + 1 + 2 + 1 + 3 + 1
+    assert counts[f"{inner}.<locals>.<lambda>"] == 1
+    assert counts["Secret.<lambda>"] == 2

@@ -100,3 +100,43 @@ def identity(x: Any) -> Any:
 
 def call(fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*args)
+
+
+class Secret:
+    __hidden = 5
+    read = staticmethod(lambda obj: obj._Secret__hidden)
+    mangled = lambda self: self.__hidden  # noqa: E731 (a lambda in a class body, mangled)
+
+
+def lambdas() -> list[Any]:
+    """Lambdas of every shape the Tracer records, with what natively shows of them."""
+    import sys
+    import traceback
+
+    out: list[Any] = []
+    add = lambda a, b=2, *rest, c=3, **kw: (a + b + c + sum(rest), sorted(kw))  # noqa: E731
+    out.append(add(1))
+    out.append(add(1, 2, 3, 4, c=5, z=1))
+    out.append(sorted([3, 1, 2], key=lambda x: -x))
+    gen = lambda: (yield 1)  # noqa: E731 (a generator lambda)
+    made = gen()
+    out.append(next(made))
+    try:
+        made.send(7)
+    except StopIteration as stop:
+        out.append(("stop", stop.value))
+    nested = lambda x: (lambda y: x + y)  # noqa: E731
+    out.append(nested(1)(2))
+    out.append((Secret().mangled(), Secret.read(Secret())))
+    out.append((lambda: sys._getframe().f_code.co_name)())
+    out.append((lambda: sys._getframe(1).f_code.co_name)())
+    fail = lambda n: 1 // n  # noqa: E731
+    try:
+        fail(0)
+    except ZeroDivisionError as exc:
+        out.append([(f.name, f.lineno, f.colno, f.end_colno, f.line)
+                    for f in traceback.extract_tb(exc.__traceback__)])
+    out.append((fail.__name__, fail.__qualname__, fail.__code__.co_name, fail.__doc__))
+    out.append(list(map(lambda v: v * 2, range(3))))
+    out.append((lambda: [i * i for i in range(3)])())
+    return out
