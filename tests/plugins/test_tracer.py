@@ -800,3 +800,58 @@ def test_lambdas_are_recorded_and_behave_natively() -> None:
     assert counts[inner] == 2 + 3 + 2 + 1 + 2 + 1 + 3 + 1
     assert counts[f"{inner}.<locals>.<lambda>"] == 1
     assert counts["Secret.<lambda>"] == 2
+
+
+def _stats_from_the_tree(tracer: Tracer, bias: Bias) -> dict[Any, tuple[int, float, float]]:
+    """``Tracer.stats`` computed the long way: the call trees, their corrected times, and
+    a walk that counts a recursive function's cumulative time in its outermost call."""
+    found: dict[Any, list[Any]] = {}
+    for thread in tracer.threads():
+        times = tracer_module._corrected_times(thread.calls, bias)
+        work: list[tuple[Call, frozenset[Any]]] = [(c, frozenset()) for c in thread.calls]
+        while work:
+            call, above = work.pop()
+            entry = found.setdefault(call.info, [0, 0.0, 0.0])
+            own, total = times[id(call)]
+            entry[0] += 1
+            entry[1] += own / 1e9
+            if call.info not in above:
+                entry[2] += total / 1e9
+            work.extend((child, above | {call.info}) for child in call.children)
+    return {info: (n, own, max(total, own)) for info, (n, own, total) in found.items()}
+
+
+def _mixed_program() -> list[Any]:
+    """Recursion, generators resumed from callers, exceptions caught at several depths,
+    lambdas and a mutual recursion: every kind of call the stats count."""
+    out: list[Any] = [tracee.fib(7), tracee.consume(4), tracee.catches([1, -1, 2, -3])]
+    out.append(sorted(range(5), key=lambda x: -x))
+
+    def even(n: int) -> bool:
+        return True if n == 0 else odd(n - 1)
+
+    def odd(n: int) -> bool:
+        return False if n == 0 else even(n - 1)
+    out.append(even(9))
+    try:
+        tracee.propagates(-5)
+    except ValueError as exc:
+        out.append(str(exc))
+    return out
+
+
+@pytest.mark.parametrize("bias", [Bias(0.0, 0.0), Bias(3.0, 7.0, raised=11.0),
+                                  Bias(2.0, 5.0, resume_inside=1.0, resume_outside=4.0),
+                                  Bias(1e6, 1e6)], ids=["raw", "raised", "resumes", "huge"])
+def test_stats_equal_the_call_trees_times(bias: Bias) -> None:
+    tracer = Tracer()
+    tracer.run(_mixed_program)
+    tracer.run(tracee.in_threads, 3, 5)  # and calls of other threads
+    tracer.bias = bias
+    fast = {e.info: (e.ncalls, e.tottime, e.cumtime) for e in tracer.stats()}
+    slow = _stats_from_the_tree(tracer, bias)
+    assert fast.keys() == slow.keys()
+    for info, (ncalls, tottime, cumtime) in slow.items():
+        assert fast[info][0] == ncalls, info
+        assert fast[info][1] == pytest.approx(tottime, rel=1e-9, abs=1e-15), info
+        assert fast[info][2] == pytest.approx(cumtime, rel=1e-9, abs=1e-15), info
