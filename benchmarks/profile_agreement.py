@@ -5,22 +5,25 @@
     python benchmarks/profile_agreement.py --only nbody,text
     python benchmarks/profile_agreement.py --sampled 3     # and each against py-spy
 
-For each program in ``benchmarks/programs/``, one run under ``cProfile`` and one under a
-``Tracer``, each the second run of a fresh copy of the program's module (the first fills
-what the program keeps between runs; under the Tracer it also compiles, then ``reset``:
-splice's compile work is not in the measured run, and the Tracer leaves it out of its
-times anyway). Both profiles are reduced to the same shape, per Python
+For each program in ``benchmarks/programs/``, ``--repeats`` runs under ``cProfile`` and as
+many under a ``Tracer``, interleaved, each a later run of a fresh copy of the program's
+module (the first fills what the program keeps between runs; under the Tracer it also
+compiles: splice's compile work is not in the measured runs, and the Tracer leaves it out
+of its times anyway). Every profile is reduced to the same shape, per Python
 function (file, first line, name):
 
 * self time: cProfile's ``tottime``, plus the self time of what the Tracer did not record
-  that it called (builtins, lambdas, comprehensions, and dunders reached by operators
-  unless ``--implicit``: cProfile times them as functions of their own, the Tracer as its
+  that it called (builtins, comprehensions, and dunders reached by operators unless
+  ``--implicit``: cProfile times them as functions of their own, the Tracer as its
   caller's self time), moved along pstats' call edges;
 * total time: ``cumtime``, a recursive function counted once, as both compute it.
 
 Times are compared as shares of the program's total (``main``'s total time in each
 profile), since each profiler slows the program down by its own overhead (shown as
-"overhead": profiled wall time / native wall time, same process). The headline is the
+"overhead": profiled wall time / native wall time, same process, fastest runs). This
+machine's speed drifts by up to 2x within seconds, which moves one run's shares by up to
+ten points: each profiler's shares are the mean over its runs, and "one run" shows the
+range of the distances of the runs' pairs taken alone. The headline is the
 total variation distance between the two self-time distributions: the share of the
 program's time that one profiler attributes to another function than the other does
 (target: at most 10%). Also shown: the largest difference of one function's self share
@@ -270,48 +273,70 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: in
         module.main(n)
     tracer.run(traced.main, n)  # compiles
     native_s = cprofile_s = tracer_s = float("inf")
-    # this machine's speed drifts by up to 2x over seconds: each way runs `repeats` times,
-    # interleaved, and its fastest run counts, with each profiler's cost per call measured
-    # after every run, the lowest kept
-    biases: list[Bias] = []
-    tracer_biases: list[Bias] = []
+    # each profiler's cost per call: the lowest of `repeats` measures (the machine's drift
+    # only adds), taken first so that each run's profile is made right after it (a Tracer
+    # of a full-size run holds millions of calls)
+    bias = lowest([cprofile_bias(builtins) for _ in range(repeats)])
+    tracer_bias = lowest([Tracer(implicit_calls=implicit).bias for _ in range(repeats)])
+    # this machine's speed drifts by up to 2x over seconds, and one run's shares with it:
+    # each way runs `repeats` times, interleaved, and the profiles compared are the mean of
+    # every run's shares (the fastest run counts for the overheads)
+    all_stats: list[dict[Any, Any]] = []
+    raws: list[Profile] = []
+    ours_each: list[Profile] = []
     for _ in range(repeats):
         native_s = min(native_s, timed(native.main, n))
 
         profiler = cProfile.Profile(builtins=builtins)
-        took = timed(profiler.runcall, profiled.main, n)
-        biases.append(cprofile_bias(builtins))
-        if took < cprofile_s:
-            cprofile_s = took
-            stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+        cprofile_s = min(cprofile_s, timed(profiler.runcall, profiled.main, n))
+        all_stats.append(pstats.Stats(profiler).stats)  # type: ignore[attr-defined]
 
-        # (a Tracer per run, sharing the compiled code: the fastest one's calls are kept)
-        candidate = Tracer(implicit_calls=implicit)
-        took = timed(candidate.run, traced.main, n)
-        tracer_biases.append(Tracer(implicit_calls=implicit).bias)
-        if took < tracer_s:
-            tracer_s, tracer = took, candidate
-    # the costs per call too: the lowest of each, measured once per repeat
-    bias = lowest(biases)
-    tracer.bias = tracer_bias = lowest(tracer_biases)
-    raw = tracer_profile(tracer, corrected=False)
-    ours = tracer_profile(tracer, corrected=True)
-    raw_distance = distances(cprofile_profile(stats, set(raw)), raw)[0]
-    theirs = cprofile_profile(corrected_stats(stats, bias), set(ours))
+        # (a Tracer per run, sharing the compiled code)
+        tracer = Tracer(implicit_calls=implicit)
+        tracer_s = min(tracer_s, timed(tracer.run, traced.main, n))
+        tracer.bias = tracer_bias
+        raws.append(tracer_profile(tracer, corrected=False))
+        ours_each.append(tracer_profile(tracer, corrected=True))
+        del tracer
+    recorded = set().union(*ours_each)
+    raw = mean_shares(raws)
+    ours = mean_shares(ours_each)
+    raw_distance = distances(mean_shares([cprofile_profile(stats, recorded)
+                                          for stats in all_stats]), raw)[0]
+    theirs_each = [cprofile_profile(corrected_stats(stats, bias), recorded)
+                   for stats in all_stats]
+    theirs = mean_shares(theirs_each)
     distance, worst_self, worst_total = distances(theirs, ours)
+    # how much one run's pair moves: the spread the mean takes out
+    each = [distances(c, t)[0] for c, t in zip(theirs_each, ours_each, strict=True)]
     reference: dict[str, float] = {}
     if sample_seconds:
-        sampled, taken = sampled_profile(path, n, set(ours), sample_seconds)
+        sampled, taken = sampled_profile(path, n, recorded, sample_seconds)
         reference = {
             "samples": taken,
-            "cprofile": distances(sampled, cprofile_profile(stats, set(ours)))[0],
+            "cprofile": distances(sampled, mean_shares([cprofile_profile(stats, recorded)
+                                                        for stats in all_stats]))[0],
             "cprofile_corrected": distances(sampled, theirs)[0],
             "tracer": distances(sampled, raw)[0],
             "tracer_corrected": distances(sampled, ours)[0]}
     return {"reference": reference, "program": name, "n": n, "native_s": native_s,
             "cprofile_overhead": cprofile_s / native_s, "tracer_overhead": tracer_s / native_s,
             "raw_distance": raw_distance, "distance": distance, "worst_self": worst_self,
-            "worst_total": worst_total, "cprofile_bias": bias, "tracer_bias": tracer_bias}
+            "worst_total": worst_total, "cprofile_bias": bias, "tracer_bias": tracer_bias,
+            "spread": (min(each), max(each))}
+
+
+def mean_shares(profiles: list[Profile]) -> Profile:
+    """The mean of the profiles' shares of ``main``'s total time, per function, as a
+    profile (a function a run did not see counts 0 in it)."""
+    summed: dict[Key, list[float]] = {}
+    for profile in profiles:
+        self_shares, total_shares = shares(profile, "main")
+        for key in self_shares:
+            entry = summed.setdefault(key, [0.0, 0.0])
+            entry[0] += self_shares[key]
+            entry[1] += total_shares[key]
+    return {key: (s / len(profiles), t / len(profiles)) for key, (s, t) in summed.items()}
 
 
 def _cost(bias: Bias) -> str:
@@ -326,8 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated program names")
     parser.add_argument("--implicit", action="store_true",
                         help="Tracer(implicit_calls=True): dunders reached by operators too")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="runs each way, interleaved; the fastest counts (default 3)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="runs each way, interleaved: their mean shares are compared, "
+                        "the fastest counts for the overheads (default 5)")
     parser.add_argument("--cprofile-builtins", action="store_true",
                         help="cProfile records builtin calls too (its default; they cost "
                         "it an event each, which the Tracer does not pay)")
@@ -343,12 +369,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Python {sys.version.split()[0]}; Tracer after a compiling run; shares of main's "
           f"total time; cProfile(builtins={args.cprofile_builtins})")
     print(f"{'program':<14}{'native s':>9}{'cProfile':>9}{'Tracer':>8}{'raw':>8}"
-          f"{'distance':>10}   worst self (pp)        worst total (pp)       "
+          f"{'distance':>10}{'one run':>14}   worst self (pp)        worst total (pp)       "
           f"cost/call ns (cProfile; Tracer)")
     for r in rows:
+        low, high = r["spread"]
         print(f"{r['program']:<14}{r['native_s']:>9.3f}{r['cprofile_overhead']:>8.2f}x"
               f"{r['tracer_overhead']:>7.2f}x{r['raw_distance'] * 100:>7.1f}%"
-              f"{r['distance'] * 100:>9.1f}%"
+              f"{r['distance'] * 100:>9.1f}%{low * 100:>7.1f}-{high * 100:.1f}%"
               f"   {r['worst_self'][0] * 100:5.1f} {r['worst_self'][1]:<16}"
               f"{r['worst_total'][0] * 100:5.1f} {r['worst_total'][1]:<16}"
               f"{_cost(r['cprofile_bias'])}; {_cost(r['tracer_bias'])}")
