@@ -912,45 +912,63 @@ def _build(events: list[Any], returns: bool = False,
     it happened in, or to ``compiles`` outside any call."""
     roots: list[Call] = []
     stack: list[Call] = []
+    for item, value in _read_events(events):
+        if item is _END:
+            if stack:
+                call = stack.pop()
+                call.end = value
+                if returns and call.result is None and call.exception is None \
+                        and not call.info.generator:
+                    call.result = "None"
+        elif item is COMPILE:
+            if stack:
+                stack[-1].compiles.append(value)
+            elif compiles is not None:
+                compiles.append(value)
+        elif type(item) is FunctionInfo:
+            call = Call(item, value)
+            (stack[-1].children if stack else roots).append(call)
+            stack.append(call)
+        elif stack:
+            if item is _EXC:
+                stack[-1].exception = _exception_text(value)
+            elif item is _ARGS:
+                stack[-1].args = value
+            elif item is _RET:
+                stack[-1].result = value
+    return roots
+
+
+#: what :func:`_read_events` gives for the end of a call (with its end time)
+_END = object()
+
+
+def _read_events(events: list[Any]) -> Iterator[tuple[Any, Any]]:
+    """One thread's event list (see :class:`_Local`) read as ``(what, value)`` pairs: a call
+    (its ``FunctionInfo``, start time), the end of the innermost call (``_END``, end time),
+    a compile span (``COMPILE``, ``(start, end)``) and a marker with what it recorded
+    (``_EXC``, ``_ARGS``, ``_RET``). A list copied while a call or a span was being
+    recorded ends before it."""
     index = 0
     count = len(events)
     while index < count:
         item = events[index]
-        if type(item) is int:  # a call ended
-            if stack:
-                call = stack.pop()
-                call.end = -item
-                if returns and call.result is None and call.exception is None \
-                        and not call.info.generator:
-                    call.result = "None"
+        if type(item) is int:
+            yield _END, -item
             index += 1
         elif item is COMPILE:
             if index + 2 >= count:
-                break
-            span = (events[index + 1], -events[index + 2])
-            if stack:
-                stack[-1].compiles.append(span)
-            elif compiles is not None:
-                compiles.append(span)
+                return
+            yield COMPILE, (events[index + 1], -events[index + 2])
             index += 3
         elif type(item) is FunctionInfo:
             if index + 1 >= count:
-                break
-            call = Call(item, events[index + 1])
-            (stack[-1].children if stack else roots).append(call)
-            stack.append(call)
+                return
+            yield item, events[index + 1]
             index += 2
         else:
-            value = events[index + 1] if index + 1 < count else None
-            if stack:
-                if item is _EXC:
-                    stack[-1].exception = _exception_text(value)
-                elif item is _ARGS:
-                    stack[-1].args = value
-                elif item is _RET:
-                    stack[-1].result = value
+            yield item, events[index + 1] if index + 1 < count else None
             index += 2
-    return roots
 
 
 class _Node:
@@ -1021,31 +1039,19 @@ def _function_stats(events: list[Any], bias: Bias, found: dict[FunctionInfo, Fun
             parent[5] += info.generator
             parent[6] += total
 
-    index = 0
-    count = len(events)
-    while index < count:
-        item = events[index]
-        if type(item) is int:  # a call ended
+    for item, value in _read_events(events):
+        if item is _END:
             if stack:
-                close(stack.pop(), -item)
-            index += 1
+                close(stack.pop(), value)
         elif item is COMPILE:
-            if index + 2 >= count:
-                break
             if stack:
-                stack[-1][3] += -events[index + 2] - events[index + 1]
-            index += 3
+                stack[-1][3] += value[1] - value[0]
         elif type(item) is FunctionInfo:
-            if index + 1 >= count:
-                break
             depth = active.get(item, 0)
             active[item] = depth + 1
-            stack.append([item, events[index + 1], 0, 0, 0, 0, 0.0, False, depth == 0])
-            index += 2
-        else:
-            if item is _EXC and stack:  # (what it recorded: None is no exception)
-                stack[-1][7] = (events[index + 1] if index + 1 < count else None) is not None
-            index += 2
+            stack.append([item, value, 0, 0, 0, 0, 0.0, False, depth == 0])
+        elif item is _EXC and stack:  # (what it recorded: None is no exception)
+            stack[-1][7] = value is not None
     end_of_run = perf_counter_ns()
     while stack:
         close(stack.pop(), end_of_run)
