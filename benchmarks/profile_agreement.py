@@ -301,8 +301,8 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: in
     recorded = set().union(*ours_each)
     raw = mean_shares(raws)
     ours = mean_shares(ours_each)
-    raw_distance = distances(mean_shares([cprofile_profile(stats, recorded)
-                                          for stats in all_stats]), raw)[0]
+    theirs_raw = mean_shares([cprofile_profile(stats, recorded) for stats in all_stats])
+    raw_distance = distances(theirs_raw, raw)[0]
     theirs_each = [cprofile_profile(corrected_stats(stats, bias), recorded)
                    for stats in all_stats]
     theirs = mean_shares(theirs_each)
@@ -314,8 +314,7 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: in
         sampled, taken = sampled_profile(path, n, recorded, sample_seconds)
         reference = {
             "samples": taken,
-            "cprofile": distances(sampled, mean_shares([cprofile_profile(stats, recorded)
-                                                        for stats in all_stats]))[0],
+            "cprofile": distances(sampled, theirs_raw)[0],
             "cprofile_corrected": distances(sampled, theirs)[0],
             "tracer": distances(sampled, raw)[0],
             "tracer_corrected": distances(sampled, ours)[0]}
