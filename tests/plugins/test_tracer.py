@@ -39,6 +39,22 @@ def test_the_recorder_in_use_is_the_one_asked_for(recording: str) -> None:
     assert only_thread(tracer)[0].name == "main"
 
 
+def test_the_c_recorders_event_lists_are_not_traversed_by_the_collector(
+        recording: str) -> None:
+    """A full collection during a long traced run must not visit every event recorded so
+    far (the lists hold nothing that could lead back to them); what they hold stays alive
+    by reference count."""
+    import gc
+
+    tracer = Tracer(returns=True)
+    assert tracer.run(tracee.main, 2) == tracee.main(2)
+    events = tracer._local.events
+    assert events
+    assert gc.is_tracked(events) == (recording == "python-recorder")
+    gc.collect()
+    assert only_thread(tracer)[0].name == "main"
+
+
 def names(calls: list[Call]) -> list[str]:
     return [c.name for c in calls]
 
