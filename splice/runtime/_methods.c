@@ -813,7 +813,9 @@ static PyTypeObject WeakKeyType = {
    reuses, a function of another module, a table due for a sweep: ``sweep_at``) returns
    None and the Python path decides. Codes are held weakly; the entries' decision depends
    on the code alone for such contexts (a plain function's transformed code reads no
-   global), so nothing added goes stale while its code lives. */
+   global), so nothing added goes stale while its code lives, except where the plugins
+   decide by the function object (a ``recurse`` hook): then ``add`` is given ``keeps``,
+   called with each new function object, and a false answer returns None. */
 typedef struct {
     PyObject_HEAD
     PyObject *table;        /* the DispatchTable (a dict subclass) */
@@ -876,17 +878,20 @@ renewals_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)r;
 }
 
-/* ``add(code, compiled, module, plan)``: renew functions of ``code`` from now on */
+/* ``add(code, compiled, module, plan[, keeps])``: renew functions of ``code`` from now on
+   (those for which ``keeps(fn)`` is true, if given and not None) */
 static PyObject *
 renewals_add(Renewals *r, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4 || !PyCode_Check(args[0]) || !PyCode_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "add(code, compiled code, module, closure plan)");
+    if (nargs < 4 || nargs > 5 || !PyCode_Check(args[0]) || !PyCode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "add(code, compiled code, module, closure plan[, keeps])");
         return NULL;
     }
     PyObject *ref = PyWeakref_NewRef(args[0], NULL);
     if (ref == NULL) return NULL;
-    PyObject *known = PyTuple_Pack(4, ref, args[1], args[2], args[3]);
+    PyObject *known = PyTuple_Pack(5, ref, args[1], args[2], args[3],
+                                   nargs == 5 ? args[4] : Py_None);
     Py_DECREF(ref);
     if (known == NULL) return NULL;
     PyObject *key = PyLong_FromVoidPtr(args[0]);
@@ -921,6 +926,15 @@ renew(Renewals *r, PyObject *fn)
         int same = PyObject_RichCompareBool(function->func_module, module, Py_EQ);
         if (same < 0) { Py_DECREF(known); return NULL; }
         if (!same) goto none;
+    }
+    PyObject *keeps = PyTuple_GET_ITEM(known, 4);
+    if (keeps != Py_None) {
+        PyObject *kept = PyObject_CallOneArg(keeps, fn);
+        if (kept == NULL) { Py_DECREF(known); return NULL; }
+        int yes = PyObject_IsTrue(kept);
+        Py_DECREF(kept);
+        if (yes < 0) { Py_DECREF(known); return NULL; }
+        if (!yes) goto none;
     }
     PyObject *const made_args[4] = {PyTuple_GET_ITEM(known, 1), fn,
                                     PyTuple_GET_ITEM(known, 3), Py_True};
@@ -977,7 +991,7 @@ renewals_clear_codes(Renewals *r, PyObject *unused)
 
 static PyMethodDef renewals_methods[] = {
     {"add", (PyCFunction)(void (*)(void))renewals_add, METH_FASTCALL,
-     "add(code, compiled code, module, closure plan): renew functions of code"},
+     "add(code, compiled code, module, closure plan[, keeps]): renew functions of code"},
     {"renew", (PyCFunction)renewals_renew, METH_O,
      "renew(fn): fn's entry, made and stored, or None"},
     {"drop", (PyCFunction)renewals_drop, METH_O,

@@ -13,6 +13,7 @@ points the IR's calls at this context's table and sites.
 from __future__ import annotations
 
 import types
+import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -53,11 +54,19 @@ def _build_code(context: Any, fn: types.FunctionType,
     return build_code(context, fn, finish, routed)
 
 
+def _shareable(fn: types.FunctionType) -> bool:
+    """Whether ``fn``'s specializing entry may serve every function object of its code
+    with the same globals and names (``Compiling._shareable_entry``): a nested function
+    without cells and defaults."""
+    return fn.__closure__ is None and fn.__defaults__ is None and \
+        fn.__kwdefaults__ is None and is_nested(fn)
+
+
 class Compiling(ContextFields):
     """A context's compiling job: the entries of Python functions."""
 
     def _function(self, fn: types.FunctionType) -> Any:
-        plugins = self.decide(fn)
+        plugins = self._decision(fn)
         if not plugins:
             self._record(fn, False, "recurse returned False")
             return fn
@@ -67,32 +76,68 @@ class Compiling(ContextFields):
 
     def recompiled(self, fn: types.FunctionType) -> Any:
         """``fn``'s entry if ``fn``'s code was compiled under this context already and
-        nothing but the transformation applies to it (``plain_functions``); else None,
-        and ``resolve`` decides.
+        nothing but the transformation applies to it (``recompiles``: no per-call hooks,
+        and ``recurse`` keeps ``fn`` under this context's plugins); else None, and
+        ``resolve`` decides. With typed stages, only a function without cells that can
+        share the entry of an earlier object of its code (``_shareable_entry``).
 
         A closure made in a loop comes here once per function object: what was decided
         for an earlier function of the same code and module (not splice's, not one that
         starts processes, compiled, recorded for ``explain``) is kept in
         ``_recompilable``, checked against the code cache (a code object whose entry
-        was dropped is decided again)."""
-        if fn in self.intercepts or fn in overlays.FUNCTIONS:
-            return None
+        was dropped is decided again). ``recurse`` is asked for every function object, as
+        ``resolve`` asks it: a plugin may decide by the object."""
+        declined = self._declined
+        if fn in overlays.FUNCTIONS or declined is not None and declined[0]() is fn:
+            return None  # (declined: ``keeps`` asked already; ``_function`` takes it)
         code = fn.__code__
+        if self.typed_stages:
+            shared = self._shareable_entry(fn, code)
+            return shared if shared is not None and self.keeps(fn) else None
         compiled = self.code.cached(code)
         if compiled is None or isinstance(compiled, UnsupportedError):
             return None
         module = fn.__module__
         known = self._recompilable.get(id(code))
         if known is None or known[0] is not compiled or known[1] != module:
-            if is_splice_code(fn) or processes.starter(fn) is not None:
+            if is_splice_code(fn) or processes.starter(fn) is not None or \
+                    not self.keeps(fn):
                 return None
             self._record(fn, True, "transformed")
             self._recompilable[id(code)] = (compiled, module)
             renewals = self.table._renewals
-            if renewals is not None and not self.intercepts and is_nested(fn):
-                # from now on the table makes these entries itself, in C, as below
-                renewals.add(code, compiled.code, module, compiled.closure_plan)
+            if renewals is not None and is_nested(fn):
+                # from now on the table makes these entries itself, in C, as below (asking
+                # ``keeps`` where the plugins have a ``recurse`` or intercept functions)
+                plain = self.plain_functions and not self.intercepts
+                renewals.add(code, compiled.code, module, compiled.closure_plan,
+                             None if plain else self.keeps)
+        elif not self.keeps(fn):
+            return None
         return instantiate(compiled, fn, share_kwdefaults=True, code=code)
+
+    def keeps(self, fn: types.FunctionType) -> bool:
+        """Whether ``fn`` runs under exactly this context, not intercepted: what makes a
+        new function object of code compiled already its code's entry again. A function
+        the plugins' ``recurse`` sends elsewhere is remembered (weakly) for ``_function``,
+        which takes that decision instead of asking again."""
+        if self.intercepts and fn in self.intercepts:
+            return False
+        if self.plain_functions:
+            return True
+        plugins = self.decide(fn)
+        if plugins == self.plugins:
+            return True
+        self._declined = (weakref.ref(fn), plugins)
+        return False
+
+    def _decision(self, fn: types.FunctionType) -> tuple[Any, ...]:
+        """The plugins ``fn`` runs under: as ``keeps`` decided it just now, else asked."""
+        declined = self._declined
+        if declined is not None and declined[0]() is fn:
+            self._declined = None
+            return declined[1]
+        return self.decide(fn)
 
     def transformed(self, fn: types.FunctionType) -> Any:
         """``fn`` rebuilt from its code transformed under this context (``fn`` itself, with
@@ -115,8 +160,11 @@ class Compiling(ContextFields):
         """For plugins with typed stages: an entry that runs ``fn``'s code instance for its
         arguments' exact classes (``splice.runtime.specializing``), or ``fn`` if none can be
         built."""
-        entry = SpecializingEntry(self, fn)
         code = fn.__code__
+        shared = self._shareable_entry(fn, code)
+        if shared is not None:
+            return shared
+        entry = SpecializingEntry(self, fn)
         before = self._last_choices.get(id(code))
         try:
             # a closure made anew (in a loop) takes the choices of the one before it that
@@ -141,12 +189,37 @@ class Compiling(ContextFields):
         # (the instances only, by classes: the entry itself holds fn's cells, which must
         # die with fn, and the closure before this one is often dead already)
         self._last_choices[id(code)] = entry.instances
+        made: Any = entry
         if CHOSEN is not None:
             # no frame of the entry's; its earlier choices run without Python (_hooks.c)
             # (a nested function held weakly: the table then keys it weakly)
-            return CHOSEN(entry.choose, fn, runners=entry.runners, generic=entry.generic_box,
+            made = CHOSEN(entry.choose, fn, runners=entry.runners, generic=entry.generic_box,
                           weak=is_nested(fn))
-        return entry
+        if _shareable(fn):  # (the first one made: a renamed function keeps its own)
+            self._shared_entries.setdefault(id(code), (entry, made))
+        return made
+
+    def _shareable_entry(self, fn: types.FunctionType, code: types.CodeType) -> Any:
+        """The entry made for an earlier function object of ``code`` that ``fn`` can share,
+        or None. A lambda or ``def`` without free variables and defaults made anew in a
+        loop (a sort key) is a new object of the same code, globals and names: the entry,
+        its instances and the functions running them serve it unchanged (a call cannot
+        tell which of the objects it runs), keyed weakly by each object in the table
+        (``holds_weakly``). The entry is kept for the code, as the instances are
+        (``_last_choices``): it holds nothing else of the program's (no cells, no
+        defaults), so it keeps nothing alive that the instances do not. Anything differing
+        (a name changed) makes an entry of its own."""
+        known = self._shared_entries.get(id(code))
+        if known is None or not _shareable(fn):
+            return None
+        entry, made = known
+        parts = entry._parts
+        if parts[0] is not code or parts[1] is not fn.__globals__ or \
+                entry.__name__ is not fn.__name__ or \
+                entry.__qualname__ is not fn.__qualname__ or \
+                entry.__module__ is not fn.__module__:
+            return None
+        return made
 
     def untyped(self, fn: types.FunctionType, error: Exception,
                 argtypes: tuple[Any, ...] = ()) -> Any:

@@ -89,6 +89,8 @@ class Context(Instantiating):
         self.code = CodeCache[CompiledCode | UnsupportedError]()
         self.instances = InstanceCache()
         self._last_choices = {}
+        self._shared_entries = {}
+        self._declined = None
         self.params = CompileParams()
         self.constructors = CodeCache[CompiledCode | UnsupportedError]()
         self._reached = {}
@@ -108,6 +110,10 @@ class Context(Instantiating):
         self._processes = None
         self.plain_functions = (not self.hooked and hooks.recurse_everywhere
                                 and not self.typed_stages)
+        #: a new function object of code compiled already is rebuilt from that code (or
+        #: shares its specializing entry) without resolving it (``Compiling.recompiled``):
+        #: unhooked contexts, whatever their ``recurse`` (asked again for each object)
+        self.recompiles = not self.hooked
         self.direct_builtin_methods = not self.hooked
         intercepted_names = frozenset(
             getattr(t, "__name__", "") for t in self.intercepts

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,14 @@ class ContextFields:
     #: a function of it, by argument classes, which a closure made anew adopts (each
     #: instance holds its code, so the id stays unique while this holds them)
     _last_choices: dict[int, dict[tuple[type, ...], CodeInstance]]
+    #: id of a code object -> the specializing entry made for a nested function of it
+    #: without cells and defaults, and what that entry runs, which a function object made
+    #: anew of the same code, globals and names shares (``Compiling._shareable_entry``; the
+    #: entry holds its code, so the id stays unique)
+    _shared_entries: dict[int, tuple[Any, Any]]
+    #: the function ``Compiling.keeps`` last found the plugins send elsewhere (held weakly)
+    #: and the plugins they chose, taken by the ``resolve`` that follows
+    _declined: tuple[weakref.ref[types.FunctionType], tuple[Hooks, ...]] | None
     #: the compiler's limits and switches for this context
     params: CompileParams
     #: (module, qualified name or repr) -> (entered, reason); ``reached`` names them
@@ -106,6 +115,7 @@ class ContextFields:
     #: a Python function is entered as its transformed code, nothing more (no hook
     #: wraps it, ``recurse`` accepts it under every plugin, no code instances)
     plain_functions: bool
+    recompiles: bool
     #: builtin functions and methods may be called directly at method sites (and
     #: bound ones need no entry) when no hook sees them; those whose name an overlay
     #: or an intercepted builtin has go through the table

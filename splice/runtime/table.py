@@ -143,7 +143,7 @@ class DispatchTable(dict[Any, Any]):
         """``__missing__``'s Python part: everything the C ``Missing`` does not answer
         (its renewals, ``native.RENEWALS``)."""
         kind = type(callee)
-        if kind is _FunctionType and self.context.plain_functions:
+        if kind is _FunctionType and self.context.recompiles:
             # the common miss: a function object made since the last call (a closure or
             # lambda made in a loop) whose code was compiled already
             entry = self.context.recompiled(callee)
