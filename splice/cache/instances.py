@@ -504,14 +504,17 @@ def invoke(ci: CodeInstance, /, *args: Any, **kwargs: Any) -> Any:
 
 def builder_of(fn: types.FunctionType, *, cell_free: bool = False) -> types.FunctionType:
     """The function an instance for ``fn`` is inferred and compiled from: ``fn`` itself if
-    it is not a closure, else a copy of ``fn`` with its own cells holding only what
-    inference reads from cells (functions and classes; a cell holding ``fn`` holds the
-    copy), so the instance keeps neither ``fn`` nor what ``fn`` captured. ``cell_free``:
+    it is a module's function, else a copy of ``fn`` (a nested function may be made anew in
+    a loop), whose cells hold only what inference reads from cells (functions and classes;
+    a cell holding ``fn`` holds the copy), so the instance keeps neither ``fn`` nor what
+    ``fn`` captured (its defaults it keeps). ``cell_free``:
     every cell empty (inference reads nothing from them; the instance fits every function
     object of the code)."""
     code = fn.__code__
     if not code.co_freevars:
-        return fn
+        # a module-level function lives as long as its module anyway; a nested one may be
+        # made anew in a loop, and the instance must not keep the first object alive
+        return fn if "<locals>" not in code.co_qualname else _copy_of(fn, None)
     closure = fn.__closure__ or ()
     cells: list[types.CellType] = []
     itself: list[types.CellType] = []
@@ -527,16 +530,23 @@ def builder_of(fn: types.FunctionType, *, cell_free: bool = False) -> types.Func
             itself.append(cells[-1])
         else:
             cells.append(types.CellType(content))
-    builder = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__,
-                                 tuple(cells))
+    builder = _copy_of(fn, tuple(cells))
     for cell in itself:
         cell.cell_contents = builder
-    builder.__kwdefaults__ = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
-    builder.__qualname__ = fn.__qualname__
-    builder.__module__ = fn.__module__
-    builder.__doc__ = fn.__doc__
-    builder.__annotations__ = dict(fn.__annotations__)
     return builder
+
+
+def _copy_of(fn: types.FunctionType, closure: tuple[types.CellType, ...] | None
+             ) -> types.FunctionType:
+    """A function of ``fn``'s code, globals, defaults and names with ``closure``."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                              closure)
+    copy.__kwdefaults__ = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
+    copy.__qualname__ = fn.__qualname__
+    copy.__module__ = fn.__module__
+    copy.__doc__ = fn.__doc__
+    copy.__annotations__ = dict(fn.__annotations__)
+    return copy
 
 
 def make_instance(owner: Any, fn: types.FunctionType, spec: Specialization, *,
