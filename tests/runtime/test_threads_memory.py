@@ -298,7 +298,12 @@ def test_closure_table_entries_die_with_their_closures(
         assert add in table
         del add
         assert ref() is None
-        assert len(table) == len(table.fast) == 3  # churn, range, make_adder
+        # churn, range and, where the table routes it, make_adder: no function of the
+        # closures and lambdas the program dropped (each run's ``keep_first`` lambda too)
+        keys = [k() if isinstance(k, weakref.ref) else k for k in table]
+        assert len(table) == len(table.fast) <= 3, keys
+        assert {getattr(k, "__name__", None) for k in keys} <= \
+            {"churn", "range", "make_adder"}, keys
 
 
 @pytest.mark.parametrize("plugin_kind", [splice.Plugin, Hooked, Typed],
