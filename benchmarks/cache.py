@@ -84,14 +84,13 @@ CHILD = textwrap.dedent("""
         else:
             COLLECTIONS.append((started[0], time.perf_counter_ns(), info["generation"]))
 
-    def collections_in_compiles():
-        inside = [0, 0]  # ns in collections of generation 0-1, of generation 2
+    def full_collections_in_compiles():
+        inside = 0
         for start, end, generation in COLLECTIONS:
-            for span_start, span_end in SPANS:
-                overlap = min(end, span_end) - max(start, span_start)
-                if overlap > 0:
-                    inside[generation == 2] += overlap
-        return [ns / 1e9 for ns in inside]
+            if generation == 2:
+                for span_start, span_end in SPANS:
+                    inside += max(0, min(end, span_end) - max(start, span_start))
+        return inside / 1e9
 
     class TimedTracer(Timed, Tracer):
         pass
@@ -118,7 +117,7 @@ CHILD = textwrap.dedent("""
     first_plugin.run(program.main, n)
     first = time.perf_counter() - start
     gc.callbacks.remove(collected)
-    young, full = collections_in_compiles()
+    full = full_collections_in_compiles()
     again = plugin()
     start = time.perf_counter()
     again.run(program.main, n)
@@ -128,7 +127,7 @@ CHILD = textwrap.dedent("""
     disk = owner.disk
     print(json.dumps({"first": first, "second": second, "native": native,
                       "compile": first_plugin.compile_ns / 1e9,
-                      "compile_young_gc": young, "compile_full_gc": full,
+                      "compile_full_gc": full,
                       "compiles": owner.compiles + context.instances.builds,
                       "again_compiles": again.context.instances.builds,
                       "loaded": disk.loaded if disk else 0}))

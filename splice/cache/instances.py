@@ -50,7 +50,7 @@ __builtins__ = BUILTINS  # the builtins of splice's own code (splice/pristine.py
 
 __all__ = ["INVALID", "SELF", "ArgumentTypeError", "Binding", "CodeInstance",
            "InvalidatedError", "Specialization", "builder_of", "defaults_of", "instances_of",
-           "invoke", "make_instance", "revalidate"]
+           "invoke", "is_nested", "make_instance", "revalidate"]
 
 class Owner(Protocol):
     """What owns code instances (a ``splice.runtime.context.Context``): the plugins the
@@ -502,6 +502,15 @@ def invoke(ci: CodeInstance, /, *args: Any, **kwargs: Any) -> Any:
 # ------------------------------------------------------------------ making instances
 
 
+def is_nested(fn: types.FunctionType) -> bool:
+    """Whether the function ``fn`` was made inside another function (its code's qualified
+    name says so), so the program may make and drop many of them. (The code's, not the
+    function's: ``functools.wraps`` gives a wrapper the wrapped function's name, and a
+    wrapper made per object, as ``tempfile``'s file wrapper makes them, must not be kept
+    alive by the table.)"""
+    return "<locals>" in fn.__code__.co_qualname
+
+
 def builder_of(fn: types.FunctionType, *, cell_free: bool = False) -> types.FunctionType:
     """The function an instance for ``fn`` is inferred and compiled from: ``fn`` itself if
     it is a module's function, else a copy of ``fn`` (a nested function may be made anew in
@@ -514,7 +523,7 @@ def builder_of(fn: types.FunctionType, *, cell_free: bool = False) -> types.Func
     if not code.co_freevars:
         # a module-level function lives as long as its module anyway; a nested one may be
         # made anew in a loop, and the instance must not keep the first object alive
-        return fn if "<locals>" not in code.co_qualname else _copy_of(fn, None)
+        return _copy_of(fn, None) if is_nested(fn) else fn
     closure = fn.__closure__ or ()
     cells: list[types.CellType] = []
     itself: list[types.CellType] = []

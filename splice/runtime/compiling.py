@@ -99,10 +99,12 @@ class Compiling(ContextFields):
             return None
         module = fn.__module__
         known = self._recompilable.get(id(code))
-        if known is None or known[0] is not compiled or known[1] != module:
-            if is_splice_code(fn) or processes.starter(fn) is not None or \
-                    not self.keeps(fn):
-                return None
+        fresh = known is None or known[0] is not compiled or known[1] != module
+        if fresh and (is_splice_code(fn) or processes.starter(fn) is not None):
+            return None
+        if not self.keeps(fn):
+            return None
+        if fresh:
             self._record(fn, True, "transformed")
             self._recompilable[id(code)] = (compiled, module)
             renewals = self.table._renewals
@@ -112,8 +114,6 @@ class Compiling(ContextFields):
                 plain = self.plain_functions and not self.intercepts
                 renewals.add(code, compiled.code, module, compiled.closure_plan,
                              None if plain else self.keeps)
-        elif not self.keeps(fn):
-            return None
         return instantiate(compiled, fn, share_kwdefaults=True, code=code)
 
     def keeps(self, fn: types.FunctionType) -> bool:

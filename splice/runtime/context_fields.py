@@ -115,6 +115,8 @@ class ContextFields:
     #: a Python function is entered as its transformed code, nothing more (no hook
     #: wraps it, ``recurse`` accepts it under every plugin, no code instances)
     plain_functions: bool
+    #: a new function object of code compiled already is entered without resolving it
+    #: (``Compiling.recompiled``): no per-call hook wraps functions
     recompiles: bool
     #: builtin functions and methods may be called directly at method sites (and
     #: bound ones need no entry) when no hook sees them; those whose name an overlay

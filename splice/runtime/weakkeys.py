@@ -31,6 +31,7 @@ import types
 import weakref
 from typing import Any
 
+from splice.cache.instances import is_nested  # (defined there: cache needs it too)
 from splice.keys import ClassSet
 from splice.pristine import BUILTINS
 from splice.runtime import native
@@ -62,15 +63,6 @@ try:
     from splice.runtime._methods import WeakKey
 except ImportError:  # built without a compiler
     WeakKey = _PythonWeakKey
-
-
-def is_nested(fn: Any) -> bool:
-    """Whether the function ``fn`` was made inside another function (its code's qualified
-    name says so), so the program may make and drop many of them. (The code's, not the
-    function's: ``functools.wraps`` gives a wrapper the wrapped function's name, and a
-    wrapper made per object, as ``tempfile``'s file wrapper makes them, must not be kept
-    alive by the table.)"""
-    return "<locals>" in fn.__code__.co_qualname
 
 
 _WEAK_ENTRIES = ClassSet(kind for kind in (native.HOOKED, native.CHOSEN) if kind is not None)
