@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import opcode
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -148,6 +149,44 @@ none."""
 #   statement. The round trip compiles to what each version compiles, as the source does.
 # * C API (3.13): ``_PyObject_GetMethod`` is still exported but no longer declared in the
 #   public headers; ``splice/runtime/_methods.c`` declares it under ``#if PY_VERSION_HEX``.
+
+
+DELEGATION_OPCODES: tuple[int, int, int, int] = (
+    opcode.opmap["CACHE"], opcode.opmap["SEND"], opcode.opmap["YIELD_VALUE"],
+    opcode.opmap["RESUME"])
+"""``CACHE``, ``SEND``, ``YIELD_VALUE`` and ``RESUME``: the opcodes :func:`frame_delegates`
+reads (passed to the Tracer's C recorder, ``splice/plugins/_recorder.c``, which applies the
+same rule)."""
+
+
+def frame_delegates(frame: types.FrameType) -> bool:
+    """Whether ``frame``, a generator's, is stopped at a ``yield from`` whose subgenerator
+    is running now (``frame`` is that subgenerator frame's ``f_back``).
+
+    ``yield from`` compiles to ``SEND`` / ``YIELD_VALUE`` / ``RESUME 2`` on 3.11 to 3.13 (no
+    "What's New" page states where ``f_lasti`` stops; Python/ceval.c and Objects/genobject.c
+    show it). While ``next()`` or ``send()`` runs the subgenerator, ``f_lasti`` is at the
+    ``SEND`` (3.11, 3.13) or at its inline cache entry (3.12, once specialised to
+    ``SEND_GEN``). While ``throw()`` runs it (from C, ``gen_throw``, which links the frames
+    without executing the delegating one), ``f_lasti`` is where the frame stopped: the
+    ``YIELD_VALUE`` before a ``RESUME`` whose location is 2 (after ``yield from``; 3.11,
+    3.12), or that ``RESUME`` (3.13; its oparg's low two bits are the location). ``close()``
+    does not link the frames (``gen_close`` calls the subgenerator's ``close`` directly), so
+    the delegating frame is not its ``f_back``, as ``cProfile`` sees it too."""
+    code = frame.f_code.co_code
+    cache, send, yield_value, resume = DELEGATION_OPCODES
+    lasti = frame.f_lasti
+    if lasti < 0 or lasti + 1 >= len(code):
+        return False
+    owner = lasti
+    while owner >= 2 and code[owner] == cache:
+        owner -= 2
+    if code[owner] == send:
+        return True
+    if (code[lasti] == yield_value and lasti + 3 < len(code) and code[lasti + 2] == resume
+            and code[lasti + 3] & 3 >= 2):
+        return True
+    return code[lasti] == resume and code[lasti + 1] & 3 >= 2
 
 
 COMMAND_SOURCE_IN_LINECACHE: bool = VERSION >= (3, 13)

@@ -60,8 +60,18 @@ What is recorded
   'call'/'return' events of ``sys.setprofile``. A generator whose ``yield`` sits inside an
   ``and``/``or``, a conditional expression or a ``while`` test is not recorded (its callees
   are).
-* A ``yield from`` delegation is one span of the delegating generator (from the resume that
-  starts it to the one that finishes it); the subgenerator's resumes are spans of their own.
+* ``yield from``: each resume of a subgenerator is recorded inside a span of each generator
+  delegating to it, outermost first, as ``cProfile`` records it (there, each ``next()``
+  resumes the delegating frame, which resumes the subgenerator): the delegating
+  generator's time is the time its subgenerators run for it, and the call graph's edges are
+  ``cProfile``'s (tested through ``next``, ``send``, ``throw``, ``close`` and recursive
+  delegation). How the recorder finds the delegating generators is in
+  ``splice/plugins/_recorder.c``. Two differences remain: the resume that reaches a
+  ``yield from`` and the one that continues after it are each two spans of the delegating
+  generator where ``cProfile`` counts one (so its ``ncalls`` is higher by about two per
+  ``yield from`` run), and a delegation to an iterator the Tracer does not record (a list,
+  a generator expression, a builtin) has no span of the delegating generator, whose time
+  there is its caller's.
 * Lambdas, as functions named ``<lambda>`` (cProfile names them so too). The recording
   needs statements, so a traced lambda's code is generated as a ``def`` whose code object
   is named ``<lambda>`` (``splice.ir.codegen.scope_ast``): its name, qualified name,
@@ -123,6 +133,7 @@ from time import perf_counter_ns
 from typing import IO, TYPE_CHECKING, Any
 
 import splice
+from splice.compat import DELEGATION_OPCODES, frame_delegates
 from splice.plugins.tracer_bias import NO_BIAS, Bias, measure_bias
 from splice.pristine import BUILTINS
 
@@ -303,8 +314,12 @@ class ThreadTrace:
 _EXC = object()
 _ARGS = object()
 _RET = object()
+#: followed by a count k: the next k calls are spans of generators delegating to the call
+#: after them (``yield from``), which end where it ends (``_read_events``)
+_WRAP = object()
 #: the markers by name, as a worker's report gives them
-_MARKERS: dict[str, object] = {"exception": _EXC, "args": _ARGS, "return": _RET}
+_MARKERS: dict[str, object] = {"exception": _EXC, "args": _ARGS, "return": _RET,
+                               "wrap": _WRAP}
 _MARKER_NAMES: dict[object, str] = {marker: name for name, marker in _MARKERS.items()}
 
 
@@ -457,6 +472,49 @@ def _record_return(local: _Local, value: Any) -> None:
     local.events += (_RET, summarize(value))
 
 
+_Delegators = dict[int, tuple[types.CodeType, "FunctionInfo"]]
+
+
+def _delegations(delegators: _Delegators, frame: types.FrameType) -> list[FunctionInfo]:
+    """The delegating generators a resume of the generator running ``frame`` goes through,
+    innermost first (the Python form of ``delegations`` in splice/plugins/_recorder.c)."""
+    found: list[FunctionInfo] = []
+    back = frame.f_back
+    while back is not None and len(found) < _MAX_DELEGATION:
+        entry = delegators.get(id(back.f_code))
+        if entry is None or not frame_delegates(back):
+            break
+        found.append(entry[1])
+        back = back.f_back
+    return found
+
+
+_MAX_DELEGATION = 64  # as the C recorder's
+
+
+def _resume(local: _Local, delegators: _Delegators,
+            info: FunctionInfo) -> None:
+    """A generator resumes (the Python form of ``Recorder.resume``; where it ends is
+    ``Recorder.leave``'s Python form, ``-perf_counter_ns()`` appended)."""
+    outer = _delegations(delegators, sys._getframe(1)) if delegators else ()
+    now = perf_counter_ns()
+    if not outer:
+        local.events += (info, now)
+        return
+    starts: list[Any] = [_WRAP, len(outer)]
+    for delegating in reversed(outer):
+        starts += (delegating, now)
+    local.events += (*starts, info, now)
+
+
+def _delegate(local: _Local, delegators: _Delegators, info: FunctionInfo) -> None:
+    """Before a ``yield from`` (the Python form of ``Recorder.delegate``)."""
+    end = -perf_counter_ns()
+    code = sys._getframe(1).f_code
+    delegators.setdefault(id(code), (code, info))
+    local.events += (end,)
+
+
 # ---------------------------------------------------------------------------- the pass
 
 
@@ -505,7 +563,12 @@ class Tracer(splice.Plugin):
         self._local = _Local(self._logs)
         #: the recording calls in C over ``_local`` (None without the C extension: the
         #: instrumented code extends ``_local.events`` itself)
-        self._recorder = None if _Recorder is None else _Recorder(self._local)
+        #: compiled code of a traced generator that delegated (``yield from``) -> its
+        #: info: its subgenerators' resumes are recorded inside spans of it
+        self._delegators: _Delegators = {}
+        self._recorder = (None if _Recorder is None else
+                          _Recorder(self._local, self._delegators, DELEGATION_OPCODES,
+                                    _WRAP))
         self._infos: dict[types.CodeType, FunctionInfo] = {}
         self._lock = threading.Lock()
         self._bias: Bias | None = None
@@ -628,7 +691,9 @@ class Tracer(splice.Plugin):
         from splice.plugins.tracer_ir import instrument
 
         return instrument(ir, functools.partial(self._info, code, fn), self._local,
-                          recorder=self._recorder, generator=bool(flags & _CO_GENERATOR),
+                          recorder=self._recorder, delegators=self._delegators,
+                          resumes=(_resume, _delegate),
+                          generator=bool(flags & _CO_GENERATOR),
                           returns=self.returns, args=self.args, record_return=_record_return,
                           record_args=_record_args, record_exception=_record_exception)
 
@@ -947,15 +1012,28 @@ def _read_events(events: list[Any]) -> Iterator[tuple[Any, Any]]:
     """One thread's event list (see :class:`_Local`) read as ``(what, value)`` pairs: a call
     (its ``FunctionInfo``, start time), the end of the innermost call (``_END``, end time),
     a compile span (``COMPILE``, ``(start, end)``) and a marker with what it recorded
-    (``_EXC``, ``_ARGS``, ``_RET``). A list copied while a call or a span was being
-    recorded ends before it."""
+    (``_EXC``, ``_ARGS``, ``_RET``). The spans of delegating generators a ``_WRAP`` marker
+    announces end where the call they wrap ends. A list copied while a call or a span was
+    being recorded ends before it."""
     index = 0
     count = len(events)
+    depth = 0  # calls open
+    wrapped: list[tuple[int, int]] = []  # (depth once a wrapped call ended, its wrappers)
     while index < count:
         item = events[index]
         if type(item) is int:
             yield _END, -item
+            depth -= 1
+            while wrapped and wrapped[-1][0] == depth:
+                wrappers = wrapped.pop()[1]
+                for _ in range(wrappers):
+                    yield _END, -item
+                depth -= wrappers
             index += 1
+        elif item is _WRAP:
+            if index + 1 < count:
+                wrapped.append((depth + events[index + 1], events[index + 1]))
+            index += 2
         elif item is COMPILE:
             if index + 2 >= count:
                 return
@@ -965,6 +1043,7 @@ def _read_events(events: list[Any]) -> Iterator[tuple[Any, Any]]:
             if index + 1 >= count:
                 return
             yield item, events[index + 1]
+            depth += 1
             index += 2
         else:
             yield item, events[index + 1] if index + 1 < count else None

@@ -40,18 +40,22 @@ __all__ = ["instrument"]
 
 
 def instrument(ir: FunctionIR, info_of: Callable[[], Any], local: Any, *, recorder: Any,
+               delegators: dict[Any, Any], resumes: tuple[Callable[..., None], ...],
                generator: bool, returns: bool, args: bool, record_return: Callable[..., None],
                record_args: Callable[..., None], record_exception: Callable[..., None]
                ) -> FunctionIR | None:
     """Add the recording of each call to ``ir`` (of a function or generator function whose
     ``FunctionInfo`` ``info_of()`` gives, recording into the thread-local ``local``,
     through ``recorder``'s C calls when it is not None), or None if it cannot be (a
-    generator yielding inside a lazily evaluated region)."""
+    generator yielding inside a lazily evaluated region). A generator starts each resume
+    with ``recorder.resume`` (``delegated`` where a ``yield from`` ended) and ends the one
+    before a ``yield from`` with ``delegate``, or with the Python forms ``resumes`` of
+    ``resume`` and ``delegate``, which take ``local`` and ``delegators``."""
     yields: list[tuple[list[Stmt], Stmt]] = []
     if generator and not _yield_statements(ir.body, yields):
         return None
     info = info_of()
-    make = _Instrumenter(ir, local, recorder)
+    make = _Instrumenter(ir, local, recorder, delegators, resumes)
     pos = ir.pos
     if returns and not generator:
         found: list[tuple[list[Stmt], Return]] = []
@@ -64,9 +68,16 @@ def instrument(ir: FunctionIR, info_of: Callable[[], Any], local: Any, *, record
         # a resume is a span of its own: end it before the yield, start the next one
         # when the yield returns (or raises: throw(), close())
         index = _index(block, stmt)
-        wrapped = Try([stmt], [], [], make.start(info, stmt.pos)[0], False, stmt.pos)
-        block[index:index + 1] = [*make.end(stmt.pos), wrapped]
-    entry, events = make.start(info, pos)
+        assert isinstance(stmt, Assign)
+        if isinstance(stmt.op, YieldFrom):
+            stop, resume = [make.delegate(info, stmt.pos)], make.delegated(info, stmt.pos)
+        else:
+            stop, resume = make.end(stmt.pos), make.resume(info, stmt.pos)
+        block[index:index + 1] = [*stop, Try([stmt], [], [], [resume], False, stmt.pos)]
+    if generator:
+        entry, events = [make.resume(info, pos)], None
+    else:
+        entry, events = make.start(info, pos)
     if args and not generator:
         names = tuple(ir.args.names())
         loads: list[Operand] = []
@@ -80,7 +91,7 @@ def instrument(ir: FunctionIR, info_of: Callable[[], Any], local: Any, *, record
                       pos)
     # a generator's last resume may run in another thread than its first: read the
     # thread's list again there
-    finish = make.end(pos, None if generator else events)
+    finish = make.end(pos, events)
     ir.body = [*entry, Try(ir.body, [handler], [], finish, False, pos)]
     return ir
 
@@ -88,10 +99,13 @@ def instrument(ir: FunctionIR, info_of: Callable[[], Any], local: Any, *, record
 class _Instrumenter:
     """Builds the recording statements for one function's IR."""
 
-    def __init__(self, ir: FunctionIR, local: Any, recorder: Any) -> None:
+    def __init__(self, ir: FunctionIR, local: Any, recorder: Any, delegators: dict[Any, Any],
+                 resumes: tuple[Callable[..., None], ...]) -> None:
         self.ir = ir
         self.local = local
         self.recorder = recorder
+        self.delegators = delegators
+        self.resumes = resumes
 
     def assign(self, op: Any, pos: Pos, out: list[Stmt], result: bool = True) -> Temp | None:
         temp = self.ir.new_temp() if result else None
@@ -144,6 +158,27 @@ class _Instrumenter:
         assert negated is not None
         self._push(events, [negated], pos, out)
         return out
+
+    def resume(self, info: Any, pos: Pos) -> Stmt:
+        """A generator resumes (or starts): ``@recorder.resume(@info)``."""
+        return self._generator_call(0, "resume", [Const(info, pos)], pos)
+
+    def delegate(self, info: Any, pos: Pos) -> Stmt:
+        """A generator stops at a ``yield from``: ``@recorder.delegate(@info)``."""
+        return self._generator_call(1, "delegate", [Const(info, pos)], pos)
+
+    def delegated(self, info: Any, pos: Pos) -> Stmt:
+        """A ``yield from`` ended (returned or raised): ``@recorder.delegated(@info)``."""
+        return self._generator_call(0, "delegated", [Const(info, pos)], pos)
+
+    def _generator_call(self, index: int, name: str, args: list[Operand], pos: Pos) -> Stmt:
+        # (each reads the running thread's list: a generator may resume in another thread)
+        if self.recorder is not None:
+            return Assign((), CallOp(Const(getattr(self.recorder, name), pos), [*args], []),
+                          pos)
+        return Assign((), CallOp(Const(self.resumes[index], pos),
+                                 [Const(self.local, pos), Const(self.delegators, pos), *args],
+                                 []), pos)
 
     def helper(self, fn: Callable[..., Any], args: list[Operand], pos: Pos) -> Stmt:
         call = CallOp(Const(fn, pos), [Const(self.local, pos), *args], [])

@@ -235,6 +235,84 @@ def test_generator_closed_and_thrown_into() -> None:
     assert all(c.end is not None for c in tracer.calls())
 
 
+def call_edges(calls: list[Call]) -> set[tuple[str, str]]:
+    return {(parent.name, child.name) for call in calls for parent in call.walk()
+            for child in parent.children}
+
+
+def cprofile_edges(fn: Any, *args: Any) -> set[tuple[str, str]]:
+    """(caller, callee) names of the calls ``cProfile`` records between the functions of
+    ``tracee`` running ``fn(*args)`` (builtins in between left out: the Tracer does not
+    record them, and a builtin's callee is its caller's, as the Tracer shows it)."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.runcall(fn, *args)
+    stats: Any = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    ours = tracee.__file__
+
+    def python_callers(func: Any, seen: frozenset[Any] = frozenset()) -> set[str]:
+        found: set[str] = set()
+        for caller in stats[func][4]:
+            if caller[0] == ours:
+                found.add(caller[2])
+            elif caller not in seen and caller in stats:
+                found |= python_callers(caller, seen | {func})
+        return found
+
+    return {(caller, func[2]) for func in stats if func[0] == ours
+            for caller in python_callers(func)}
+
+
+def test_yield_from_resumes_are_spans_of_the_delegating_generators() -> None:
+    """Each resume of a subgenerator is inside a span of every generator delegating to it,
+    outermost first, as ``cProfile`` records it: the call graph's edges are the same,
+    through ``next()``, ``send()``, ``throw()``, ``close()``, a plain loop over another
+    generator, an iterator that is not recorded and a recursive delegation."""
+    tracer = Tracer()
+    assert tracer.run(tracee.drive_delegation, 3) == tracee.drive_delegation(3)
+    calls = only_thread(tracer)
+    assert all(c.end is not None for c in tracer.calls())
+    assert call_edges(calls) == cprofile_edges(tracee.drive_delegation, 3)
+    # a subgenerator's resume is its driver's callee only where close() reached it (close
+    # does not run the delegating frames: each generator is closed on its own)
+    [root] = calls
+    assert {c.name for c in root.children} == {"outermost", "flatten", "middle", "innermost"}
+    direct = [c for c in root.children if c.name in ("middle", "innermost")]
+    assert [(c.name, c.exception) for c in direct] == [("innermost", "GeneratorExit"),
+                                                       ("middle", "GeneratorExit")]
+
+
+def test_a_delegating_generators_time_is_its_subgenerators() -> None:
+    tracer = Tracer()
+    tracer.run(tracee.consume_delegation, 50)
+    [root] = only_thread(tracer)
+    spans = [c for c in root.children if c.name == "outermost"]
+    inner = [c for c in root.walk() if c.name == "innermost"]
+    assert len(inner) == (50 + 1) + (2 + 1)  # each yield's, and the last resume of each
+    assert not [c for c in root.children if c.name != "outermost"]
+    for span in spans:
+        # a span of the delegating generator holds the subgenerators' span it wraps,
+        # which starts and ends with it
+        for child in span.children:
+            assert span.start <= child.start and (child.end or 0) <= (span.end or 0)
+    assert sum(c.time or 0 for c in spans) >= sum(c.time or 0 for c in inner)
+
+
+def test_delegation_survives_a_worker_report() -> None:
+    """The marker that announces delegating generators' spans goes through the report a
+    worker process sends (splice/runtime/processes.py) and reads back the same."""
+    tracer = Tracer()
+    tracer.run(tracee.drive_delegation, 2)
+    before = [shape(c) for c in only_thread(tracer)]
+    report = tracer.worker_report()
+    merged = Tracer()
+    merged.merge_worker_report(report, 1234)
+    [thread] = merged.threads()
+    assert [shape(c) for c in thread.calls] == before
+
+
 # --- filters ----------------------------------------------------------------------------------
 
 

@@ -63,6 +63,49 @@ def consume(n: int) -> list[int]:
     return list(squares(n))
 
 
+def innermost(n: int) -> Iterator[int]:
+    for i in range(n):
+        try:
+            yield add(i, 0)
+        except ValueError:
+            yield -1
+
+
+def middle(n: int) -> Iterator[int]:
+    yield from innermost(n)
+    yield from [10, 20]  # an iterator the Tracer does not record
+    for x in innermost(2):  # noqa: UP028 (a plain loop, in a generator that delegates)
+        yield x
+
+
+def outermost(n: int) -> Iterator[int]:
+    yield 0
+    got = yield from middle(n)
+    yield add(0, 0) if got is None else 1
+
+
+def flatten(nested: list[Any]) -> Iterator[Any]:
+    for item in nested:
+        if isinstance(item, list):
+            yield from flatten(item)
+        else:
+            yield item
+
+
+def drive_delegation(n: int) -> list[int]:
+    """Resumes delegating generators every way: next(), send(), throw() (handled by the
+    subgenerator), close() in the middle of a delegation, sum() from C."""
+    out = list(outermost(n))
+    gen = outermost(n)
+    out.append(next(gen))
+    out.append(next(gen))
+    out.append(gen.send(None))
+    out.append(gen.throw(ValueError("v")))
+    gen.close()
+    out.append(sum(flatten([1, [2, [3, [4]], 5], [[6]]])))
+    return out
+
+
 def through_library(values: list[int]) -> list[int]:
     return tracee_lib.apply(add_one, values)
 
@@ -140,3 +183,7 @@ def lambdas() -> list[Any]:
     out.append(list(map(lambda v: v * 2, range(3))))
     out.append((lambda: [i * i for i in range(3)])())
     return out
+
+
+def consume_delegation(n: int) -> int:
+    return sum(outermost(n))
