@@ -118,6 +118,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import gc
 import json
 import marshal
 import os
@@ -130,7 +131,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter_ns
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import splice
 from splice.compat import DELEGATION_OPCODES, frame_delegates
@@ -534,6 +535,30 @@ def _short_path(filename: str) -> str:
 # ------------------------------------------------------------------------------ Tracer
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _without_collections(method: _Method) -> _Method:
+    """``method`` with the cyclic garbage collector paused while it runs (as it was
+    before, after). Building the calls of a run makes millions of objects that live on,
+    and each of them counted towards a collection that traversed all the others: 70% of
+    the time of ``threads()`` for 625,000 calls. Sound because what is built holds no
+    reference cycle (a call holds its callees, never its caller), so a collection could
+    free none of it; a cycle the program makes meanwhile, in another thread, waits for the
+    next collection."""
+    @functools.wraps(method)
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        if not gc.isenabled():
+            return method(*args, **kwargs)
+        gc.disable()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return paused  # type: ignore[return-value]
+
+
 class Tracer(splice.Plugin):
     """Records the call tree of everything run under it (see the module docstring).
 
@@ -752,6 +777,7 @@ class Tracer(splice.Plugin):
                     found[item.code] += 1
         return dict(found)
 
+    @_without_collections
     def threads(self) -> list[ThreadTrace]:
         """The recorded calls, per thread (threads that recorded nothing are left out)."""
         out = []
@@ -774,6 +800,7 @@ class Tracer(splice.Plugin):
 
     # ----------------------------------------------------------------------- Chrome JSON
 
+    @_without_collections
     def chrome_trace(self, *, process_name: str | None = None) -> dict[str, Any]:
         """The recorded calls as Chrome trace-event JSON (the object format): one complete
         ("X") event per call, with the thread and process names as metadata ("M") events.
@@ -839,6 +866,7 @@ class Tracer(splice.Plugin):
 
     # ------------------------------------------------------------- profiles: folded, stats
 
+    @_without_collections
     def collapsed_stacks(self, *, corrected: bool = True) -> str:
         """The calls as collapsed stacks, the input of flame graph tools (speedscope,
         ``flamegraph.pl``, ``inferno``): one line per path of callers, ``thread;f;g;h N``
@@ -881,6 +909,7 @@ class Tracer(splice.Plugin):
                             f"{type(value).__name__}")
         self._bias = value
 
+    @_without_collections
     def stats(self, *, corrected: bool = True) -> list[FunctionStats]:
         """Per function, as ``cProfile``/``pstats`` count them: calls, total time in the
         function itself (``tottime``) and cumulative time with what it called
@@ -897,6 +926,7 @@ class Tracer(splice.Plugin):
             entry.cumtime = max(entry.cumtime, entry.tottime)
         return sorted(found.values(), key=lambda e: -e.cumtime)
 
+    @_without_collections
     def format_stats(self, *, sort: str = "cumulative", limit: int | None = None,
                      corrected: bool = True) -> str:
         """:meth:`stats` as ``pstats`` prints them, sorted by ``cumulative``, ``tottime``,
@@ -916,6 +946,7 @@ class Tracer(splice.Plugin):
 
     # ------------------------------------------------------------------------- text tree
 
+    @_without_collections
     def format_tree(self, *, aggregate: bool = True, max_depth: int | None = None,
                     min_ms: float = 0.0, locations: bool = True, corrected: bool = True
                     ) -> str:

@@ -649,6 +649,48 @@ def test_collapsed_stacks_weigh_each_path_by_self_time() -> None:
     assert weights == total_us
 
 
+def test_building_the_calls_pauses_the_collector_and_restores_it() -> None:
+    """The reports pause the cyclic collector while they build (nothing they build can be
+    a cycle) and leave it as it was, also when they raise."""
+    import gc
+
+    tracer = Tracer()
+    tracer.run(tracee.fib, 15)  # 1,973 calls: enough objects for collections to start
+    seen: list[str] = []
+    running = [""]
+
+    def callback(phase: str, info: dict[str, int]) -> None:
+        if running[0]:
+            seen.append(running[0])
+
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        gc.callbacks.append(callback)
+        for report in (tracer.threads, tracer.stats, tracer.format_stats, tracer.format_tree,
+                       tracer.collapsed_stacks, tracer.chrome_trace):
+            running[0] = report.__name__
+            report()
+            running[0] = ""
+            assert gc.isenabled()
+        with pytest.raises(ValueError, match="sort by one of"):
+            tracer.format_stats(sort="bogus")
+        assert gc.isenabled()
+        # (the same build without the pause does start collections: the check can fail)
+        running[0] = "unpaused"
+        Tracer.threads.__wrapped__(tracer)  # type: ignore[attr-defined]
+        running[0] = ""
+        assert seen == ["unpaused"] * len(seen) and seen
+        seen.clear()
+        gc.disable()
+        tracer.threads()
+        assert not gc.isenabled()
+    finally:
+        gc.callbacks.remove(callback)
+        (gc.enable if was else gc.disable)()
+    assert seen == []  # no collection ran while they built
+
+
 def test_stats_count_calls_and_times_as_pstats_does() -> None:
     tracer = Tracer()
     tracer.run(tracee.fib, 6)
