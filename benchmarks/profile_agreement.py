@@ -4,6 +4,7 @@
     python benchmarks/profile_agreement.py --scale 1       # the programs' full sizes
     python benchmarks/profile_agreement.py --only nbody,text
     python benchmarks/profile_agreement.py --sampled 3     # and each against py-spy
+    python benchmarks/profile_agreement.py --detail        # and each function's shares
 
 For each program in ``benchmarks/programs/``, ``--repeats`` runs under ``cProfile`` and as
 many under a ``Tracer``, interleaved, each a later run of a fresh copy of the program's
@@ -22,8 +23,10 @@ Times are compared as shares of the program's total (``main``'s total time in ea
 profile), since each profiler slows the program down by its own overhead (shown as
 "overhead": profiled wall time / native wall time, same process, fastest runs). This
 machine's speed drifts by up to 2x within seconds, which moves one run's shares by up to
-ten points: each profiler's shares are the mean over its runs, and "one run" shows the
-range of the distances of the runs' pairs taken alone. The headline is the
+ten points: each profiler's shares are the median over its runs, per function, and "one
+run" shows the range of the distances of the runs' pairs taken alone. Each profiler's
+cost per call (for the corrected figures) is measured once before the programs run, the
+lowest of twice ``--repeats`` measures. The headline is the
 total variation distance between the two self-time distributions: the share of the
 program's time that one profiler attributes to another function than the other does
 (target: at most 10%). Also shown: the largest difference of one function's self share
@@ -44,6 +47,7 @@ import cProfile
 import gc
 import os
 import pstats
+import statistics
 import sys
 import time
 from typing import Any
@@ -55,7 +59,11 @@ sys.path.insert(0, os.path.dirname(HERE))
 from run import geomean, load, program_paths  # noqa: E402
 
 from splice.plugins import Tracer  # noqa: E402
-from splice.plugins.tracer_bias import Bias, calibration_functions  # noqa: E402
+from splice.plugins.tracer_bias import (  # noqa: E402
+    Bias,
+    calibration_functions,
+    calibration_generator,
+)
 
 Key = tuple[str, int, str]
 #: per function: (self seconds, total seconds)
@@ -63,55 +71,72 @@ Profile = dict[Key, tuple[float, float]]
 
 
 def cprofile_bias(builtins: bool, calls: int = 2000, runs: int = 7) -> Bias:
-    """What cProfile costs per call, measured as the Tracer measures its own
-    (splice/plugins/tracer_bias.py): the span of an empty function, and the caller's self
-    time per call less the native time of one call."""
-    empty, calling = calibration_functions()
-    native = inside = outside = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter_ns()
-        calling(calls)
-        native = min(native, (time.perf_counter_ns() - start) / calls)
-        profiler = cProfile.Profile(builtins=builtins)
-        profiler.runcall(calling, calls)
-        raw: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-        for (_, _, name), (_, nc, tottime, _, _) in raw.items():
-            if name == "_empty":
-                inside = min(inside, tottime * 1e9 / nc)
-            elif name == "_calling":
-                outside = min(outside, tottime * 1e9 / calls)
-    return Bias(inside=inside, outside=max(0.0, outside - native))
+    """What cProfile costs per call and per generator resume, measured as the Tracer
+    measures its own (splice/plugins/tracer_bias.py): the span of an empty function (of an
+    empty generator's resume), and the caller's self time per call (per resume) less the
+    native time of one."""
+    measured = []
+    for callee_name, (_, caller) in (("_empty", calibration_functions()),
+                                          ("_resumed", calibration_generator())):
+        native = inside = outside = float("inf")
+        for _ in range(runs):
+            start = time.perf_counter_ns()
+            caller(calls)
+            native = min(native, (time.perf_counter_ns() - start) / calls)
+            profiler = cProfile.Profile(builtins=builtins)
+            profiler.runcall(caller, calls)
+            raw: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+            for (_, _, name), (_, nc, tottime, _, _) in raw.items():
+                if name == callee_name:
+                    inside = min(inside, tottime * 1e9 / nc)
+                elif name == caller.__name__:
+                    outside = min(outside, tottime * 1e9 / calls)
+        measured.append((inside, max(0.0, outside - native)))
+    (inside, outside), (resume_inside, resume_outside) = measured
+    return Bias(inside=inside, outside=outside, resume_inside=resume_inside,
+                resume_outside=resume_outside)
 
 
-def corrected_stats(raw: dict[Any, Any], bias: Bias) -> dict[Any, Any]:
+def corrected_stats(raw: dict[Any, Any], bias: Bias, generators: set[Key]
+                    ) -> dict[Any, Any]:
     """pstats' ``stats`` with ``bias`` taken out of every function's times, as
     ``Tracer.stats`` takes its own out: self time less ``inside`` per call and ``outside``
     per call it made; cumulative time less ``inside`` per outermost call and
-    ``inside + outside`` per call under them (counted along the call edges)."""
+    ``inside + outside`` per call under them (counted along the call edges). A call of a
+    function of ``generators`` is a resume, with the resume's costs."""
     callees: dict[Any, dict[Any, int]] = {}
     for key, (_, _, _, _, callers) in raw.items():
         for caller, edge in callers.items():
             callees.setdefault(caller, {})[key] = edge[1]
+    resume_inside = bias.inside if bias.resume_inside is None else bias.resume_inside
+    resume_outside = bias.outside if bias.resume_outside is None else bias.resume_outside
+
+    def inside(key: Any) -> float:
+        return resume_inside if key in generators else bias.inside
+
+    def outside(key: Any) -> float:
+        return resume_outside if key in generators else bias.outside
+
     beneath: dict[Any, float] = {}
 
-    def calls_beneath(key: Any, visiting: frozenset[Any]) -> float:
-        """Calls under every call of ``key`` (a recursive call counted, not descended)."""
+    def cost_beneath(key: Any, visiting: frozenset[Any]) -> float:
+        """What the calls under every call of ``key`` cost the profiler, in ns (a
+        recursive call counted, not descended)."""
         if key in beneath:
             return beneath[key]
         total = 0.0
         for callee, count in callees.get(key, {}).items():
-            total += count
+            total += count * (inside(callee) + outside(callee))
             if callee != key and callee not in visiting and callee in raw:
-                total += count * calls_beneath(callee, visiting | {key}) / raw[callee][1]
+                total += count * cost_beneath(callee, visiting | {key}) / raw[callee][1]
         beneath[key] = total
         return total
 
     out = {}
     for key, (cc, nc, tottime, cumtime, callers) in raw.items():
-        made = sum(callees.get(key, {}).values())
-        self_ns = tottime * 1e9 - bias.inside * nc - bias.outside * made
-        total_ns = cumtime * 1e9 - bias.inside * cc - \
-            (bias.inside + bias.outside) * calls_beneath(key, frozenset())
+        made = sum(count * outside(callee) for callee, count in callees.get(key, {}).items())
+        self_ns = tottime * 1e9 - inside(key) * nc - made
+        total_ns = cumtime * 1e9 - inside(key) * cc - cost_beneath(key, frozenset())
         out[key] = (cc, nc, max(0.0, self_ns) / 1e9, max(0.0, total_ns) / 1e9, callers)
     return out
 
@@ -140,9 +165,12 @@ def cprofile_profile(raw: dict[Any, Any], recorded: set[Key]) -> Profile:
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
+def _key(info: Any) -> Key:
+    return info.filename, info.lineno, info.code.co_name
+
+
 def tracer_profile(tracer: Tracer, corrected: bool) -> Profile:
-    return {(e.info.filename, e.info.lineno, e.info.code.co_name): (e.tottime, e.cumtime)
-            for e in tracer.stats(corrected=corrected)}
+    return {_key(e.info): (e.tottime, e.cumtime) for e in tracer.stats(corrected=corrected)}
 
 
 def shares(profile: Profile, root: str) -> tuple[dict[Key, float], dict[Key, float]]:
@@ -256,8 +284,20 @@ def timed(run: Any, *args: Any) -> float:
     return time.perf_counter() - start
 
 
+def measured_biases(implicit: bool, builtins: bool, repeats: int) -> tuple[Bias, Bias]:
+    """cProfile's and the Tracer's costs per call: each the lowest of ``2 * repeats``
+    measures, interleaved (the machine's drift only adds). Measured once for every
+    program: measured per program, a slow spell of a few seconds made one program's
+    costs twice another's."""
+    theirs, ours = [], []
+    for _ in range(2 * repeats):
+        theirs.append(cprofile_bias(builtins))
+        ours.append(Tracer(implicit_calls=implicit).bias)
+    return lowest(theirs), lowest(ours)
+
+
 def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: int,
-            sample_seconds: float = 0.0) -> dict[str, Any]:
+            biases: tuple[Bias, Bias], sample_seconds: float = 0.0) -> dict[str, Any]:
     name = os.path.basename(path)[:-3]
     # each way measures later runs of a fresh copy of the module, the first having filled
     # what the program keeps between runs (a memoized function's cache) and, under the
@@ -273,15 +313,12 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: in
         module.main(n)
     tracer.run(traced.main, n)  # compiles
     native_s = cprofile_s = tracer_s = float("inf")
-    # each profiler's cost per call: the lowest of `repeats` measures (the machine's drift
-    # only adds), taken first so that each run's profile is made right after it (a Tracer
-    # of a full-size run holds millions of calls)
-    bias = lowest([cprofile_bias(builtins) for _ in range(repeats)])
-    tracer_bias = lowest([Tracer(implicit_calls=implicit).bias for _ in range(repeats)])
+    bias, tracer_bias = biases
     # this machine's speed drifts by up to 2x over seconds, and one run's shares with it:
-    # each way runs `repeats` times, interleaved, and the profiles compared are the mean of
-    # every run's shares (the fastest run counts for the overheads)
+    # each way runs `repeats` times, interleaved, and the profiles compared are the median
+    # of every run's shares, per function (the fastest run counts for the overheads)
     all_stats: list[dict[Any, Any]] = []
+    generators: set[Key] = set()
     raws: list[Profile] = []
     ours_each: list[Profile] = []
     for _ in range(repeats):
@@ -295,51 +332,72 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: in
         tracer = Tracer(implicit_calls=implicit)
         tracer_s = min(tracer_s, timed(tracer.run, traced.main, n))
         tracer.bias = tracer_bias
+        generators |= {_key(e.info) for e in tracer.stats(corrected=False)
+                       if e.info.generator}
         raws.append(tracer_profile(tracer, corrected=False))
         ours_each.append(tracer_profile(tracer, corrected=True))
         del tracer
     recorded = set().union(*ours_each)
-    raw = mean_shares(raws)
-    ours = mean_shares(ours_each)
-    theirs_raw = mean_shares([cprofile_profile(stats, recorded) for stats in all_stats])
+    raw = median_shares(raws)
+    ours = median_shares(ours_each)
+    theirs_raw = median_shares([cprofile_profile(stats, recorded) for stats in all_stats])
     raw_distance = distances(theirs_raw, raw)[0]
-    theirs_each = [cprofile_profile(corrected_stats(stats, bias), recorded)
+    theirs_each = [cprofile_profile(corrected_stats(stats, bias, generators), recorded)
                    for stats in all_stats]
-    theirs = mean_shares(theirs_each)
+    theirs = median_shares(theirs_each)
     distance, worst_self, worst_total = distances(theirs, ours)
-    # how much one run's pair moves: the spread the mean takes out
+    # how much one run's pair moves: the spread the median takes out
     each = [distances(c, t)[0] for c, t in zip(theirs_each, ours_each, strict=True)]
     reference: dict[str, float] = {}
+    profiles = {"cProfile raw": theirs_raw, "cProfile": theirs, "Tracer raw": raw,
+                "Tracer": ours}
     if sample_seconds:
         sampled, taken = sampled_profile(path, n, recorded, sample_seconds)
+        profiles["py-spy"] = sampled
         reference = {
             "samples": taken,
             "cprofile": distances(sampled, theirs_raw)[0],
             "cprofile_corrected": distances(sampled, theirs)[0],
             "tracer": distances(sampled, raw)[0],
             "tracer_corrected": distances(sampled, ours)[0]}
-    return {"reference": reference, "program": name, "n": n, "native_s": native_s,
+    return {"reference": reference, "profiles": profiles, "program": name, "n": n,
+            "native_s": native_s,
             "cprofile_overhead": cprofile_s / native_s, "tracer_overhead": tracer_s / native_s,
             "raw_distance": raw_distance, "distance": distance, "worst_self": worst_self,
             "worst_total": worst_total, "cprofile_bias": bias, "tracer_bias": tracer_bias,
             "spread": (min(each), max(each))}
 
 
-def mean_shares(profiles: list[Profile]) -> Profile:
-    """The mean of the profiles' shares of ``main``'s total time, per function, as a
-    profile (a function a run did not see counts 0 in it)."""
-    summed: dict[Key, list[float]] = {}
-    for profile in profiles:
-        self_shares, total_shares = shares(profile, "main")
-        for key in self_shares:
-            entry = summed.setdefault(key, [0.0, 0.0])
-            entry[0] += self_shares[key]
-            entry[1] += total_shares[key]
-    return {key: (s / len(profiles), t / len(profiles)) for key, (s, t) in summed.items()}
+def median_shares(profiles: list[Profile]) -> Profile:
+    """The median of the profiles' shares of ``main``'s total time, per function, as a
+    profile (a function a run did not see counts 0 in it). The median, not the mean: one
+    run in a slow spell moves the mean of every share it has by a fifth of its error."""
+    each = [shares(profile, "main") for profile in profiles]
+    keys = {key for self_shares, _ in each for key in self_shares}
+    return {key: (statistics.median(s.get(key, 0.0) for s, _ in each),
+                  statistics.median(t.get(key, 0.0) for _, t in each)) for key in keys}
+
+
+def print_detail(row: dict[str, Any]) -> None:
+    """Each function's self and total shares (percent of ``main``'s total) in each profile,
+    for the functions any of them gives at least 1%."""
+    profiles: dict[str, Profile] = row["profiles"]
+    named = {name: shares(profile, "main") for name, profile in profiles.items()}
+    keys = sorted({k for self_s, total_s in named.values() for k in self_s
+                   if max(self_s.get(k, 0), total_s.get(k, 0)) >= 0.01},
+                  key=lambda k: -named["cProfile"][1].get(k, 0.0))
+    print(f"\n{row['program']}: self / total shares, %")
+    print(f"{'function':<24}" + "".join(f"{name:>16}" for name in named))
+    for key in keys:
+        cells = "".join(f"{self_s.get(key, 0) * 100:>8.1f}/{total_s.get(key, 0) * 100:<7.1f}"
+                        for self_s, total_s in named.values())
+        print(f"{key[2][:23]:<24}{cells}")
 
 
 def _cost(bias: Bias) -> str:
-    return f"{bias.inside:.0f}+{bias.outside:.0f}"
+    resumes = "" if bias.resume_inside is None else \
+        f" ({bias.resume_inside:.0f}+{bias.resume_outside:.0f})"
+    return f"{bias.inside:.0f}+{bias.outside:.0f}{resumes}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -351,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--implicit", action="store_true",
                         help="Tracer(implicit_calls=True): dunders reached by operators too")
     parser.add_argument("--repeats", type=int, default=5,
-                        help="runs each way, interleaved: their mean shares are compared, "
+                        help="runs each way, interleaved: their median shares are compared, "
                         "the fastest counts for the overheads (default 5)")
     parser.add_argument("--cprofile-builtins", action="store_true",
                         help="cProfile records builtin calls too (its default; they cost "
@@ -360,10 +418,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="also sample a native run of each program for SECONDS with "
                         "py-spy (a reference without per-call cost) and show each "
                         "profile's distance to it")
+    parser.add_argument("--detail", action="store_true",
+                        help="also print each function's shares in each profile")
     args = parser.parse_args(argv)
     selected = args.only.split(",") if args.only else None
+    biases = measured_biases(args.implicit, args.cprofile_builtins, args.repeats)
     rows = [compare(p, args.scale, args.implicit, args.cprofile_builtins, args.repeats,
-                    args.sampled)
+                    biases, args.sampled)
             for p in program_paths(selected)]
     print(f"Python {sys.version.split()[0]}; Tracer after a compiling run; shares of main's "
           f"total time; cProfile(builtins={args.cprofile_builtins})")
@@ -387,6 +448,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['program']:<14}{ref['samples']:>8}"
                   f"{ref['cprofile'] * 100:>10.1f}% /{ref['cprofile_corrected'] * 100:>5.1f}%"
                   f"{ref['tracer'] * 100:>10.1f}% /{ref['tracer_corrected'] * 100:>5.1f}%")
+    if args.detail:
+        for r in rows:
+            print_detail(r)
     cprofile = geomean([r["cprofile_overhead"] for r in rows])
     traced = geomean([r["tracer_overhead"] for r in rows])
     print(f"geometric mean overhead: cProfile {cprofile:.2f}x, Tracer {traced:.2f}x; "
