@@ -516,7 +516,8 @@ def builder_of(fn: types.FunctionType, *, cell_free: bool = False) -> types.Func
     it is a module's function, else a copy of ``fn`` (a nested function may be made anew in
     a loop), whose cells hold only what inference reads from cells (functions and classes;
     a cell holding ``fn`` holds the copy), so the instance keeps neither ``fn`` nor what
-    ``fn`` captured (its defaults it keeps). ``cell_free``:
+    ``fn`` captured (a copy's defaults are dropped once its instance is built:
+    ``make_instance``). ``cell_free``:
     every cell empty (inference reads nothing from them; the instance fits every function
     object of the code)."""
     code = fn.__code__
@@ -572,7 +573,29 @@ def make_instance(owner: Any, fn: types.FunctionType, spec: Specialization, *,
     _connect(ci, fn, list(ci.callees))
     for callee, holder in self_calls:
         ci.bind(callee, holder)
+    if ci.builder is not fn:
+        _release_defaults(ci.builder)
+        own = ci._bindings.get(id(ci.builder))
+        if own is not None:
+            _release_defaults(own.function)
     return ci
+
+
+def _release_defaults(function: types.FunctionType) -> None:
+    """Drop the defaults of ``function``: a builder copied from a nested function
+    (:func:`builder_of`), or the function its own calls of itself were bound to, once
+    its instance is built. Inference read the builder's defaults while the stages ran, and
+    what the instance relies on of them it keeps as abstract values (``defaults``, checked
+    by :meth:`CodeInstance.fits`). Kept, they would outlive the program's last reference
+    to the first function object's defaults. The function bound for the builder is never
+    called: its calls' guard compares the callee with the builder, which only splice
+    holds. (Assigning the defaults raises the audit event ``splice.cache.world`` watches;
+    nothing has an edge to either function, so it drops nothing and the world does not
+    move.)"""
+    if function.__defaults__ is not None:
+        function.__defaults__ = None
+    if function.__kwdefaults__ is not None:
+        function.__kwdefaults__ = None
 
 
 def _connect(ci: CodeInstance, fn: types.FunctionType, callees: list[Any]) -> None:
