@@ -58,7 +58,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from run import geomean, load, program_paths  # noqa: E402
 
-from splice.plugins import Tracer  # noqa: E402
+from splice.plugins import FunctionStats, Tracer  # noqa: E402
 from splice.plugins.tracer_bias import (  # noqa: E402
     Bias,
     calibration_functions,
@@ -77,7 +77,7 @@ def cprofile_bias(builtins: bool, calls: int = 2000, runs: int = 7) -> Bias:
     native time of one."""
     measured = []
     for callee_name, (_, caller) in (("_empty", calibration_functions()),
-                                          ("_resumed", calibration_generator())):
+                                     ("_resumed", calibration_generator())):
         native = inside = outside = float("inf")
         for _ in range(runs):
             start = time.perf_counter_ns()
@@ -169,8 +169,9 @@ def _key(info: Any) -> Key:
     return info.filename, info.lineno, info.code.co_name
 
 
-def tracer_profile(tracer: Tracer, corrected: bool) -> Profile:
-    return {_key(e.info): (e.tottime, e.cumtime) for e in tracer.stats(corrected=corrected)}
+def tracer_profile(stats: list[FunctionStats]) -> Profile:
+    """``Tracer.stats()`` as a profile."""
+    return {_key(e.info): (e.tottime, e.cumtime) for e in stats}
 
 
 def shares(profile: Profile, root: str) -> tuple[dict[Key, float], dict[Key, float]]:
@@ -332,10 +333,10 @@ def compare(path: str, scale: float, implicit: bool, builtins: bool, repeats: in
         tracer = Tracer(implicit_calls=implicit)
         tracer_s = min(tracer_s, timed(tracer.run, traced.main, n))
         tracer.bias = tracer_bias
-        generators |= {_key(e.info) for e in tracer.stats(corrected=False)
-                       if e.info.generator}
-        raws.append(tracer_profile(tracer, corrected=False))
-        ours_each.append(tracer_profile(tracer, corrected=True))
+        raw_stats = tracer.stats(corrected=False)
+        generators |= {_key(e.info) for e in raw_stats if e.info.generator}
+        raws.append(tracer_profile(raw_stats))
+        ours_each.append(tracer_profile(tracer.stats(corrected=True)))
         del tracer
     recorded = set().union(*ours_each)
     raw = median_shares(raws)

@@ -476,6 +476,9 @@ def _record_return(local: _Local, value: Any) -> None:
 _Delegators = dict[int, tuple[types.CodeType, "FunctionInfo"]]
 
 
+_MAX_DELEGATION = 64  # as the C recorder's
+
+
 def _delegations(delegators: _Delegators, frame: types.FrameType) -> list[FunctionInfo]:
     """The delegating generators a resume of the generator running ``frame`` goes through,
     innermost first (the Python form of ``delegations`` in splice/plugins/_recorder.c)."""
@@ -488,9 +491,6 @@ def _delegations(delegators: _Delegators, frame: types.FrameType) -> list[Functi
         found.append(entry[1])
         back = back.f_back
     return found
-
-
-_MAX_DELEGATION = 64  # as the C recorder's
 
 
 def _resume(local: _Local, delegators: _Delegators,
@@ -512,8 +512,16 @@ def _delegate(local: _Local, delegators: _Delegators, info: FunctionInfo) -> Non
     """Before a ``yield from`` (the Python form of ``Recorder.delegate``)."""
     end = -perf_counter_ns()
     code = sys._getframe(1).f_code
-    delegators.setdefault(id(code), (code, info))
+    if id(code) not in delegators:
+        delegators[id(code)] = (code, info)
     local.events += (end,)
+
+
+#: the Python forms of the C recorder's generator calls, by name (``tracer_ir``); a
+#: ``yield from`` that ended resumes as any resume does (no count to keep: the Python
+#: form walks whenever some generator has delegated)
+_GENERATOR_FORMS: dict[str, Callable[..., None]] = {
+    "resume": _resume, "delegated": _resume, "delegate": _delegate}
 
 
 # ---------------------------------------------------------------------------- the pass
@@ -586,11 +594,11 @@ class Tracer(splice.Plugin):
         self.follow_threads = follow_threads
         self._logs: list[_ThreadLog] = []
         self._local = _Local(self._logs)
+        #: id(compiled code of a traced generator that delegated: ``yield from``) -> (that
+        #: code, its info): its subgenerators' resumes are recorded inside spans of it
+        self._delegators: _Delegators = {}
         #: the recording calls in C over ``_local`` (None without the C extension: the
         #: instrumented code extends ``_local.events`` itself)
-        #: compiled code of a traced generator that delegated (``yield from``) -> its
-        #: info: its subgenerators' resumes are recorded inside spans of it
-        self._delegators: _Delegators = {}
         self._recorder = (None if _Recorder is None else
                           _Recorder(self._local, self._delegators, DELEGATION_OPCODES,
                                     _WRAP))
@@ -717,7 +725,7 @@ class Tracer(splice.Plugin):
 
         return instrument(ir, functools.partial(self._info, code, fn), self._local,
                           recorder=self._recorder, delegators=self._delegators,
-                          resumes=(_resume, _delegate),
+                          python_forms=_GENERATOR_FORMS,
                           generator=bool(flags & _CO_GENERATOR),
                           returns=self.returns, args=self.args, record_return=_record_return,
                           record_args=_record_args, record_exception=_record_exception)

@@ -40,7 +40,7 @@ __all__ = ["instrument"]
 
 
 def instrument(ir: FunctionIR, info_of: Callable[[], Any], local: Any, *, recorder: Any,
-               delegators: dict[Any, Any], resumes: tuple[Callable[..., None], ...],
+               delegators: dict[Any, Any], python_forms: dict[str, Callable[..., None]],
                generator: bool, returns: bool, args: bool, record_return: Callable[..., None],
                record_args: Callable[..., None], record_exception: Callable[..., None]
                ) -> FunctionIR | None:
@@ -49,13 +49,13 @@ def instrument(ir: FunctionIR, info_of: Callable[[], Any], local: Any, *, record
     through ``recorder``'s C calls when it is not None), or None if it cannot be (a
     generator yielding inside a lazily evaluated region). A generator starts each resume
     with ``recorder.resume`` (``delegated`` where a ``yield from`` ended) and ends the one
-    before a ``yield from`` with ``delegate``, or with the Python forms ``resumes`` of
-    ``resume`` and ``delegate``, which take ``local`` and ``delegators``."""
+    before a ``yield from`` with ``delegate``, or without ``recorder`` with their Python
+    forms (``python_forms``, by name), which take ``local`` and ``delegators`` first."""
     yields: list[tuple[list[Stmt], Stmt]] = []
     if generator and not _yield_statements(ir.body, yields):
         return None
     info = info_of()
-    make = _Instrumenter(ir, local, recorder, delegators, resumes)
+    make = _Instrumenter(ir, local, recorder, delegators, python_forms)
     pos = ir.pos
     if returns and not generator:
         found: list[tuple[list[Stmt], Return]] = []
@@ -100,12 +100,12 @@ class _Instrumenter:
     """Builds the recording statements for one function's IR."""
 
     def __init__(self, ir: FunctionIR, local: Any, recorder: Any, delegators: dict[Any, Any],
-                 resumes: tuple[Callable[..., None], ...]) -> None:
+                 python_forms: dict[str, Callable[..., None]]) -> None:
         self.ir = ir
         self.local = local
         self.recorder = recorder
         self.delegators = delegators
-        self.resumes = resumes
+        self.python_forms = python_forms
 
     def assign(self, op: Any, pos: Pos, out: list[Stmt], result: bool = True) -> Temp | None:
         temp = self.ir.new_temp() if result else None
@@ -161,22 +161,22 @@ class _Instrumenter:
 
     def resume(self, info: Any, pos: Pos) -> Stmt:
         """A generator resumes (or starts): ``@recorder.resume(@info)``."""
-        return self._generator_call(0, "resume", [Const(info, pos)], pos)
+        return self._generator_call("resume", [Const(info, pos)], pos)
 
     def delegate(self, info: Any, pos: Pos) -> Stmt:
         """A generator stops at a ``yield from``: ``@recorder.delegate(@info)``."""
-        return self._generator_call(1, "delegate", [Const(info, pos)], pos)
+        return self._generator_call("delegate", [Const(info, pos)], pos)
 
     def delegated(self, info: Any, pos: Pos) -> Stmt:
         """A ``yield from`` ended (returned or raised): ``@recorder.delegated(@info)``."""
-        return self._generator_call(0, "delegated", [Const(info, pos)], pos)
+        return self._generator_call("delegated", [Const(info, pos)], pos)
 
-    def _generator_call(self, index: int, name: str, args: list[Operand], pos: Pos) -> Stmt:
+    def _generator_call(self, name: str, args: list[Operand], pos: Pos) -> Stmt:
         # (each reads the running thread's list: a generator may resume in another thread)
         if self.recorder is not None:
             return Assign((), CallOp(Const(getattr(self.recorder, name), pos), [*args], []),
                           pos)
-        return Assign((), CallOp(Const(self.resumes[index], pos),
+        return Assign((), CallOp(Const(self.python_forms[name], pos),
                                  [Const(self.local, pos), Const(self.delegators, pos), *args],
                                  []), pos)
 
